@@ -1,0 +1,5 @@
+package ddblocal
+
+import "syscall"
+
+func sysProcAttr() *syscall.SysProcAttr { return nil }
