@@ -29,7 +29,7 @@ vet:
 	$(GO) vet ./...
 
 lint-asl: $(NODE_STAMP)
-	@for f in statemachine/*.asl.json; do [ -f "$$f" ] || continue; node_modules/.bin/asl-validator --json-definition "$$f" || exit 1; done
+	@for f in statemachine/*.asl.json; do [ -f "$$f" ] || continue; node_modules/.bin/asl-validator --json-path "$$f" || exit 1; done
 
 # cfn-lint is AWS's own tool, so it comes from PyPI into a private virtual environment. Without python3 on the
 # machine the step says so and is skipped; under CI it is required.

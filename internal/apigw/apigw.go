@@ -1,0 +1,144 @@
+// Package apigw holds the API Gateway proxy-integration helpers of the transfer API: reading headers and bodies of
+// events.APIGatewayProxyRequest, identifying the caller, and writing JSON and RFC 9457 problem responses.
+package apigw
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-lambda-go/events"
+)
+
+// ErrBodyTooLarge reports a body over the caller's limit.
+var ErrBodyTooLarge = errors.New("apigw: body too large")
+
+// HeaderValues returns every value of the header name (case-insensitively), from the multi-value map when API
+// Gateway filled it and from the single-value map otherwise.
+func HeaderValues(req events.APIGatewayProxyRequest, name string) []string {
+	for k, v := range req.MultiValueHeaders {
+		if strings.EqualFold(k, name) {
+			return v
+		}
+	}
+	for k, v := range req.Headers {
+		if strings.EqualFold(k, name) {
+			return []string{v}
+		}
+	}
+	return nil
+}
+
+// Body returns the request body, decoding base64 when API Gateway encoded it, and ErrBodyTooLarge past limit bytes.
+func Body(req events.APIGatewayProxyRequest, limit int) ([]byte, error) {
+	if !req.IsBase64Encoded {
+		if len(req.Body) > limit {
+			return nil, ErrBodyTooLarge
+		}
+		return []byte(req.Body), nil
+	}
+	if base64.StdEncoding.DecodedLen(len(req.Body)) > limit+3 {
+		return nil, ErrBodyTooLarge
+	}
+	b, err := base64.StdEncoding.DecodeString(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > limit {
+		return nil, ErrBodyTooLarge
+	}
+	return b, nil
+}
+
+// CallerScope names the principal API Gateway authenticated: the IAM user ARN, the Cognito subject or the API key
+// id, or "anonymous" when the API runs without auth. Idempotency keys and transfers are scoped to it.
+func CallerScope(req events.APIGatewayProxyRequest) string {
+	rc := req.RequestContext
+	if rc.Identity.UserArn != "" {
+		return "iam:" + rc.Identity.UserArn
+	}
+	if claims, ok := rc.Authorizer["claims"].(map[string]any); ok {
+		if sub, ok := claims["sub"].(string); ok && sub != "" {
+			return "cognito:" + sub
+		}
+	}
+	if p, ok := rc.Authorizer["principalId"].(string); ok && p != "" {
+		return "authorizer:" + p
+	}
+	if rc.Identity.APIKeyID != "" {
+		return "apikey:" + rc.Identity.APIKeyID
+	}
+	return "anonymous"
+}
+
+// Problem is an RFC 9457 problem detail with the API's machine-readable code.
+type Problem struct {
+	Type   string `json:"type"`
+	Title  string `json:"title"`
+	Status int    `json:"status"`
+	Detail string `json:"detail"`
+	Code   string `json:"code"`
+	// Errors lists invalid fields for VALIDATION_ERROR.
+	Errors any `json:"errors,omitempty"`
+	// RetryAfter, in seconds, becomes the Retry-After header when positive.
+	RetryAfter int `json:"-"`
+}
+
+// NewProblem returns a problem whose type URI and title derive from code.
+func NewProblem(status int, code, detail string) *Problem {
+	return &Problem{
+		Type:   "/problems/" + strings.ReplaceAll(strings.ToLower(code), "_", "-"),
+		Title:  http.StatusText(status),
+		Status: status,
+		Detail: detail,
+		Code:   code,
+	}
+}
+
+// Response is what a route returns: a status, headers and a JSON body. One adapter, Encode, turns it into the
+// proxy response.
+type Response struct {
+	Status  int
+	Headers map[string]string
+	Body    any
+}
+
+// JSON returns a JSON response.
+func JSON(status int, body any) Response { return Response{Status: status, Body: body} }
+
+// ProblemResponse returns the problem as application/problem+json.
+func ProblemResponse(p *Problem) Response {
+	r := Response{Status: p.Status, Body: p, Headers: map[string]string{"Content-Type": "application/problem+json"}}
+	if p.RetryAfter > 0 {
+		r.Headers["Retry-After"] = strconv.Itoa(p.RetryAfter)
+	}
+	return r
+}
+
+// WithHeader returns r with one more header.
+func (r Response) WithHeader(k, v string) Response {
+	h := make(map[string]string, len(r.Headers)+1)
+	for k, v := range r.Headers {
+		h[k] = v
+	}
+	h[k] = v
+	r.Headers = h
+	return r
+}
+
+// Encode renders r as an API Gateway proxy response.
+func Encode(r Response) events.APIGatewayProxyResponse {
+	body, err := json.Marshal(r.Body)
+	if err != nil {
+		r = ProblemResponse(NewProblem(http.StatusInternalServerError, "INTERNAL_ERROR", "the response could not be encoded"))
+		body, _ = json.Marshal(r.Body)
+	}
+	headers := map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store"}
+	for k, v := range r.Headers {
+		headers[k] = v
+	}
+	return events.APIGatewayProxyResponse{StatusCode: r.Status, Headers: headers, Body: string(body)}
+}

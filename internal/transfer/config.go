@@ -1,0 +1,64 @@
+package transfer
+
+import (
+	"fmt"
+	"regexp"
+	"time"
+)
+
+// Config is the orchestrator's configuration, read from the environment once.
+type Config struct {
+	TableName         string
+	StateMachineArn   string
+	IdempotencyTTL    time.Duration
+	ReservationWindow time.Duration
+}
+
+const (
+	defaultTTL               = 7 * 24 * time.Hour
+	minTTL                   = 24 * time.Hour
+	defaultReservationWindow = 10 * time.Second
+)
+
+var stateMachineArnRe = regexp.MustCompile(`^arn:aws[a-z-]*:states:[a-z0-9-]+:\d{12}:stateMachine:[A-Za-z0-9_-]{1,80}$`)
+
+// LoadConfig reads TABLE_NAME, STATE_MACHINE_ARN, IDEMPOTENCY_TTL (a Go duration, default 168h, at least 24h so a
+// record outlives its workflow; 0 keeps records forever) and RESERVATION_WINDOW (default 10s, 2s to 5m).
+func LoadConfig(getenv func(string) string) (Config, error) {
+	c := Config{TableName: getenv("TABLE_NAME"), StateMachineArn: getenv("STATE_MACHINE_ARN")}
+	if c.TableName == "" {
+		return Config{}, fmt.Errorf("TABLE_NAME is required")
+	}
+	if !stateMachineArnRe.MatchString(c.StateMachineArn) {
+		return Config{}, fmt.Errorf("STATE_MACHINE_ARN=%q is not a state machine ARN", c.StateMachineArn)
+	}
+	var err error
+	if c.IdempotencyTTL, err = duration(getenv, "IDEMPOTENCY_TTL", defaultTTL); err != nil {
+		return Config{}, err
+	}
+	if c.IdempotencyTTL != 0 && c.IdempotencyTTL < minTTL {
+		return Config{}, fmt.Errorf("IDEMPOTENCY_TTL=%s must be 0 (forever) or at least %s", c.IdempotencyTTL, minTTL)
+	}
+	if c.ReservationWindow, err = duration(getenv, "RESERVATION_WINDOW", defaultReservationWindow); err != nil {
+		return Config{}, err
+	}
+	if c.ReservationWindow < 2*time.Second || c.ReservationWindow > 5*time.Minute {
+		return Config{}, fmt.Errorf("RESERVATION_WINDOW=%s must be between 2s and 5m", c.ReservationWindow)
+	}
+	return c, nil
+}
+
+func duration(getenv func(string) string, name string, def time.Duration) (time.Duration, error) {
+	v := getenv(name)
+	if v == "" {
+		return def, nil
+	}
+	if v == "0" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%s=%q is not a non-negative duration such as 168h", name, v)
+	}
+	return d, nil
+}

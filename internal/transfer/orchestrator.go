@@ -1,0 +1,234 @@
+package transfer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
+
+	"github.com/transferflow/orchestrator/internal/apigw"
+	"github.com/transferflow/orchestrator/internal/ledger"
+)
+
+// transferStore is what the orchestrator needs of the store.
+type transferStore interface {
+	Reserve(ctx context.Context, rec ledger.Transfer, now time.Time) (ledger.Transfer, bool, error)
+	GetTransfer(ctx context.Context, scope, transferID string, now time.Time) (ledger.Transfer, error)
+}
+
+// executionStarter starts workflow executions (the Step Functions client satisfies it).
+type executionStarter interface {
+	StartExecution(ctx context.Context, in *sfn.StartExecutionInput, optFns ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error)
+}
+
+// Orchestrator is the API function: it reserves the Idempotency-Key with one conditional write that already carries
+// the execution ARN, starts the workflow under a name derived from the transfer, and answers reads.
+type Orchestrator struct {
+	Store           transferStore
+	SFN             executionStarter
+	StateMachineArn string
+	// TTL is how long a transfer record, and so its Idempotency-Key, lives; 0 keeps it forever.
+	TTL time.Duration
+	// ReservationWindow is how long after a reservation its duplicates answer 409 instead of re-driving the start.
+	ReservationWindow time.Duration
+	// StartTimeout bounds one StartExecution call; it is shorter than ReservationWindow, so once the window has
+	// passed the first request has finished or given up on its start.
+	StartTimeout time.Duration
+	Now          func() time.Time
+	Random       io.Reader
+	Logger       *slog.Logger
+}
+
+// Handle serves one API Gateway proxy request. Every failure is an HTTP answer; the returned error is always nil, so
+// API Gateway never sees a function error.
+func (o *Orchestrator) Handle(ctx context.Context, req events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
+	return apigw.Encode(o.route(ctx, req)), nil
+}
+
+func (o *Orchestrator) route(ctx context.Context, req events.APIGatewayProxyRequest) apigw.Response {
+	resource := req.Resource
+	switch {
+	case resource == "/transfers" && req.HTTPMethod == http.MethodPost:
+		return o.submit(ctx, req)
+	case resource == "/transfers/{transferId}" && req.HTTPMethod == http.MethodGet:
+		return o.get(ctx, req)
+	case resource == "/transfers" || resource == "/transfers/{transferId}":
+		return apigw.ProblemResponse(apigw.NewProblem(http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED",
+			fmt.Sprintf("%s is not allowed on %s", req.HTTPMethod, resource)))
+	default:
+		return apigw.ProblemResponse(apigw.NewProblem(http.StatusNotFound, "NOT_FOUND", "no such route"))
+	}
+}
+
+func (o *Orchestrator) submit(ctx context.Context, req events.APIGatewayProxyRequest) apigw.Response {
+	key, err := ParseIdempotencyKey(apigw.HeaderValues(req, "Idempotency-Key"))
+	var kerr *KeyError
+	switch {
+	case errors.Is(err, ErrKeyMissing):
+		return problem(http.StatusBadRequest, "IDEMPOTENCY_KEY_MISSING", "the Idempotency-Key header is required")
+	case errors.As(err, &kerr):
+		return problem(http.StatusBadRequest, "IDEMPOTENCY_KEY_INVALID", kerr.Error())
+	}
+	if !isJSON(apigw.HeaderValues(req, "Content-Type")) {
+		return problem(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json")
+	}
+	body, err := apigw.Body(req, MaxBodyBytes)
+	if errors.Is(err, apigw.ErrBodyTooLarge) {
+		return problem(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", fmt.Sprintf("the body is larger than %d bytes", MaxBodyBytes))
+	}
+	if err != nil {
+		return problem(http.StatusBadRequest, "VALIDATION_ERROR", "the body is not valid base64")
+	}
+	r, err := DecodeRequest(body)
+	var verr *ValidationError
+	if errors.As(err, &verr) {
+		p := apigw.NewProblem(http.StatusBadRequest, "VALIDATION_ERROR", "the request body is invalid")
+		p.Errors = verr.Errors
+		return apigw.ProblemResponse(p)
+	}
+
+	now := o.Now()
+	scope := apigw.CallerScope(req)
+	id, err := ledger.NewTransferID(ledger.KeyHash(scope, key), o.Random)
+	if err != nil {
+		return o.internal(ctx, "new transfer id", err)
+	}
+	rec := ledger.NewTransferRecord(ledger.Transfer{
+		TransferID:           id,
+		Scope:                scope,
+		IdempotencyKey:       key,
+		RequestHash:          r.Hash(),
+		SourceAccountID:      r.SourceAccountID,
+		DestinationAccountID: r.DestinationAccountID,
+		Amount:               r.Amount,
+		Currency:             r.Currency,
+		Reference:            r.Reference,
+		ExecutionArn:         ExecutionArn(o.StateMachineArn, id),
+	}, now, o.TTL)
+
+	existing, created, err := o.Store.Reserve(ctx, rec, now)
+	if err != nil {
+		return o.dependency(ctx, "reserve", err, 1)
+	}
+	if created {
+		log := o.Logger.With("transferId", rec.TransferID)
+		if err := o.start(ctx, rec); err != nil {
+			// The reservation stays: the start may have succeeded with its reply lost. A retry with the same key
+			// after the reservation window re-drives the start under the same execution name.
+			return o.dependency(ctx, "start execution", err, o.windowLeft(rec, now), "transferId", rec.TransferID)
+		}
+		log.InfoContext(ctx, "transfer accepted", "executionArn", rec.ExecutionArn)
+		return apigw.JSON(http.StatusAccepted, NewResource(rec)).WithHeader("Location", "/transfers/"+rec.TransferID)
+	}
+
+	log := o.Logger.With("transferId", existing.TransferID)
+	if existing.RequestHash != rec.RequestHash {
+		log.InfoContext(ctx, "idempotency key reused with a different payload")
+		return problem(http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED",
+			"this Idempotency-Key was already used with a different request")
+	}
+	if existing.Status != ledger.StatusInProgress {
+		return replay(http.StatusOK, existing)
+	}
+	if left := o.windowLeft(existing, now); left > 0 {
+		p := apigw.NewProblem(http.StatusConflict, "REQUEST_IN_PROGRESS", "the first request with this Idempotency-Key is still being processed")
+		p.RetryAfter = left
+		return apigw.ProblemResponse(p)
+	}
+	if err := o.start(ctx, existing); err != nil {
+		return o.dependency(ctx, "re-drive start execution", err, 1, "transferId", existing.TransferID)
+	}
+	log.InfoContext(ctx, "transfer replayed", "status", existing.Status)
+	return replay(http.StatusAccepted, existing)
+}
+
+func (o *Orchestrator) get(ctx context.Context, req events.APIGatewayProxyRequest) apigw.Response {
+	id := req.PathParameters["transferId"]
+	t, err := o.Store.GetTransfer(ctx, apigw.CallerScope(req), id, o.Now())
+	switch {
+	case errors.Is(err, ledger.ErrNotFound):
+		return problem(http.StatusNotFound, "TRANSFER_NOT_FOUND", "no transfer with this id")
+	case err != nil:
+		return o.dependency(ctx, "get transfer", err, 1, "transferId", id)
+	}
+	return apigw.JSON(http.StatusOK, NewResource(t))
+}
+
+// start starts the transfer's execution. The name is the transfer id and the input is built from the stored record,
+// so every call for one transfer sends the same name and byte-identical input: Step Functions then returns the
+// running execution, or ExecutionAlreadyExists once it has closed; both mean the execution exists.
+func (o *Orchestrator) start(ctx context.Context, rec ledger.Transfer) error {
+	input, err := json.Marshal(NewExecutionInput(rec))
+	if err != nil {
+		return fmt.Errorf("encode execution input: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.StartTimeout)
+	defer cancel()
+	_, err = o.SFN.StartExecution(ctx, &sfn.StartExecutionInput{
+		StateMachineArn: aws.String(o.StateMachineArn),
+		Name:            aws.String(rec.TransferID),
+		Input:           aws.String(string(input)),
+	})
+	var exists *sfntypes.ExecutionAlreadyExists
+	if errors.As(err, &exists) {
+		return nil
+	}
+	return err
+}
+
+// windowLeft is the whole number of seconds, rounded up, until rec's reservation window closes; 0 once it has.
+func (o *Orchestrator) windowLeft(rec ledger.Transfer, now time.Time) int {
+	left := rec.CreatedTime().Add(o.ReservationWindow).Sub(now)
+	if left <= 0 {
+		return 0
+	}
+	return int(math.Ceil(left.Seconds()))
+}
+
+// dependency answers a failed call to DynamoDB or Step Functions: 503 with Retry-After, safe to retry with the same key.
+func (o *Orchestrator) dependency(ctx context.Context, op string, err error, retryAfter int, attrs ...any) apigw.Response {
+	o.Logger.WarnContext(ctx, "dependency failed", append([]any{"op", op, "error", err.Error()}, attrs...)...)
+	p := apigw.NewProblem(http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "a dependency is unavailable; retry with the same Idempotency-Key")
+	p.RetryAfter = max(retryAfter, 1)
+	return apigw.ProblemResponse(p)
+}
+
+func (o *Orchestrator) internal(ctx context.Context, op string, err error) apigw.Response {
+	o.Logger.ErrorContext(ctx, "internal error", "op", op, "error", err.Error())
+	return problem(http.StatusInternalServerError, "INTERNAL_ERROR", "an internal error occurred")
+}
+
+func problem(status int, code, detail string) apigw.Response {
+	return apigw.ProblemResponse(apigw.NewProblem(status, code, detail))
+}
+
+func replay(status int, t ledger.Transfer) apigw.Response {
+	return apigw.JSON(status, NewResource(t)).WithHeader("Idempotent-Replayed", "true").
+		WithHeader("Location", "/transfers/"+t.TransferID)
+}
+
+// isJSON reports whether the Content-Type is application/json, parameters such as charset allowed.
+func isJSON(values []string) bool {
+	if len(values) != 1 {
+		return false
+	}
+	mt, _, err := mime.ParseMediaType(values[0])
+	return err == nil && strings.EqualFold(mt, "application/json")
+}
+
+// ExecutionArn is the ARN Step Functions gives the execution named name of the state machine stateMachineArn.
+func ExecutionArn(stateMachineArn, name string) string {
+	return strings.Replace(stateMachineArn, ":stateMachine:", ":execution:", 1) + ":" + name
+}

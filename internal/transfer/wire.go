@@ -1,0 +1,30 @@
+package transfer
+
+import (
+	"crypto/rand"
+	"log/slog"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
+	"github.com/transferflow/orchestrator/internal/ledger"
+)
+
+// NewOrchestratorHandler wires the API function from an SDK config (whose endpoints the SDK resolves, e.g. from
+// AWS_ENDPOINT_URL_DYNAMODB and AWS_ENDPOINT_URL_SFN) and the function's configuration. Both
+// functions/orchestrator and the local stack call it.
+func NewOrchestratorHandler(cfg aws.Config, c Config, logger *slog.Logger) *Orchestrator {
+	return &Orchestrator{
+		Store:             ledger.NewStore(dynamodb.NewFromConfig(cfg), c.TableName),
+		SFN:               sfn.NewFromConfig(cfg),
+		StateMachineArn:   c.StateMachineArn,
+		TTL:               c.IdempotencyTTL,
+		ReservationWindow: c.ReservationWindow,
+		StartTimeout:      c.ReservationWindow / 2,
+		Now:               time.Now,
+		Random:            rand.Reader,
+		Logger:            logger,
+	}
+}
