@@ -13,8 +13,8 @@ import (
 	"sort"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"gopkg.in/yaml.v3"
 )
 
