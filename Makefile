@@ -7,7 +7,7 @@ NODE_STAMP := node_modules/.installed
 VENV       := .venv
 export DYNOXIDE_BIN ?=
 
-.PHONY: test run deps fmt-check vet unit lint-asl lint-template clean
+.PHONY: test run deps fmt-check vet lint-asl lint-template build-lambdas sam-build clean
 
 deps: $(NODE_STAMP)
 	$(GO) mod download
@@ -18,7 +18,7 @@ $(NODE_STAMP): package.json package-lock.json
 	$(NPM) install --no-audit --no-fund --loglevel=error
 	@touch $@
 
-test: deps fmt-check vet lint-asl lint-template
+test: deps fmt-check vet lint-asl lint-template build-lambdas
 	CI=$${CI:-} $(GO) test -count=1 -timeout 12m ./...
 
 fmt-check:
@@ -39,6 +39,15 @@ lint-template:
 	  $(VENV)/bin/cfn-lint template.yaml; \
 	elif [ -n "$${CI:-}" ]; then echo "python3 is required under CI for cfn-lint"; exit 1; \
 	else echo "lint-template: python3 not found, cfn-lint skipped"; fi
+
+# The functions as Lambda runs them (provided.al2023 on arm64, see template.yaml): a build break shows up here, not at deploy.
+build-lambdas:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -tags lambda.norpc -o /dev/null ./functions/...
+
+# sam build with AWS's own CLI, installed into .venv (needs python3; no Docker for Go functions).
+sam-build:
+	@[ -x $(VENV)/bin/sam ] || { python3 -m venv $(VENV) && $(VENV)/bin/pip install -q --disable-pip-version-check -r tools/requirements.txt aws-sam-cli==1.170.0; }
+	SAM_CLI_TELEMETRY=0 $(VENV)/bin/sam build
 
 run: deps
 	$(GO) run ./cmd/local

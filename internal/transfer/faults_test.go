@@ -1,0 +1,123 @@
+package transfer_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/transferflow/orchestrator/internal/transfer"
+)
+
+// TestStartFaults proves that no Step Functions failure turns into a duplicate execution or a lost reservation: the
+// first answer is 503 (safe to retry), the record stays, and a retry with the same key after the reservation window
+// re-drives the start under the same execution name, ending with exactly one execution.
+func TestStartFaults(t *testing.T) {
+	tests := []struct {
+		name  string
+		fault sfnFault
+		// createdByFirst is how many executions exist after the failed first request.
+		createdByFirst int64
+	}{
+		{name: "start fails before reaching the service", fault: sfnDrop, createdByFirst: 0},
+		{name: "start succeeds but its reply is lost", fault: sfnLoseReply, createdByFirst: 1},
+		{name: "start hangs past its deadline", fault: sfnHang, createdByFirst: 0},
+		{name: "start is throttled", fault: sfnThrottle, createdByFirst: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, withoutRetries)
+			h.h.StartTimeout = 300 * time.Millisecond
+			h.sfn.setFault(func(int64) sfnFault { return tt.fault })
+
+			resp := h.post("fault-key", aliceToBob)
+			wantProblem(t, resp, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE")
+			if got := resp.Headers["Retry-After"]; got != "10" {
+				t.Errorf("Retry-After = %q, want the reservation window's 10 seconds", got)
+			}
+			if n := h.sfn.created.Load(); n != tt.createdByFirst {
+				t.Fatalf("executions after the failed start = %d, want %d", n, tt.createdByFirst)
+			}
+			if n := h.items(); n != 1 {
+				t.Fatalf("records = %d, want the reservation kept", n)
+			}
+
+			h.sfn.setFault(nil)
+			// Retrying too early meets the reservation window.
+			wantProblem(t, h.post("fault-key", aliceToBob), http.StatusConflict, "REQUEST_IN_PROGRESS")
+			h.clock.Advance(10 * time.Second)
+			resp = h.post("fault-key", aliceToBob)
+			if resp.StatusCode != http.StatusAccepted || resp.Headers["Idempotent-Replayed"] != "true" {
+				t.Fatalf("retry: status %d headers %v body %s", resp.StatusCode, resp.Headers, resp.Body)
+			}
+			// And again: still one execution.
+			h.post("fault-key", aliceToBob)
+			if n := h.sfn.created.Load(); n != 1 {
+				t.Errorf("executions = %d, want exactly 1", n)
+			}
+		})
+	}
+}
+
+// TestLostReplyRetriedBySDK uses the SDK's default retries: the retried StartExecution carries the same name and
+// input, so Step Functions answers with the execution the lost reply created, and the client sees one 202.
+func TestLostReplyRetriedBySDK(t *testing.T) {
+	h := newHarness(t)
+	h.sfn.setFault(func(call int64) sfnFault {
+		if call == 1 {
+			return sfnLoseReply
+		}
+		return sfnOK
+	})
+	resp := h.post("lost-reply", aliceToBob)
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("status %d body %s", resp.StatusCode, resp.Body)
+	}
+	if calls, created := h.sfn.calls.Load(), h.sfn.created.Load(); calls != 2 || created != 1 {
+		t.Errorf("StartExecution calls = %d, executions = %d; want 2 calls and 1 execution", calls, created)
+	}
+}
+
+// TestDynamoDBThrottled: a throttled reservation answers 503 with Retry-After and leaves nothing half-written.
+func TestDynamoDBThrottled(t *testing.T) {
+	h := newHarness(t, withoutRetries)
+	h.wire.setIntercept(func(target string) *http.Response {
+		if strings.HasSuffix(target, ".PutItem") || strings.HasSuffix(target, ".GetItem") {
+			return throttled()
+		}
+		return nil
+	})
+	resp := h.post("throttled", aliceToBob)
+	wantProblem(t, resp, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE")
+	if resp.Headers["Retry-After"] == "" {
+		t.Error("no Retry-After")
+	}
+	wantProblem(t, h.get("tr_"+strings.Repeat("a", 42), ""), http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE")
+	h.wire.setIntercept(nil)
+	if n := h.items(); n != 0 {
+		t.Errorf("records = %d, want 0", n)
+	}
+	if n := h.sfn.calls.Load(); n != 0 {
+		t.Errorf("StartExecution calls = %d, want 0", n)
+	}
+	// The same key then goes through.
+	if resp := h.post("throttled", aliceToBob); resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("retry: status %d body %s", resp.StatusCode, resp.Body)
+	}
+}
+
+// TestLogsCarryTheTransferIDButNoRequestBody checks what the handler logs.
+func TestLogsCarryTheTransferIDButNoRequestBody(t *testing.T) {
+	h := newHarness(t)
+	var tr transfer.Resource
+	decode(t, h.post("secret-ish-key", aliceToBob), &tr)
+	logs := h.logs.String()
+	if !strings.Contains(logs, `"transferId":"`+tr.TransferID+`"`) {
+		t.Errorf("logs lack the transfer id: %s", logs)
+	}
+	for _, leak := range []string{"invoice 2026-118", "secret-ish-key", "1250"} {
+		if strings.Contains(logs, leak) {
+			t.Errorf("logs contain %q: %s", leak, logs)
+		}
+	}
+}

@@ -1,0 +1,179 @@
+package transfer
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestParseIdempotencyKey(t *testing.T) {
+	tests := []struct {
+		name    string
+		values  []string
+		want    string
+		wantErr string // "missing", "invalid" or ""
+	}{
+		{name: "bare token", values: []string{"order-118"}, want: "order-118"},
+		{name: "structured-field string", values: []string{`"order-118"`}, want: "order-118"},
+		{name: "sf-string with escaped quote", values: []string{`"a\"b"`}, want: `a"b`},
+		{name: "surrounding spaces are trimmed", values: []string{"  abc \t"}, want: "abc"},
+		{name: "255 characters", values: []string{strings.Repeat("k", 255)}, want: strings.Repeat("k", 255)},
+		{name: "no header", values: nil, wantErr: "missing"},
+		{name: "empty header", values: []string{"   "}, wantErr: "missing"},
+		{name: "empty sf-string", values: []string{`""`}, wantErr: "invalid"},
+		{name: "256 characters", values: []string{strings.Repeat("k", 256)}, wantErr: "invalid"},
+		{name: "space inside bare token", values: []string{"a b"}, wantErr: "invalid"},
+		{name: "space inside sf-string", values: []string{`"a b"`}, wantErr: "invalid"},
+		{name: "non-ASCII", values: []string{"clé"}, wantErr: "invalid"},
+		{name: "control character", values: []string{"a\x01b"}, wantErr: "invalid"},
+		{name: "unterminated sf-string", values: []string{`"abc`}, wantErr: "invalid"},
+		{name: "sf-string with parameters", values: []string{`"abc";p=1`}, wantErr: "invalid"},
+		{name: "header repeated", values: []string{"a", "b"}, wantErr: "invalid"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseIdempotencyKey(tt.values)
+			var kerr *KeyError
+			switch tt.wantErr {
+			case "missing":
+				if !errors.Is(err, ErrKeyMissing) {
+					t.Fatalf("err = %v, want ErrKeyMissing", err)
+				}
+			case "invalid":
+				if !errors.As(err, &kerr) {
+					t.Fatalf("err = %v, want *KeyError", err)
+				}
+			default:
+				if err != nil || got != tt.want {
+					t.Fatalf("got %q, %v; want %q", got, err, tt.want)
+				}
+			}
+		})
+	}
+}
+
+func TestDecodeRequest(t *testing.T) {
+	valid := Request{SourceAccountID: "acc-alice", DestinationAccountID: "acc-bob", Amount: 1250, Currency: "EUR", Reference: "invoice 2026-118"}
+	tests := []struct {
+		name       string
+		body       string
+		want       Request
+		wantFields []string // fields named in the ValidationError, in order
+	}{
+		{name: "valid", body: `{"sourceAccountId":"acc-alice","destinationAccountId":"acc-bob","amount":1250,"currency":"EUR","reference":"invoice 2026-118"}`, want: valid},
+		{name: "reference optional", body: `{"sourceAccountId":"a","destinationAccountId":"b","amount":1,"currency":"USD"}`,
+			want: Request{SourceAccountID: "a", DestinationAccountID: "b", Amount: 1, Currency: "USD"}},
+		{name: "maximum amount", body: `{"sourceAccountId":"a","destinationAccountId":"b","amount":100000000000,"currency":"USD"}`,
+			want: Request{SourceAccountID: "a", DestinationAccountID: "b", Amount: 100000000000, Currency: "USD"}},
+		{name: "not JSON", body: `amount=5`, wantFields: []string{"body"}},
+		{name: "array", body: `[]`, wantFields: []string{"body"}},
+		{name: "trailing data", body: `{"amount":1}{}`, wantFields: []string{"body"}},
+		{name: "repeated field", body: `{"sourceAccountId":"a","sourceAccountId":"c","destinationAccountId":"b","amount":1,"currency":"USD"}`, wantFields: []string{"body"}},
+		{name: "invalid UTF-8", body: "{\"reference\":\"\xff\"}", wantFields: []string{"body"}},
+		{name: "empty object names every required field", body: `{}`,
+			wantFields: []string{"sourceAccountId", "destinationAccountId", "amount", "currency"}},
+		{name: "unknown field", body: `{"sourceAccountId":"a","destinationAccountId":"b","amount":1,"currency":"USD","fee":3}`, wantFields: []string{"fee"}},
+		{name: "float amount", body: `{"sourceAccountId":"a","destinationAccountId":"b","amount":12.5,"currency":"USD"}`, wantFields: []string{"amount"}},
+		{name: "integral float amount", body: `{"sourceAccountId":"a","destinationAccountId":"b","amount":12.0,"currency":"USD"}`, wantFields: []string{"amount"}},
+		{name: "exponent amount", body: `{"sourceAccountId":"a","destinationAccountId":"b","amount":1e3,"currency":"USD"}`, wantFields: []string{"amount"}},
+		{name: "string amount", body: `{"sourceAccountId":"a","destinationAccountId":"b","amount":"10","currency":"USD"}`, wantFields: []string{"amount"}},
+		{name: "zero amount", body: `{"sourceAccountId":"a","destinationAccountId":"b","amount":0,"currency":"USD"}`, wantFields: []string{"amount"}},
+		{name: "negative amount", body: `{"sourceAccountId":"a","destinationAccountId":"b","amount":-5,"currency":"USD"}`, wantFields: []string{"amount"}},
+		{name: "amount over 10^11", body: `{"sourceAccountId":"a","destinationAccountId":"b","amount":100000000001,"currency":"USD"}`, wantFields: []string{"amount"}},
+		{name: "huge amount", body: `{"sourceAccountId":"a","destinationAccountId":"b","amount":99999999999999999999999,"currency":"USD"}`, wantFields: []string{"amount"}},
+		{name: "lower-case currency", body: `{"sourceAccountId":"a","destinationAccountId":"b","amount":1,"currency":"eur"}`, wantFields: []string{"currency"}},
+		{name: "same accounts", body: `{"sourceAccountId":"a","destinationAccountId":"a","amount":1,"currency":"USD"}`, wantFields: []string{"destinationAccountId"}},
+		{name: "bad account characters", body: `{"sourceAccountId":"a/b","destinationAccountId":"b","amount":1,"currency":"USD"}`, wantFields: []string{"sourceAccountId"}},
+		{name: "account id too long", body: `{"sourceAccountId":"` + strings.Repeat("a", 65) + `","destinationAccountId":"b","amount":1,"currency":"USD"}`, wantFields: []string{"sourceAccountId"}},
+		{name: "null account", body: `{"sourceAccountId":null,"destinationAccountId":"b","amount":1,"currency":"USD"}`, wantFields: []string{"sourceAccountId"}},
+		{name: "reference too long", body: `{"sourceAccountId":"a","destinationAccountId":"b","amount":1,"currency":"USD","reference":"` + strings.Repeat("é", 141) + `"}`, wantFields: []string{"reference"}},
+		{name: "reference with newline", body: `{"sourceAccountId":"a","destinationAccountId":"b","amount":1,"currency":"USD","reference":"a\nb"}`, wantFields: []string{"reference"}},
+		{name: "several bad fields", body: `{"sourceAccountId":"","destinationAccountId":"b","amount":1.5,"currency":"usd"}`,
+			wantFields: []string{"sourceAccountId", "amount", "currency"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := DecodeRequest([]byte(tt.body))
+			if tt.wantFields == nil {
+				if err != nil || got != tt.want {
+					t.Fatalf("got %+v, %v; want %+v", got, err, tt.want)
+				}
+				return
+			}
+			var verr *ValidationError
+			if !errors.As(err, &verr) {
+				t.Fatalf("err = %v, want *ValidationError", err)
+			}
+			var fields []string
+			for _, f := range verr.Errors {
+				fields = append(fields, f.Field)
+			}
+			if !reflect.DeepEqual(fields, tt.wantFields) {
+				t.Fatalf("fields = %v, want %v (%v)", fields, tt.wantFields, verr)
+			}
+		})
+	}
+}
+
+func TestRequestHashIgnoresKeyOrderAndSpacing(t *testing.T) {
+	a, err := DecodeRequest([]byte(`{"sourceAccountId":"a","destinationAccountId":"b","amount":10,"currency":"USD","reference":"x"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := DecodeRequest([]byte("{ \"reference\" : \"x\",\n \"currency\":\"USD\", \"amount\": 10, \"destinationAccountId\":\"b\", \"sourceAccountId\":\"a\" }"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Hash() != b.Hash() {
+		t.Errorf("hashes differ for the same canonical request")
+	}
+	c := a
+	c.Amount = 11
+	if a.Hash() == c.Hash() {
+		t.Errorf("hash unchanged when the amount changed")
+	}
+}
+
+func TestLoadConfig(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	base := map[string]string{"TABLE_NAME": "t", "STATE_MACHINE_ARN": "arn:aws:states:us-east-1:123456789012:stateMachine:Transfer"}
+	with := func(k, v string) map[string]string {
+		m := map[string]string{}
+		for kk, vv := range base {
+			m[kk] = vv
+		}
+		m[k] = v
+		return m
+	}
+	tests := []struct {
+		name    string
+		env     map[string]string
+		wantErr string
+	}{
+		{name: "defaults", env: base},
+		{name: "ttl forever", env: with("IDEMPOTENCY_TTL", "0")},
+		{name: "missing table", env: with("TABLE_NAME", ""), wantErr: "TABLE_NAME is required"},
+		{name: "bad arn", env: with("STATE_MACHINE_ARN", "Transfer"), wantErr: "STATE_MACHINE_ARN"},
+		{name: "short ttl", env: with("IDEMPOTENCY_TTL", "1h"), wantErr: "IDEMPOTENCY_TTL"},
+		{name: "bad ttl", env: with("IDEMPOTENCY_TTL", "week"), wantErr: "IDEMPOTENCY_TTL"},
+		{name: "window too short", env: with("RESERVATION_WINDOW", "1s"), wantErr: "RESERVATION_WINDOW"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := LoadConfig(env(tt.env))
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.ReservationWindow != defaultReservationWindow {
+					t.Errorf("window = %s", c.ReservationWindow)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("err = %v, want it to name %s", err, tt.wantErr)
+			}
+		})
+	}
+}
