@@ -1,0 +1,63 @@
+package ledger
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestTransferIDAndRecordKey(t *testing.T) {
+	kh := KeyHash("anonymous", "order-1")
+	if len(kh) != 26 || KeyHash("iam:x", "order-1") == kh {
+		t.Fatalf("key hash %q must be 26 characters and depend on the scope", kh)
+	}
+	id, err := NewTransferID(kh, bytes.NewReader(make([]byte, 10)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "tr_" + kh + strings.Repeat("a", 16); id != want {
+		t.Fatalf("id = %q, want %q", id, want)
+	}
+	pk, ok := RecordKey(id)
+	if !ok || pk != "TRANSFER#"+kh {
+		t.Fatalf("RecordKey = %q, %v", pk, ok)
+	}
+	for _, bad := range []string{"", "tr_", "tr_" + kh, "xx_" + kh + strings.Repeat("a", 16), "tr_" + strings.ToUpper(kh) + strings.Repeat("a", 16), "tr_" + kh + strings.Repeat("1", 16)} {
+		if _, ok := RecordKey(bad); ok {
+			t.Errorf("RecordKey(%q) accepted", bad)
+		}
+	}
+}
+
+func TestNewTransferRecord(t *testing.T) {
+	now := time.Date(2026, 11, 21, 10, 0, 0, 123456789, time.FixedZone("CET", 3600))
+	id, _ := NewTransferID(KeyHash("anonymous", "k"), nil)
+	rec := NewTransferRecord(Transfer{TransferID: id}, now, 24*time.Hour)
+	if rec.CreatedAt != "2026-11-21T09:00:00.123Z" || rec.UpdatedAt != rec.CreatedAt {
+		t.Errorf("times = %q %q", rec.CreatedAt, rec.UpdatedAt)
+	}
+	if rec.Status != StatusInProgress || rec.SK != "TRANSFER" || !strings.HasPrefix(rec.SweepShard, "IN_PROGRESS#") {
+		t.Errorf("record = %+v", rec)
+	}
+	if rec.ExpiresAt != now.Add(24*time.Hour).Unix() || rec.Expired(now) || !rec.Expired(now.Add(24*time.Hour)) {
+		t.Errorf("expiresAt = %d", rec.ExpiresAt)
+	}
+	if forever := NewTransferRecord(Transfer{TransferID: id}, now, 0); forever.ExpiresAt != 0 || forever.Expired(now.Add(1e6*time.Hour)) {
+		t.Errorf("a TTL of 0 must keep the record forever")
+	}
+	if !rec.CreatedTime().Equal(now.Truncate(time.Millisecond)) {
+		t.Errorf("CreatedTime = %v", rec.CreatedTime())
+	}
+}
+
+func TestSweepShardsSpread(t *testing.T) {
+	seen := map[string]bool{}
+	for i := range 2000 {
+		id, _ := NewTransferID(KeyHash("anonymous", strings.Repeat("k", i%50+1)+string(rune('a'+i%26))), nil)
+		seen[NewTransferRecord(Transfer{TransferID: id}, time.Now(), 0).SweepShard] = true
+	}
+	if len(seen) != sweepShards {
+		t.Errorf("shards used = %d, want %d", len(seen), sweepShards)
+	}
+}
