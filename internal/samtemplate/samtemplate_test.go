@@ -2,7 +2,10 @@ package samtemplate
 
 import (
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 )
@@ -41,5 +44,111 @@ func TestParseKeepsShortFormTags(t *testing.T) {
 	}
 	if _, err := Parse([]byte("Parameters: {}\n")); err == nil {
 		t.Error("a template without Resources must be refused")
+	}
+}
+
+// fakeResolver names resources as the local stack would.
+type fakeResolver struct{}
+
+func (fakeResolver) Ref(id string) (string, error) { return "ref:" + id, nil }
+func (fakeResolver) GetAtt(id, attr string) (string, error) {
+	return "att:" + id + "." + attr, nil
+}
+
+func TestFunctionsAndStateMachines(t *testing.T) {
+	src := `
+Parameters:
+  Window: {Type: String, Default: 10s}
+Globals:
+  Function:
+    Timeout: 7
+    Environment:
+      Variables:
+        TABLE_NAME: !Ref Table
+        SHARED: global
+Resources:
+  Table: {Type: AWS::DynamoDB::Table, Properties: {}}
+  Machine:
+    Type: AWS::Serverless::StateMachine
+    Properties:
+      DefinitionUri: sm.asl.json
+      DefinitionSubstitutions:
+        FnArn: !GetAtt Fn.Arn
+        Table: {Ref: Table}
+        Arn: !Sub "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:x:${Machine.Name}"
+  Fn:
+    Type: AWS::Serverless::Function
+    Properties:
+      CodeUri: functions/fn/
+      Timeout: 30
+      Environment:
+        Variables:
+          SHARED: own
+          WINDOW: !Ref Window
+          LONG: {"Fn::GetAtt": [Machine, Name]}
+      Events:
+        Post: {Type: Api, Properties: {Path: "/things/{id}", Method: POST}}
+        Rule:
+          Type: EventBridgeRule
+          Properties:
+            Pattern:
+              source: [aws.states]
+              detail:
+                status: [FAILED, TIMED_OUT]
+                stateMachineArn: [!Ref Machine]
+        Sweep: {Type: Schedule, Properties: {Schedule: rate(5 minutes)}}
+  Other: {Type: AWS::Serverless::Function, Properties: {CodeUri: functions/other/}}
+`
+	tmpl, err := Parse([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := Env{Region: "us-east-1", AccountID: "000000000000", Parameters: map[string]string{}}
+	fns, err := tmpl.Functions(env, fakeResolver{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fns) != 2 || fns[0].LogicalID != "Fn" || fns[1].LogicalID != "Other" {
+		t.Fatalf("functions = %+v", fns)
+	}
+	fn := fns[0]
+	wantEnv := map[string]string{"TABLE_NAME": "ref:Table", "SHARED": "own", "WINDOW": "10s", "LONG": "att:Machine.Name"}
+	if !reflect.DeepEqual(fn.Environment, wantEnv) {
+		t.Errorf("environment = %v, want %v", fn.Environment, wantEnv)
+	}
+	if fn.Timeout != 30*time.Second || fns[1].Timeout != 7*time.Second || fn.CodeURI != "functions/fn/" {
+		t.Errorf("timeouts %s %s, code %s", fn.Timeout, fns[1].Timeout, fn.CodeURI)
+	}
+	if len(fn.Events) != 3 {
+		t.Fatalf("events = %+v", fn.Events)
+	}
+	post, rule, sweep := fn.Events[0], fn.Events[1], fn.Events[2]
+	if post.Type != EventAPI || post.Path != "/things/{id}" || post.Method != "POST" {
+		t.Errorf("api event = %+v", post)
+	}
+	wantPattern := map[string]any{"source": []any{"aws.states"}, "detail": map[string]any{"status": []any{"FAILED", "TIMED_OUT"}, "stateMachineArn": []any{"ref:Machine"}}}
+	if rule.Type != EventEventBridgeRule || !reflect.DeepEqual(rule.Pattern, wantPattern) {
+		t.Errorf("rule = %+v", rule)
+	}
+	if sweep.Type != EventSchedule || sweep.Schedule != "rate(5 minutes)" {
+		t.Errorf("schedule = %+v", sweep)
+	}
+	sms, err := tmpl.StateMachines(env, fakeResolver{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSubs := map[string]string{"FnArn": "att:Fn.Arn", "Table": "ref:Table", "Arn": "arn:aws:states:us-east-1:000000000000:x:att:Machine.Name"}
+	if len(sms) != 1 || sms[0].DefinitionURI != "sm.asl.json" || sms[0].Type != "STANDARD" || !reflect.DeepEqual(sms[0].Substitutions, wantSubs) {
+		t.Errorf("state machines = %+v", sms)
+	}
+}
+
+func TestUnknownRefIsAnError(t *testing.T) {
+	tmpl, err := Parse([]byte("Resources:\n  F:\n    Type: AWS::Serverless::Function\n    Properties:\n      Environment: {Variables: {X: !Ref Nope}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tmpl.Functions(Env{}, fakeResolver{}); err == nil || !strings.Contains(err.Error(), "Nope") {
+		t.Errorf("err = %v, want it to name Nope", err)
 	}
 }

@@ -1,0 +1,180 @@
+package samtemplate
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Function is an AWS::Serverless::Function with Globals.Function applied.
+type Function struct {
+	LogicalID   string
+	CodeURI     string
+	Timeout     time.Duration
+	Environment map[string]string
+	Events      []Event
+}
+
+// Event types a function can be triggered by.
+const (
+	EventAPI             = "Api"
+	EventEventBridgeRule = "EventBridgeRule"
+	EventSchedule        = "Schedule"
+)
+
+// Event is one entry of a function's Events.
+type Event struct {
+	Name string
+	Type string
+	// Path and Method, for Api events (Path in API Gateway's resource form, e.g. /transfers/{transferId}).
+	Path, Method string
+	// Pattern, for EventBridgeRule events: the event pattern as plain JSON values.
+	Pattern map[string]any
+	// Schedule, for Schedule events: rate(…) or cron(…).
+	Schedule string
+}
+
+// StateMachine is an AWS::Serverless::StateMachine.
+type StateMachine struct {
+	LogicalID      string
+	Type           string
+	DefinitionURI  string
+	Substitutions  map[string]string
+}
+
+// Functions returns the template's functions, sorted by logical id, with intrinsics resolved through r.
+func (t *Template) Functions(env Env, r Resolver) ([]Function, error) {
+	var globals struct {
+		Timeout     int `yaml:"Timeout"`
+		Environment struct {
+			Variables yaml.Node `yaml:"Variables"`
+		} `yaml:"Environment"`
+	}
+	if g, ok := t.Globals["Function"]; ok {
+		if err := g.Decode(&globals); err != nil {
+			return nil, fmt.Errorf("Globals.Function: %w", err)
+		}
+	}
+	genv, err := t.stringMap(nodeOrNil(&globals.Environment.Variables), env, r)
+	if err != nil {
+		return nil, fmt.Errorf("Globals.Function.Environment: %w", err)
+	}
+	var out []Function
+	for id, res := range t.Resources {
+		if res.Type != "AWS::Serverless::Function" {
+			continue
+		}
+		p := &res.Properties
+		f := Function{LogicalID: id, Timeout: time.Duration(globals.Timeout) * time.Second, Environment: map[string]string{}}
+		if n := mapping(p, "CodeUri"); n != nil {
+			f.CodeURI = n.Value
+		}
+		if n := mapping(p, "Timeout"); n != nil {
+			s, err := strconv.Atoi(n.Value)
+			if err != nil {
+				return nil, fmt.Errorf("%s.Timeout: %w", id, err)
+			}
+			f.Timeout = time.Duration(s) * time.Second
+		}
+		if f.Timeout == 0 {
+			f.Timeout = 3 * time.Second // Lambda's default
+		}
+		for k, v := range genv {
+			f.Environment[k] = v
+		}
+		own, err := t.stringMap(mapping(mapping(p, "Environment"), "Variables"), env, r)
+		if err != nil {
+			return nil, fmt.Errorf("%s.Environment: %w", id, err)
+		}
+		for k, v := range own {
+			f.Environment[k] = v
+		}
+		if f.Events, err = t.events(id, mapping(p, "Events"), env, r); err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].LogicalID < out[j].LogicalID })
+	return out, nil
+}
+
+func nodeOrNil(n *yaml.Node) *yaml.Node {
+	if n.Kind == 0 {
+		return nil
+	}
+	return n
+}
+
+func (t *Template) events(fn string, n *yaml.Node, env Env, r Resolver) ([]Event, error) {
+	if n == nil {
+		return nil, nil
+	}
+	var out []Event
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		name, body := n.Content[i].Value, n.Content[i+1]
+		ev := Event{Name: name}
+		if tn := mapping(body, "Type"); tn != nil {
+			ev.Type = tn.Value
+		}
+		props := mapping(body, "Properties")
+		switch ev.Type {
+		case EventAPI:
+			if v := mapping(props, "Path"); v != nil {
+				ev.Path = v.Value
+			}
+			if v := mapping(props, "Method"); v != nil {
+				ev.Method = v.Value
+			}
+		case EventEventBridgeRule:
+			pat := mapping(props, "Pattern")
+			if pat == nil {
+				return nil, fmt.Errorf("%s.Events.%s: no Pattern", fn, name)
+			}
+			v, err := t.toJSONValue(pat, env, r)
+			if err != nil {
+				return nil, fmt.Errorf("%s.Events.%s.Pattern: %w", fn, name, err)
+			}
+			m, ok := v.(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("%s.Events.%s.Pattern: want a mapping", fn, name)
+			}
+			ev.Pattern = m
+		case EventSchedule:
+			if v := mapping(props, "Schedule"); v != nil {
+				ev.Schedule = v.Value
+			}
+		}
+		out = append(out, ev)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// StateMachines returns the template's state machines, sorted by logical id, with substitutions resolved.
+func (t *Template) StateMachines(env Env, r Resolver) ([]StateMachine, error) {
+	var out []StateMachine
+	for id, res := range t.Resources {
+		if res.Type != "AWS::Serverless::StateMachine" {
+			continue
+		}
+		p := &res.Properties
+		sm := StateMachine{LogicalID: id, Type: "STANDARD"}
+		if n := mapping(p, "Type"); n != nil {
+			sm.Type = n.Value
+		}
+		if n := mapping(p, "DefinitionUri"); n != nil {
+			sm.DefinitionURI = n.Value
+		}
+		subs, err := t.stringMap(mapping(p, "DefinitionSubstitutions"), env, r)
+		if err != nil {
+			return nil, fmt.Errorf("%s.DefinitionSubstitutions: %w", id, err)
+		}
+		sm.Substitutions = subs
+		out = append(out, sm)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].LogicalID < out[j].LogicalID })
+	return out, nil
+}
