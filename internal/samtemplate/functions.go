@@ -39,10 +39,10 @@ type Event struct {
 
 // StateMachine is an AWS::Serverless::StateMachine.
 type StateMachine struct {
-	LogicalID      string
-	Type           string
-	DefinitionURI  string
-	Substitutions  map[string]string
+	LogicalID     string
+	Type          string
+	DefinitionURI string
+	Substitutions map[string]string
 }
 
 // Functions returns the template's functions, sorted by logical id, with intrinsics resolved through r.
