@@ -45,7 +45,9 @@ func newLedgerEnv(t *testing.T) *ledgerEnv {
 	return e
 }
 
-func (e *ledgerEnv) now() time.Time { return ledgerT0.Add(time.Duration(e.ticks.Add(1)) * time.Millisecond) }
+func (e *ledgerEnv) now() time.Time {
+	return ledgerT0.Add(time.Duration(e.ticks.Add(1)) * time.Millisecond)
+}
 
 func (e *ledgerEnv) account(t *testing.T, id, currency string, balance int64) {
 	t.Helper()
