@@ -1,6 +1,7 @@
 package transfer
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -98,7 +99,10 @@ func (e *ledgerEnv) invoke(ctx context.Context, in LegInput) ([]byte, error) {
 	if in.Leg == ledger.LegDebit {
 		h = e.debit
 	}
-	return h.Invoke(ctx, b)
+	// Invoke's result aliases a pooled buffer that the next invocation reuses (aws-lambda-go's jsonOutBuffer), so
+	// it is copied before another goroutine can invoke.
+	out, err := h.Invoke(ctx, b)
+	return bytes.Clone(out), err
 }
 
 // leg invokes leg of transfer id, which must succeed, and returns the result's JSON.
