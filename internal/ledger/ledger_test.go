@@ -286,7 +286,7 @@ func TestSettleTransferFollowsTheLedger(t *testing.T) {
 // hookedDB lets a test change what the real server sees or answers around TransactWriteItems.
 type hookedDB struct {
 	*dynamodb.Client
-	before func()
+	before func(*dynamodb.TransactWriteItemsInput)
 	after  func(*dynamodb.TransactWriteItemsOutput, error) (*dynamodb.TransactWriteItemsOutput, error)
 	// instead, when set, answers without sending the transaction.
 	instead func() error
@@ -294,7 +294,7 @@ type hookedDB struct {
 
 func (h *hookedDB) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, optFns ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
 	if h.before != nil {
-		h.before()
+		h.before(in)
 	}
 	if h.instead != nil {
 		return nil, h.instead()
@@ -352,7 +352,7 @@ func TestApplyLegRetriesAfterConcurrentChange(t *testing.T) {
 	racer := e.transfer(t, "src", "dst", 30, "EUR")
 	id := e.transfer(t, "src", "dst", 50, "EUR")
 	calls := 0
-	l := ledger.NewLedger(&hookedDB{Client: e.db, before: func() {
+	l := ledger.NewLedger(&hookedDB{Client: e.db, before: func(*dynamodb.TransactWriteItemsInput) {
 		calls++
 		if calls == 1 {
 			if _, _, err := e.ledger.ApplyLeg(ctx, leg(racer, ledger.LegDebit, "src", 30), t0); err != nil {
@@ -385,5 +385,42 @@ func TestTransactionConflictIsUnavailable(t *testing.T) {
 	}
 	if b := e.balance(t, "src"); b != 100 {
 		t.Errorf("balance = %d, want 100", b)
+	}
+}
+
+// TestLegWriteUnits measures what each leg's transaction costs, as the server accounts it (ReturnConsumedCapacity),
+// for the item sizes the functions write: docs/ledger.md quotes these numbers.
+func TestLegWriteUnits(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.account(t, "acc-alice", "EUR", 1000)
+	e.account(t, "acc-bob", "EUR", 0)
+	var units []float64
+	l := ledger.NewLedger(&hookedDB{Client: e.db,
+		before: func(in *dynamodb.TransactWriteItemsInput) { in.ReturnConsumedCapacity = ddbtypes.ReturnConsumedCapacityTotal },
+		after: func(out *dynamodb.TransactWriteItemsOutput, err error) (*dynamodb.TransactWriteItemsOutput, error) {
+			if err == nil {
+				var sum float64
+				for _, c := range out.ConsumedCapacity {
+					sum += aws.ToFloat64(c.CapacityUnits)
+				}
+				units = append(units, sum)
+			}
+			return out, err
+		}}, e.table)
+	credited := e.transfer(t, "acc-alice", "acc-bob", 100, "EUR")
+	refunded := e.transfer(t, "acc-alice", "acc-bob", 100, "EUR")
+	for _, r := range []ledger.LegRequest{
+		leg(credited, ledger.LegDebit, "acc-alice", 100),
+		leg(credited, ledger.LegCredit, "acc-bob", 100),
+		leg(refunded, ledger.LegDebit, "acc-alice", 100),
+		leg(refunded, ledger.LegRefund, "acc-alice", 100),
+	} {
+		if _, _, err := l.ApplyLeg(ctx, r, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []float64{6, 10, 6, 10}; fmt.Sprint(units) != fmt.Sprint(want) {
+		t.Errorf("write units of DEBIT, CREDIT, DEBIT, REFUND = %v, want %v", units, want)
 	}
 }
