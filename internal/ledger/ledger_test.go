@@ -397,7 +397,9 @@ func TestLegWriteUnits(t *testing.T) {
 	e.account(t, "acc-bob", "EUR", 0)
 	var units []float64
 	l := ledger.NewLedger(&hookedDB{Client: e.db,
-		before: func(in *dynamodb.TransactWriteItemsInput) { in.ReturnConsumedCapacity = ddbtypes.ReturnConsumedCapacityTotal },
+		before: func(in *dynamodb.TransactWriteItemsInput) {
+			in.ReturnConsumedCapacity = ddbtypes.ReturnConsumedCapacityTotal
+		},
 		after: func(out *dynamodb.TransactWriteItemsOutput, err error) (*dynamodb.TransactWriteItemsOutput, error) {
 			if err == nil {
 				var sum float64
