@@ -13,6 +13,7 @@ type InsufficientFunds struct {
 	AccountID  string
 }
 
+// Error implements error.
 func (e *InsufficientFunds) Error() string {
 	return fmt.Sprintf("account %s has insufficient funds for transfer %s", e.AccountID, e.TransferID)
 }
@@ -23,6 +24,7 @@ type AccountNotFound struct {
 	AccountID  string
 }
 
+// Error implements error.
 func (e *AccountNotFound) Error() string {
 	return fmt.Sprintf("account %s of transfer %s does not exist", e.AccountID, e.TransferID)
 }
@@ -34,6 +36,7 @@ type CurrencyMismatch struct {
 	Currency   string
 }
 
+// Error implements error.
 func (e *CurrencyMismatch) Error() string {
 	return fmt.Sprintf("account %s does not hold %s (transfer %s)", e.AccountID, e.Currency, e.TransferID)
 }
@@ -46,6 +49,7 @@ type TransferNotInProgress struct {
 	Reason     string
 }
 
+// Error implements error.
 func (e *TransferNotInProgress) Error() string {
 	return fmt.Sprintf("%s of transfer %s fenced: %s", e.Leg, e.TransferID, e.Reason)
 }
@@ -56,6 +60,7 @@ type DebitNotApplied struct {
 	Leg        string
 }
 
+// Error implements error.
 func (e *DebitNotApplied) Error() string {
 	return fmt.Sprintf("%s of transfer %s refused: the transfer has no DEBIT", e.Leg, e.TransferID)
 }
@@ -64,6 +69,7 @@ func (e *DebitNotApplied) Error() string {
 // transfer is complete and must not be refunded. Nothing was written.
 type CreditAlreadyApplied struct{ TransferID string }
 
+// Error implements error.
 func (e *CreditAlreadyApplied) Error() string {
 	return fmt.Sprintf("REFUND of transfer %s refused: its CREDIT was applied", e.TransferID)
 }
@@ -72,6 +78,7 @@ func (e *CreditAlreadyApplied) Error() string {
 // has failed and must not be credited. Nothing was written.
 type RefundAlreadyApplied struct{ TransferID string }
 
+// Error implements error.
 func (e *RefundAlreadyApplied) Error() string {
 	return fmt.Sprintf("CREDIT of transfer %s refused: its REFUND was applied", e.TransferID)
 }
@@ -81,6 +88,7 @@ func (e *RefundAlreadyApplied) Error() string {
 // already written for it. It is never worth retrying. Nothing was written.
 type InvalidLegInput struct{ Reason string }
 
+// Error implements error.
 func (e *InvalidLegInput) Error() string { return "invalid leg input: " + e.Reason }
 
 // TransientError reports a failure that may pass: DynamoDB throttling, a transaction conflict, a server fault, a
@@ -91,6 +99,7 @@ type TransientError struct {
 	Err        error
 }
 
+// Error implements error.
 func (e *TransientError) Error() string {
 	return fmt.Sprintf("%s of transfer %s may be retried: %v", e.Leg, e.TransferID, e.Err)
 }

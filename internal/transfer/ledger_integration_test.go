@@ -3,6 +3,7 @@ package transfer
 import (
 	"bytes"
 	"context"
+	"strings"
 	"sync"
 	"testing"
 
@@ -259,5 +260,49 @@ func TestCreditRefundRace(t *testing.T) {
 	alice, bob := e.accountNow(t, "acc-alice").Balance, e.accountNow(t, "acc-bob").Balance
 	if alice+bob != transfers*100 || bob != int64(wins[ledger.LegCredit])*100 {
 		t.Errorf("alice %d + bob %d, want %d in all and bob = 100 x %d credits", alice, bob, transfers*100, wins[ledger.LegCredit])
+	}
+}
+
+// TestMalformedInputWritesNothing sends malformed task inputs to the real functions on Dynoxide: each is
+// InvalidLegInput, and the table is left exactly as it was.
+func TestMalformedInputWritesNothing(t *testing.T) {
+	e := newLedgerEnv(t)
+	e.account(t, "acc-alice", "EUR", 5000)
+	e.account(t, "acc-bob", "EUR", 0)
+	id := e.transfer(t, "acc-alice", "acc-bob", 1250, "EUR")
+	e.leg(t, id, ledger.LegDebit)
+	good := legInput(e.record(t, id), ledger.LegCredit)
+	before := e.scan(t)
+	if !strings.Contains(before, "LEDGER#") || !strings.Contains(before, "ACCOUNT#acc-bob") {
+		t.Fatalf("scan = %s, want the accounts, the record and the DEBIT", before)
+	}
+	tests := []struct {
+		name   string
+		mutate func(*LegInput)
+	}{
+		{"zero amount", func(in *LegInput) { in.Amount = 0 }},
+		{"negative amount", func(in *LegInput) { in.Amount = -1250 }},
+		{"unknown leg", func(in *LegInput) { in.Leg = "REVERSAL" }},
+		{"no leg", func(in *LegInput) { in.Leg = "" }},
+		{"no transfer id", func(in *LegInput) { in.TransferID = "" }},
+		{"no account", func(in *LegInput) { in.AccountID = "" }},
+		{"no currency", func(in *LegInput) { in.Currency = "" }},
+		{"no execution", func(in *LegInput) { in.ExecutionArn = "" }},
+		{"amount differs from the record", func(in *LegInput) { in.Amount = 1249 }},
+		{"account differs from the record", func(in *LegInput) { in.AccountID = "acc-alice" }},
+		{"currency differs from the record", func(in *LegInput) { in.Currency = "USD" }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := good
+			tt.mutate(&in)
+			_, err := e.invoke(context.Background(), in)
+			if got := lambdaErrorType(err); got != "InvalidLegInput" {
+				t.Fatalf("error = %v (%s), want InvalidLegInput", err, got)
+			}
+		})
+	}
+	if after := e.scan(t); after != before {
+		t.Errorf("table changed:\nbefore %s\nafter  %s", before, after)
 	}
 }

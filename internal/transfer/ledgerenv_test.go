@@ -5,12 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -173,4 +176,24 @@ func deleteRecord(table, pk string) *dynamodb.DeleteItemInput {
 		TableName: aws.String(table),
 		Key:       map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: pk}, "sk": &ddbtypes.AttributeValueMemberS{Value: "TRANSFER"}},
 	}
+}
+
+// scan returns the whole table, in key order, as one comparable string.
+func (e *ledgerEnv) scan(t *testing.T) string {
+	t.Helper()
+	out, err := e.db.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(e.table), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var items []map[string]any
+	if err := attributevalue.UnmarshalListOfMaps(out.Items, &items); err != nil {
+		t.Fatal(err)
+	}
+	lines := make([]string, len(items))
+	for i, it := range items {
+		b, _ := json.Marshal(it) // map keys are sorted
+		lines[i] = string(b)
+	}
+	slices.Sort(lines)
+	return strings.Join(lines, "\n")
 }

@@ -43,10 +43,19 @@ func (in *LegInput) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Validate reports a missing field, an amount that is not positive or an unknown leg as an *InvalidLegInput.
+// Validate reports a missing field, an unknown leg, an amount outside 1 to MaxAmount, or an account id or currency
+// of the wrong shape as an *InvalidLegInput.
 func (in LegInput) Validate() error {
 	if err := in.request().Validate(); err != nil {
 		return &InvalidLegInput{Reason: err.Error()}
+	}
+	switch {
+	case !accountIDRe.MatchString(in.AccountID):
+		return &InvalidLegInput{Reason: "accountId must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -"}
+	case !currencyRe.MatchString(in.Currency):
+		return &InvalidLegInput{Reason: "currency must be three upper-case letters (ISO 4217)"}
+	case in.Amount > MaxAmount:
+		return &InvalidLegInput{Reason: fmt.Sprintf("amount must be at most %d", int64(MaxAmount))}
 	}
 	return nil
 }

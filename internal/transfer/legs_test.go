@@ -68,6 +68,9 @@ func TestMalformedInputIsInvalidLegInput(t *testing.T) {
 		{"missing fields", true, `{"leg":"REFUND","amount":5}`, "transferId is required; accountId is required; currency is required; executionArn is required"},
 		{"bad transfer id", false, strings.Replace(payload("DEBIT", "5"), validTransferID, "tr_nope", 1), "transferId is not a transfer id"},
 		{"not an object", true, `[1,2]`, "cannot unmarshal array"},
+		{"amount over the maximum", false, payload("DEBIT", "100000000001"), "amount must be at most 100000000000"},
+		{"lower-case currency", true, strings.Replace(payload("REFUND", "5"), `"EUR"`, `"eur"`, 1), "currency must be three upper-case letters"},
+		{"account id with a slash", true, strings.Replace(payload("CREDIT", "5"), "acc-alice", "acc/alice", 1), "accountId must be 1 to 64 characters"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
