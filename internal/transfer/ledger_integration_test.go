@@ -3,9 +3,17 @@ package transfer
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/transferflow/orchestrator/internal/ledger"
 )
@@ -304,5 +312,148 @@ func TestMalformedInputWritesNothing(t *testing.T) {
 	}
 	if after := e.scan(t); after != before {
 		t.Errorf("table changed:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+// faultyWire answers chosen DynamoDB operations with an error instead of sending them to the server.
+type faultyWire struct {
+	mu     sync.Mutex
+	faults map[string]*http.Response // by X-Amz-Target operation, e.g. "TransactWriteItems"
+	// lose names operations that reach the server, whose reply is then lost; lost counts them.
+	lose map[string]bool
+	lost int
+}
+
+func (f *faultyWire) RoundTrip(r *http.Request) (*http.Response, error) {
+	op := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "DynamoDB_20120810.")
+	f.mu.Lock()
+	resp, ok := f.faults[op]
+	lose := f.lose[op]
+	if lose {
+		f.lost++
+		delete(f.lose, op) // the next attempt gets its reply
+	}
+	f.mu.Unlock()
+	if lose {
+		resp, err := http.DefaultTransport.RoundTrip(r)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		return nil, errors.New("connection reset by peer")
+	}
+	if !ok {
+		return http.DefaultTransport.RoundTrip(r)
+	}
+	if resp == nil {
+		return nil, errors.New("connection reset by peer")
+	}
+	clone := *resp
+	clone.Body = io.NopCloser(strings.NewReader(resp.Header.Get("X-Test-Body")))
+	clone.Request = r
+	return &clone, nil
+}
+
+func dynamoError(status int, code string) *http.Response {
+	h := http.Header{}
+	h.Set("Content-Type", "application/x-amz-json-1.0")
+	h.Set("X-Test-Body", fmt.Sprintf(`{"__type":"com.amazonaws.dynamodb.v20120810#%s","message":"injected"}`, code))
+	return &http.Response{StatusCode: status, Header: h}
+}
+
+// TestDynamoDBFaultsAreTransient injects throttling, server faults and a broken connection on the wire between the
+// real SDK and Dynoxide: each leg is TransientError, nothing is written, and the workflow's retry then succeeds.
+func TestDynamoDBFaultsAreTransient(t *testing.T) {
+	e := newLedgerEnv(t)
+	e.account(t, "acc-alice", "EUR", 5000)
+	e.account(t, "acc-bob", "EUR", 0)
+	srvURL := aws.ToString(e.db.Options().BaseEndpoint)
+	tests := []struct {
+		name string
+		op   string
+		resp *http.Response
+	}{
+		{"transaction throttled", "TransactWriteItems", dynamoError(400, "ThrottlingException")},
+		{"transaction over capacity", "TransactWriteItems", dynamoError(400, "ProvisionedThroughputExceededException")},
+		{"server fault", "TransactWriteItems", dynamoError(500, "InternalServerError")},
+		{"connection lost", "TransactWriteItems", nil},
+		{"account read throttled", "GetItem", dynamoError(400, "ThrottlingException")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id := e.transfer(t, "acc-alice", "acc-bob", 100, "EUR")
+			wire := &faultyWire{faults: map[string]*http.Response{tt.op: tt.resp}}
+			// The workflow retries; the SDK's own retries would only slow the test.
+			debit := &Debit{Ledger: ledger.NewLedger(faultyClient(srvURL, wire, 1), e.table), Now: e.now, Logger: discardLogger()}
+			before := e.scan(t)
+			in := legInput(e.record(t, id), ledger.LegDebit)
+			_, err := debit.Handle(context.Background(), in)
+			if got := lambdaErrorType(err); got != "TransientError" {
+				t.Fatalf("error = %v (%s), want TransientError", err, got)
+			}
+			if after := e.scan(t); after != before {
+				t.Errorf("the table changed under a fault")
+			}
+			wire.mu.Lock()
+			delete(wire.faults, tt.op)
+			wire.mu.Unlock()
+			res, err := debit.Handle(context.Background(), in)
+			if err != nil || res.Leg != ledger.LegDebit || res.Amount != 100 {
+				t.Fatalf("retry = %+v, %v", res, err)
+			}
+		})
+	}
+}
+
+func faultyClient(url string, wire *faultyWire, attempts int) *dynamodb.Client {
+	return dynamodb.NewFromConfig(aws.Config{
+		Region:      "us-east-1",
+		Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""),
+		HTTPClient:  &http.Client{Transport: wire},
+	}, func(o *dynamodb.Options) {
+		o.BaseEndpoint = aws.String(url)
+		o.RetryMaxAttempts = attempts
+	})
+}
+
+// TestLostReplyIsReplayed lets a leg's transaction commit and then loses its reply. Whether the SDK retries at once
+// or the workflow retries the task, the retry finds the entry and returns it: the money moved once.
+func TestLostReplyIsReplayed(t *testing.T) {
+	e := newLedgerEnv(t)
+	e.account(t, "acc-alice", "EUR", 5000)
+	e.account(t, "acc-bob", "EUR", 0)
+	srvURL := aws.ToString(e.db.Options().BaseEndpoint)
+	tests := []struct {
+		name        string
+		sdkAttempts int
+	}{
+		{"the SDK retries", 3},
+		{"the workflow retries", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id := e.transfer(t, "acc-alice", "acc-bob", 100, "EUR")
+			wire := &faultyWire{lose: map[string]bool{"TransactWriteItems": true}}
+			debit := &Debit{Ledger: ledger.NewLedger(faultyClient(srvURL, wire, tt.sdkAttempts), e.table), Now: e.now, Logger: discardLogger()}
+			in := legInput(e.record(t, id), ledger.LegDebit)
+			before := e.accountNow(t, "acc-alice").Balance
+			res, err := debit.Handle(context.Background(), in)
+			if tt.sdkAttempts == 1 {
+				if got := lambdaErrorType(err); got != "TransientError" {
+					t.Fatalf("first attempt: %v (%s), want TransientError", err, got)
+				}
+				res, err = debit.Handle(context.Background(), in)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			stored := e.entries(t, id)[ledger.LegDebit]
+			if wire.lost != 1 || res != newLegResult(stored) {
+				t.Errorf("lost replies %d, result %+v; want 1 and the stored entry %+v", wire.lost, res, stored)
+			}
+			if after := e.accountNow(t, "acc-alice").Balance; after != before-100 {
+				t.Errorf("balance %d, want %d (debited once)", after, before-100)
+			}
+		})
 	}
 }
