@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -43,9 +44,16 @@ func newLedgerEnv(t *testing.T) *ledgerEnv {
 	e := &ledgerEnv{db: db, table: tables["TransfersTable"]}
 	e.ledger = ledger.NewLedger(db, e.table)
 	e.store = ledger.NewStore(db, e.table)
-	logger := discardLogger()
-	e.debit = lambda.NewHandler((&Debit{Ledger: e.ledger, Now: e.now, Logger: logger}).Handle)
-	e.credit = lambda.NewHandler((&Credit{Ledger: e.ledger, Now: e.now, Logger: logger}).Handle)
+	// The functions are wired as functions/debit and functions/credit wire them; only the clock is replaced.
+	cfg := aws.Config{
+		Region:       "us-east-1",
+		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
+		BaseEndpoint: aws.String(srv.URL),
+	}
+	debit := NewDebitHandler(cfg, LedgerConfig{TableName: e.table}, discardLogger())
+	credit := NewCreditHandler(cfg, LedgerConfig{TableName: e.table}, discardLogger())
+	debit.Now, credit.Now = e.now, e.now
+	e.debit, e.credit = lambda.NewHandler(debit.Handle), lambda.NewHandler(credit.Handle)
 	return e
 }
 
