@@ -46,21 +46,21 @@ func accountKey(accountID string) map[string]ddbtypes.AttributeValue {
 
 // CreateAccount writes a new account with an opening balance and version 1: one conditional PutItem. An account that
 // already exists is left unchanged and ErrAccountExists is returned, so seeding is safe to repeat.
-func (l *Ledger) CreateAccount(ctx context.Context, accountID, currency string, balance int64, now time.Time) (Account, error) {
+func (s *Store) CreateAccount(ctx context.Context, accountID, currency string, balance int64, now time.Time) (Account, error) {
 	if accountID == "" || currency == "" || balance < 0 {
 		return Account{}, fmt.Errorf("create account %q: needs an id, a currency and a balance >= 0", accountID)
 	}
 	ts := now.UTC().Format(TimeLayout)
-	a := Account{
+	acct := Account{
 		PK: AccountKey(accountID), SK: accountSK, AccountID: accountID,
 		Balance: balance, Currency: currency, Version: 1, CreatedAt: ts, UpdatedAt: ts,
 	}
-	item, err := attributevalue.MarshalMap(a)
+	item, err := attributevalue.MarshalMap(acct)
 	if err != nil {
 		return Account{}, fmt.Errorf("create account %s: %w", accountID, err)
 	}
-	_, err = l.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:           aws.String(l.table),
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:           aws.String(s.table),
 		Item:                item,
 		ConditionExpression: aws.String("attribute_not_exists(pk)"),
 	})
@@ -71,12 +71,12 @@ func (l *Ledger) CreateAccount(ctx context.Context, accountID, currency string, 
 	case err != nil:
 		return Account{}, fmt.Errorf("create account %s: %w", accountID, translate(err))
 	}
-	return a, nil
+	return acct, nil
 }
 
 // GetAccount reads an account with a strongly consistent read; ErrNotFound if it does not exist.
-func (l *Ledger) GetAccount(ctx context.Context, accountID string) (Account, error) {
-	a, found, err := l.readAccount(ctx, accountID)
+func (s *Store) GetAccount(ctx context.Context, accountID string) (Account, error) {
+	a, found, err := readAccount(ctx, s.db, s.table, accountID)
 	if err != nil {
 		return Account{}, fmt.Errorf("get account %s: %w", accountID, err)
 	}
@@ -86,9 +86,15 @@ func (l *Ledger) GetAccount(ctx context.Context, accountID string) (Account, err
 	return a, nil
 }
 
-func (l *Ledger) readAccount(ctx context.Context, accountID string) (Account, bool, error) {
-	out, err := l.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      aws.String(l.table),
+// itemGetter is the read the account helpers need; both stores' clients have it.
+type itemGetter interface {
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+}
+
+// readAccount reads an account with a strongly consistent read; found is false if it does not exist.
+func readAccount(ctx context.Context, db itemGetter, table, accountID string) (Account, bool, error) {
+	out, err := db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(table),
 		Key:            accountKey(accountID),
 		ConsistentRead: aws.Bool(true),
 	})

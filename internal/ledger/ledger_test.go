@@ -36,7 +36,7 @@ func newEnv(t *testing.T) *env {
 
 func (e *env) account(t *testing.T, id, currency string, balance int64) {
 	t.Helper()
-	if _, err := e.ledger.CreateAccount(context.Background(), id, currency, balance, t0); err != nil {
+	if _, err := e.store.CreateAccount(context.Background(), id, currency, balance, t0); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -61,7 +61,7 @@ func (e *env) transfer(t *testing.T, src, dst string, amount int64, currency str
 
 func (e *env) balance(t *testing.T, id string) int64 {
 	t.Helper()
-	a, err := e.ledger.GetAccount(context.Background(), id)
+	a, err := e.store.GetAccount(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,11 +112,11 @@ func TestCreateAccount(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	e.account(t, "acc-alice", "EUR", 1000)
-	_, err := e.ledger.CreateAccount(ctx, "acc-alice", "USD", 5, t0)
+	_, err := e.store.CreateAccount(ctx, "acc-alice", "USD", 5, t0)
 	if !errors.Is(err, ledger.ErrAccountExists) {
 		t.Fatalf("second create: %v, want ErrAccountExists", err)
 	}
-	a, err := e.ledger.GetAccount(ctx, "acc-alice")
+	a, err := e.store.GetAccount(ctx, "acc-alice")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestCreateAccount(t *testing.T) {
 	if a != want {
 		t.Errorf("account = %+v, want %+v", a, want)
 	}
-	if _, err := e.ledger.GetAccount(ctx, "nobody"); !errors.Is(err, ledger.ErrNotFound) {
+	if _, err := e.store.GetAccount(ctx, "nobody"); !errors.Is(err, ledger.ErrNotFound) {
 		t.Errorf("missing account: %v, want ErrNotFound", err)
 	}
 }
@@ -150,14 +150,14 @@ func TestApplyLegWritesEntryAndBalance(t *testing.T) {
 	if _, _, err := e.ledger.ApplyLeg(ctx, leg(id, ledger.LegCredit, "dst", 300), t0.Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	entries, err := e.ledger.Entries(ctx, id)
+	entries, err := e.store.Entries(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(entries) != 2 || entries[0].Leg != "CREDIT" || entries[0].BalanceAfter != 305 || entries[1] != want {
 		t.Errorf("entries = %+v", entries)
 	}
-	src, _ := e.ledger.GetAccount(ctx, "src")
+	src, _ := e.store.GetAccount(ctx, "src")
 	if src.Balance != 700 || src.Version != 2 || src.UpdatedAt != "2026-11-21T10:00:00.000Z" {
 		t.Errorf("source account = %+v, want balance 700, version 2", src)
 	}
@@ -212,7 +212,7 @@ func TestApplyLegOutcomes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := map[string]int64{"src": e.balance(t, "src"), "dst": e.balance(t, "dst"), "usd": e.balance(t, "usd")}
-			entriesBefore, _ := e.ledger.Entries(ctx, tt.req.TransferID)
+			entriesBefore, _ := e.store.Entries(ctx, tt.req.TransferID)
 			_, _, err := e.ledger.ApplyLeg(ctx, tt.req, t0)
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("err = %v, want %v", err, tt.want)
@@ -223,7 +223,7 @@ func TestApplyLegOutcomes(t *testing.T) {
 				}
 			}
 			if tt.req.TransferID != "tr_short" {
-				entries, err := e.ledger.Entries(ctx, tt.req.TransferID)
+				entries, err := e.store.Entries(ctx, tt.req.TransferID)
 				if err != nil || len(entries) != len(entriesBefore) {
 					t.Errorf("entries = %d (%v), want %d unchanged", len(entries), err, len(entriesBefore))
 				}

@@ -123,13 +123,12 @@ func entryKey(transferID, leg string) map[string]ddbtypes.AttributeValue {
 // ledgerAPI is the part of the DynamoDB client the ledger uses.
 type ledgerAPI interface {
 	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
-	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
-	Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 	TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, optFns ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
 }
 
 // Ledger moves money between accounts: each leg is one DynamoDB transaction that changes a balance, writes the leg's
-// ledger entry and checks the transfer record. It is safe for concurrent use.
+// ledger entry and checks the transfer record. It is safe for concurrent use. Accounts are created and read, and
+// ledger entries listed, through Store.
 type Ledger struct {
 	db    ledgerAPI
 	table string
@@ -153,7 +152,7 @@ func (l *Ledger) ApplyLeg(ctx context.Context, req LegRequest, now time.Time) (E
 	}
 	what := strings.ToLower(req.Leg) + " " + req.TransferID
 	for attempt := 1; ; attempt++ {
-		acct, found, err := l.readAccount(ctx, req.AccountID)
+		acct, found, err := readAccount(ctx, l.db, l.table, req.AccountID)
 		if err != nil {
 			return Entry{}, false, fmt.Errorf("%s: read account: %w", what, err)
 		}
@@ -404,9 +403,9 @@ func (l *Ledger) storedEntry(ctx context.Context, req LegRequest, item map[strin
 }
 
 // Entries returns a transfer's ledger entries (strongly consistent), in leg name order: CREDIT, DEBIT, REFUND.
-func (l *Ledger) Entries(ctx context.Context, transferID string) ([]Entry, error) {
-	out, err := l.db.Query(ctx, &dynamodb.QueryInput{
-		TableName:                 aws.String(l.table),
+func (s *Store) Entries(ctx context.Context, transferID string) ([]Entry, error) {
+	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
 		KeyConditionExpression:    aws.String("pk = :pk"),
 		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":pk": stringAV(LedgerKey(transferID))},
 		ConsistentRead:            aws.Bool(true),

@@ -63,7 +63,7 @@ func (e *ledgerEnv) now() time.Time {
 
 func (e *ledgerEnv) account(t *testing.T, id, currency string, balance int64) {
 	t.Helper()
-	if _, err := e.ledger.CreateAccount(context.Background(), id, currency, balance, ledgerT0); err != nil {
+	if _, err := e.store.CreateAccount(context.Background(), id, currency, balance, ledgerT0); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -137,7 +137,7 @@ func (e *ledgerEnv) record(t *testing.T, id string) ledger.Transfer {
 
 func (e *ledgerEnv) accountNow(t *testing.T, id string) ledger.Account {
 	t.Helper()
-	a, err := e.ledger.GetAccount(context.Background(), id)
+	a, err := e.store.GetAccount(context.Background(), id)
 	if err != nil {
 		t.Fatalf("account %s: %v", id, err)
 	}
@@ -146,7 +146,7 @@ func (e *ledgerEnv) accountNow(t *testing.T, id string) ledger.Account {
 
 func (e *ledgerEnv) entries(t *testing.T, id string) map[string]ledger.Entry {
 	t.Helper()
-	list, err := e.ledger.Entries(context.Background(), id)
+	list, err := e.store.Entries(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -264,7 +264,7 @@ func checkLedgerInvariants(t *testing.T, e *ledgerEnv, initial map[string]int64,
 	for cur, s := range sums {
 		check(s == sumsBefore[cur], "sum of %s balances %d, was %d", cur, s, sumsBefore[cur])
 	}
-	_, ghostErr := e.ledger.GetAccount(context.Background(), "acc-ghost")
+	_, ghostErr := e.store.GetAccount(context.Background(), "acc-ghost")
 	check(errors.Is(ghostErr, ledger.ErrNotFound), "acc-ghost exists after the run: %v", ghostErr)
 	return checks, written
 }
