@@ -177,6 +177,10 @@ func TestApplyLegOutcomes(t *testing.T) {
 	if err := e.ledger.SettleTransfer(ctx, settled, ledger.StatusFailed, "ABORTED", t0); err != nil {
 		t.Fatal(err)
 	}
+	settledBig := e.transfer(t, "src", "dst", 5000, "EUR")
+	if err := e.ledger.SettleTransfer(ctx, settledBig, ledger.StatusFailed, "ABORTED", t0); err != nil {
+		t.Fatal(err)
+	}
 	refunded := e.transfer(t, "src", "dst", 10, "EUR")
 	credited := e.transfer(t, "src", "dst", 10, "EUR")
 	for _, r := range []ledger.LegRequest{
@@ -197,6 +201,7 @@ func TestApplyLegOutcomes(t *testing.T) {
 		{"missing account", leg(e.transfer(t, "ghost", "dst", 1, "EUR"), ledger.LegDebit, "ghost", 1), ledger.ErrAccountNotFound},
 		{"currency mismatch", leg(e.transfer(t, "usd", "dst", 5, "EUR"), ledger.LegDebit, "usd", 5), ledger.ErrCurrencyMismatch},
 		{"settled", leg(settled, ledger.LegDebit, "src", 10), ledger.ErrTransferNotInProgress},
+		{"settled and overdrawn: the fence wins", leg(settledBig, ledger.LegDebit, "src", 5000), ledger.ErrTransferNotInProgress},
 		{"no record", leg(unknownRecord, ledger.LegDebit, "src", 10), ledger.ErrTransferNotInProgress},
 		{"amount differs from record", leg(e.transfer(t, "src", "dst", 10, "EUR"), ledger.LegDebit, "src", 11), ledger.ErrLegMismatch},
 		{"debit from the destination", leg(e.transfer(t, "src", "dst", 10, "EUR"), ledger.LegDebit, "dst", 10), ledger.ErrLegMismatch},
