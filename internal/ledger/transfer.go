@@ -134,9 +134,11 @@ func (t Transfer) Expired(now time.Time) bool { return t.ExpiresAt != 0 && t.Exp
 type dynamoAPI interface {
 	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
 	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 }
 
-// Store reads and writes transfer records.
+// Store reads and writes transfer records, creates and reads accounts, and lists ledger entries. Balances change
+// only through Ledger.
 type Store struct {
 	db    dynamoAPI
 	table string

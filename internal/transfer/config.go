@@ -62,3 +62,17 @@ func duration(getenv func(string) string, name string, def time.Duration) (time.
 	}
 	return d, nil
 }
+
+// LedgerConfig is the debit and credit functions' configuration, read from the environment once.
+type LedgerConfig struct {
+	TableName string
+}
+
+// LoadLedgerConfig reads TABLE_NAME.
+func LoadLedgerConfig(getenv func(string) string) (LedgerConfig, error) {
+	c := LedgerConfig{TableName: getenv("TABLE_NAME")}
+	if c.TableName == "" {
+		return LedgerConfig{}, fmt.Errorf("TABLE_NAME is required")
+	}
+	return c, nil
+}

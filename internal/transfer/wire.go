@@ -28,3 +28,15 @@ func NewOrchestratorHandler(cfg aws.Config, c Config, logger *slog.Logger) *Orch
 		Logger:            logger,
 	}
 }
+
+// NewDebitHandler wires the debit function from an SDK config and the function's configuration. Both functions/debit
+// and the local stack call it.
+func NewDebitHandler(cfg aws.Config, c LedgerConfig, logger *slog.Logger) *Debit {
+	return &Debit{Ledger: ledger.NewLedger(dynamodb.NewFromConfig(cfg), c.TableName), Now: time.Now, Logger: logger}
+}
+
+// NewCreditHandler wires the credit function (CREDIT and REFUND legs) from an SDK config and the function's
+// configuration. Both functions/credit and the local stack call it.
+func NewCreditHandler(cfg aws.Config, c LedgerConfig, logger *slog.Logger) *Credit {
+	return &Credit{Ledger: ledger.NewLedger(dynamodb.NewFromConfig(cfg), c.TableName), Now: time.Now, Logger: logger}
+}

@@ -1,0 +1,421 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// The legs of a transfer: the DEBIT of the source, the CREDIT of the destination, and the compensating REFUND of
+// the source when the CREDIT cannot be made.
+const (
+	LegDebit  = "DEBIT"
+	LegCredit = "CREDIT"
+	LegRefund = "REFUND"
+)
+
+const (
+	ledgerPrefix = "LEDGER#"
+	// maxVersionRetries bounds how often ApplyLeg re-reads an account whose version changed between its read and its
+	// transaction (another transfer moved money on it); each retry follows a committed write, so progress is global.
+	maxVersionRetries = 8
+	// codeConditionFailed is the CancellationReason code of an item whose condition was false.
+	codeConditionFailed = "ConditionalCheckFailed"
+)
+
+// Outcomes of ApplyLeg that callers branch on. Each is returned wrapped with the leg and transfer it concerns.
+var (
+	// ErrInsufficientFunds reports a DEBIT larger than the account's balance.
+	ErrInsufficientFunds = errors.New("ledger: insufficient funds")
+	// ErrAccountNotFound reports a leg on an account that does not exist.
+	ErrAccountNotFound = errors.New("ledger: account not found")
+	// ErrCurrencyMismatch reports a leg whose currency differs from the account's.
+	ErrCurrencyMismatch = errors.New("ledger: currency mismatch")
+	// ErrTransferNotInProgress reports a leg fenced off by the transfer record: the record is settled, or gone, or
+	// now belongs to another transfer. Nothing was written.
+	ErrTransferNotInProgress = errors.New("ledger: transfer not in progress")
+	// ErrDebitNotApplied reports a CREDIT or REFUND of a transfer that has no DEBIT.
+	ErrDebitNotApplied = errors.New("ledger: debit not applied")
+	// ErrCreditApplied reports a REFUND of a transfer whose CREDIT exists: the transfer went through.
+	ErrCreditApplied = errors.New("ledger: credit already applied")
+	// ErrRefundApplied reports a CREDIT of a transfer whose REFUND exists: the transfer was unwound.
+	ErrRefundApplied = errors.New("ledger: refund already applied")
+	// ErrLegMismatch reports a leg whose account, amount or currency differs from its transfer record, or from the
+	// ledger entry already written for it.
+	ErrLegMismatch = errors.New("ledger: leg does not match the transfer")
+	// ErrInvalidLeg reports a request that is malformed before any I/O: unknown leg, missing field, amount <= 0.
+	ErrInvalidLeg = errors.New("ledger: invalid leg")
+)
+
+// Entry is a ledger entry: one leg of one transfer, written exactly once, in the same transaction as the balance
+// change it records.
+type Entry struct {
+	PK           string `dynamodbav:"pk"`
+	SK           string `dynamodbav:"sk"`
+	TransferID   string `dynamodbav:"transferId"`
+	Leg          string `dynamodbav:"leg"`
+	AccountID    string `dynamodbav:"accountId"`
+	Amount       int64  `dynamodbav:"amount"`
+	Currency     string `dynamodbav:"currency"`
+	BalanceAfter int64  `dynamodbav:"balanceAfter"`
+	ExecutionArn string `dynamodbav:"executionArn"`
+	CreatedAt    string `dynamodbav:"createdAt"`
+}
+
+// LegRequest asks for one leg of a transfer. Amount is in minor units of Currency and must be positive.
+type LegRequest struct {
+	TransferID   string
+	Leg          string
+	AccountID    string
+	Amount       int64
+	Currency     string
+	ExecutionArn string
+}
+
+// Validate reports a malformed request, wrapping ErrInvalidLeg.
+func (r LegRequest) Validate() error {
+	var problems []string
+	switch r.Leg {
+	case LegDebit, LegCredit, LegRefund:
+	case "":
+		problems = append(problems, "leg is required")
+	default:
+		problems = append(problems, fmt.Sprintf("leg %q is not DEBIT, CREDIT or REFUND", r.Leg))
+	}
+	if r.TransferID == "" {
+		problems = append(problems, "transferId is required")
+	} else if _, ok := RecordKey(r.TransferID); !ok {
+		problems = append(problems, "transferId is not a transfer id")
+	}
+	if r.AccountID == "" {
+		problems = append(problems, "accountId is required")
+	}
+	if r.Amount <= 0 {
+		problems = append(problems, "amount must be a positive integer in minor units")
+	}
+	if r.Currency == "" {
+		problems = append(problems, "currency is required")
+	}
+	if r.ExecutionArn == "" {
+		problems = append(problems, "executionArn is required")
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%w: %s", ErrInvalidLeg, strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// LedgerKey returns the partition key of a transfer's ledger entries.
+func LedgerKey(transferID string) string { return ledgerPrefix + transferID }
+
+func entryKey(transferID, leg string) map[string]ddbtypes.AttributeValue {
+	return map[string]ddbtypes.AttributeValue{"pk": stringAV(LedgerKey(transferID)), "sk": stringAV(leg)}
+}
+
+// ledgerAPI is the part of the DynamoDB client the ledger uses.
+type ledgerAPI interface {
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, optFns ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
+}
+
+// Ledger moves money between accounts: each leg is one DynamoDB transaction that changes a balance, writes the leg's
+// ledger entry and checks the transfer record. It is safe for concurrent use. Accounts are created and read, and
+// ledger entries listed, through Store.
+type Ledger struct {
+	db    ledgerAPI
+	table string
+}
+
+// NewLedger returns a Ledger on table.
+func NewLedger(db ledgerAPI, table string) *Ledger { return &Ledger{db: db, table: table} }
+
+// ApplyLeg applies one leg exactly once. The first call that commits writes the entry; every later call for the
+// same transfer and leg, concurrent or not, writes nothing and returns that stored entry with replayed true (or
+// ErrLegMismatch if it asks for a different account, amount or currency). A leg is applied only while the transfer
+// record is IN_PROGRESS with this transfer id and the leg's account, amount and currency; a CREDIT or REFUND also
+// needs the DEBIT, and CREDIT and REFUND exclude each other.
+//
+// The errors wrap ErrInvalidLeg, ErrLegMismatch, ErrTransferNotInProgress, ErrDebitNotApplied, ErrCreditApplied,
+// ErrRefundApplied, ErrAccountNotFound, ErrCurrencyMismatch, ErrInsufficientFunds, or ErrUnavailable (throttling,
+// transaction conflicts, faults: safe to retry). docs/ledger.md describes the transaction.
+func (l *Ledger) ApplyLeg(ctx context.Context, req LegRequest, now time.Time) (Entry, bool, error) {
+	if err := req.Validate(); err != nil {
+		return Entry{}, false, err
+	}
+	what := strings.ToLower(req.Leg) + " " + req.TransferID
+	for attempt := 1; ; attempt++ {
+		acct, found, err := readAccount(ctx, l.db, l.table, req.AccountID)
+		if err != nil {
+			return Entry{}, false, fmt.Errorf("%s: read account: %w", what, err)
+		}
+		entry, err := newEntry(req, acct, found, now)
+		if err != nil {
+			return Entry{}, false, fmt.Errorf("%s: %w", what, err)
+		}
+		in, err := l.legTransaction(req, entry, acct, now)
+		if err != nil {
+			return Entry{}, false, fmt.Errorf("%s: %w", what, err)
+		}
+		_, err = l.db.TransactWriteItems(ctx, in)
+		if err == nil {
+			return entry, false, nil
+		}
+		var tce *ddbtypes.TransactionCanceledException
+		if !errors.As(err, &tce) {
+			return Entry{}, false, fmt.Errorf("%s: %w", what, translate(err))
+		}
+		stored, replayed, retry, err := l.cancelled(ctx, req, acct, tce.CancellationReasons)
+		switch {
+		case replayed:
+			return stored, true, nil
+		case retry && attempt < maxVersionRetries:
+			continue
+		case retry:
+			return Entry{}, false, fmt.Errorf("%s: account %s changed %d times during the leg: %w", what, req.AccountID, attempt, ErrUnavailable)
+		}
+		return Entry{}, false, fmt.Errorf("%s: %w", what, err)
+	}
+}
+
+// newEntry is the entry the leg will write, with the balance it leaves on acct.
+func newEntry(req LegRequest, acct Account, found bool, now time.Time) (Entry, error) {
+	after := acct.Balance
+	if found {
+		switch req.Leg {
+		case LegDebit:
+			after -= req.Amount // below zero only if the balance is short; the transaction's guard then fails
+		default:
+			if acct.Balance > math.MaxInt64-req.Amount {
+				return Entry{}, fmt.Errorf("account %s: balance would overflow", req.AccountID)
+			}
+			after += req.Amount
+		}
+	}
+	return Entry{
+		PK: LedgerKey(req.TransferID), SK: req.Leg,
+		TransferID: req.TransferID, Leg: req.Leg, AccountID: req.AccountID,
+		Amount: req.Amount, Currency: req.Currency, BalanceAfter: after,
+		ExecutionArn: req.ExecutionArn, CreatedAt: now.UTC().Format(TimeLayout),
+	}, nil
+}
+
+// Positions of the items in a leg's transaction; CancellationReasons come back in the same order.
+const (
+	itemEntry  = 0 // Put of the leg's entry: attribute_not_exists(pk)
+	itemRecord = 1 // ConditionCheck of the transfer record
+	// For CREDIT and REFUND only:
+	itemDebit = 2 // ConditionCheck: the DEBIT entry exists
+	itemOther = 3 // ConditionCheck: the other of CREDIT/REFUND does not exist
+)
+
+// accountItem is the position of the account Update, the last item.
+func accountItem(leg string) int {
+	if leg == LegDebit {
+		return 2
+	}
+	return 4
+}
+
+// legTransaction builds the leg's TransactWriteItems. The account update is conditioned on the version that was
+// read, so the balanceAfter written in the entry is exactly the balance the update leaves.
+func (l *Ledger) legTransaction(req LegRequest, e Entry, acct Account, now time.Time) (*dynamodb.TransactWriteItemsInput, error) {
+	item, err := attributevalue.MarshalMap(e)
+	if err != nil {
+		return nil, fmt.Errorf("encode entry: %w", err)
+	}
+	recordPK, _ := RecordKey(req.TransferID)
+	role := "sourceAccountId"
+	if req.Leg == LegCredit {
+		role = "destinationAccountId"
+	}
+	allOld := ddbtypes.ReturnValuesOnConditionCheckFailureAllOld
+	table := aws.String(l.table)
+	items := []ddbtypes.TransactWriteItem{
+		{Put: &ddbtypes.Put{
+			TableName:                           table,
+			Item:                                item,
+			ConditionExpression:                 aws.String("attribute_not_exists(pk)"),
+			ReturnValuesOnConditionCheckFailure: allOld,
+		}},
+		{ConditionCheck: &ddbtypes.ConditionCheck{
+			TableName: table,
+			Key:       recordKey(recordPK),
+			ConditionExpression: aws.String("#status = :inProgress AND transferId = :transferId AND #role = :accountId" +
+				" AND amount = :amount AND currency = :currency"),
+			ExpressionAttributeNames: map[string]string{"#status": "status", "#role": role},
+			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
+				":inProgress": stringAV(StatusInProgress),
+				":transferId": stringAV(req.TransferID),
+				":accountId":  stringAV(req.AccountID),
+				":amount":     numberAV(req.Amount),
+				":currency":   stringAV(req.Currency),
+			},
+			ReturnValuesOnConditionCheckFailure: allOld,
+		}},
+	}
+	if req.Leg != LegDebit {
+		other := LegRefund
+		if req.Leg == LegRefund {
+			other = LegCredit
+		}
+		items = append(items,
+			ddbtypes.TransactWriteItem{ConditionCheck: &ddbtypes.ConditionCheck{
+				TableName:           table,
+				Key:                 entryKey(req.TransferID, LegDebit),
+				ConditionExpression: aws.String("attribute_exists(pk)"),
+			}},
+			ddbtypes.TransactWriteItem{ConditionCheck: &ddbtypes.ConditionCheck{
+				TableName:           table,
+				Key:                 entryKey(req.TransferID, other),
+				ConditionExpression: aws.String("attribute_not_exists(pk)"),
+			}},
+		)
+	}
+	cond := "attribute_exists(pk) AND currency = :currency AND version = :version"
+	values := map[string]ddbtypes.AttributeValue{
+		":currency": stringAV(req.Currency),
+		":version":  numberAV(acct.Version),
+		":next":     numberAV(acct.Version + 1),
+		":balance":  numberAV(e.BalanceAfter),
+		":now":      stringAV(now.UTC().Format(TimeLayout)),
+	}
+	if req.Leg == LegDebit {
+		cond += " AND balance >= :amount"
+		values[":amount"] = numberAV(req.Amount)
+	}
+	items = append(items, ddbtypes.TransactWriteItem{Update: &ddbtypes.Update{
+		TableName:                           table,
+		Key:                                 accountKey(req.AccountID),
+		UpdateExpression:                    aws.String("SET balance = :balance, version = :next, updatedAt = :now"),
+		ConditionExpression:                 aws.String(cond),
+		ExpressionAttributeValues:           values,
+		ReturnValuesOnConditionCheckFailure: allOld,
+	}})
+	return &dynamodb.TransactWriteItemsInput{TransactItems: items}, nil
+}
+
+// cancelled turns a cancelled leg transaction into its outcome, from the CancellationReasons alone where they say
+// it: the stored entry of a replay, a retry after a concurrent change of the account, or the error. The order of the
+// checks is the priority of the outcomes: a leg already written is a replay whatever else changed since.
+func (l *Ledger) cancelled(ctx context.Context, req LegRequest, read Account, reasons []ddbtypes.CancellationReason) (stored Entry, replayed, retry bool, err error) {
+	failed := func(i int) bool { return i < len(reasons) && aws.ToString(reasons[i].Code) == codeConditionFailed }
+	if failed(itemEntry) {
+		e, err := l.storedEntry(ctx, req, reasons[itemEntry].Item)
+		if err != nil {
+			return Entry{}, false, false, err
+		}
+		if e.AccountID != req.AccountID || e.Amount != req.Amount || e.Currency != req.Currency {
+			return Entry{}, false, false, fmt.Errorf("the %s entry already written is for %s %d %s: %w",
+				req.Leg, e.AccountID, e.Amount, e.Currency, ErrLegMismatch)
+		}
+		return e, true, false, nil
+	}
+	if failed(itemRecord) {
+		return Entry{}, false, false, recordOutcome(req, reasons[itemRecord].Item)
+	}
+	if req.Leg != LegDebit {
+		if failed(itemDebit) {
+			return Entry{}, false, false, ErrDebitNotApplied
+		}
+		if failed(itemOther) {
+			if req.Leg == LegCredit {
+				return Entry{}, false, false, ErrRefundApplied
+			}
+			return Entry{}, false, false, ErrCreditApplied
+		}
+	}
+	if i := accountItem(req.Leg); failed(i) {
+		acct, found, err := decodeAccount(reasons[i].Item)
+		switch {
+		case err != nil:
+			return Entry{}, false, false, err
+		case !found:
+			return Entry{}, false, false, fmt.Errorf("account %s: %w", req.AccountID, ErrAccountNotFound)
+		case acct.Currency != req.Currency:
+			return Entry{}, false, false, fmt.Errorf("account %s holds %s, not %s: %w", req.AccountID, acct.Currency, req.Currency, ErrCurrencyMismatch)
+		case acct.Version != read.Version:
+			return Entry{}, false, true, nil
+		case req.Leg == LegDebit && acct.Balance < req.Amount:
+			return Entry{}, false, false, fmt.Errorf("account %s: %w", req.AccountID, ErrInsufficientFunds)
+		}
+		return Entry{}, false, true, nil
+	}
+	codes := make([]string, len(reasons))
+	for i, r := range reasons {
+		codes[i] = aws.ToString(r.Code)
+	}
+	return Entry{}, false, false, fmt.Errorf("transaction cancelled [%s]: %w", strings.Join(codes, ", "), ErrUnavailable)
+}
+
+// recordOutcome explains a failed check of the transfer record from its ALL_OLD image (none: the record is gone).
+func recordOutcome(req LegRequest, item map[string]ddbtypes.AttributeValue) error {
+	if len(item) == 0 {
+		return fmt.Errorf("no transfer record: %w", ErrTransferNotInProgress)
+	}
+	var t Transfer
+	if err := attributevalue.UnmarshalMap(item, &t); err != nil {
+		return fmt.Errorf("decode transfer record: %w", err)
+	}
+	switch {
+	case t.TransferID != req.TransferID:
+		return fmt.Errorf("the record now belongs to another transfer: %w", ErrTransferNotInProgress)
+	case t.Status != StatusInProgress:
+		return fmt.Errorf("transfer is %s: %w", t.Status, ErrTransferNotInProgress)
+	}
+	account := t.SourceAccountID
+	if req.Leg == LegCredit {
+		account = t.DestinationAccountID
+	}
+	return fmt.Errorf("transfer is %s %d %s, leg asks %s %d %s: %w",
+		account, t.Amount, t.Currency, req.AccountID, req.Amount, req.Currency, ErrLegMismatch)
+}
+
+// storedEntry decodes the entry a replayed leg found, from the cancellation's ALL_OLD image, or, where the server
+// sent none, from a strongly consistent read.
+func (l *Ledger) storedEntry(ctx context.Context, req LegRequest, item map[string]ddbtypes.AttributeValue) (Entry, error) {
+	if len(item) == 0 {
+		out, err := l.db.GetItem(ctx, &dynamodb.GetItemInput{
+			TableName:      aws.String(l.table),
+			Key:            entryKey(req.TransferID, req.Leg),
+			ConsistentRead: aws.Bool(true),
+		})
+		if err != nil {
+			return Entry{}, fmt.Errorf("read stored entry: %w", translate(err))
+		}
+		if len(out.Item) == 0 {
+			return Entry{}, fmt.Errorf("stored entry vanished: %w", ErrUnavailable)
+		}
+		item = out.Item
+	}
+	var e Entry
+	if err := attributevalue.UnmarshalMap(item, &e); err != nil {
+		return Entry{}, fmt.Errorf("decode stored entry: %w", err)
+	}
+	return e, nil
+}
+
+// Entries returns a transfer's ledger entries (strongly consistent), in leg name order: CREDIT, DEBIT, REFUND.
+func (s *Store) Entries(ctx context.Context, transferID string) ([]Entry, error) {
+	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		KeyConditionExpression:    aws.String("pk = :pk"),
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":pk": stringAV(LedgerKey(transferID))},
+		ConsistentRead:            aws.Bool(true),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("ledger entries of %s: %w", transferID, translate(err))
+	}
+	var entries []Entry
+	if err := attributevalue.UnmarshalListOfMaps(out.Items, &entries); err != nil {
+		return nil, fmt.Errorf("ledger entries of %s: decode: %w", transferID, err)
+	}
+	return entries, nil
+}

@@ -1,0 +1,100 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// ErrLedgerDisagrees reports a settlement the ledger does not support: COMPLETED without a CREDIT, or FAILED with a
+// DEBIT that has no REFUND. The record is unchanged; the caller refunds (or completes) first.
+var ErrLedgerDisagrees = errors.New("ledger: the ledger does not agree with this settlement")
+
+// SettleTransfer moves an IN_PROGRESS transfer record to COMPLETED or FAILED (with failureCode), in one transaction
+// that also checks the ledger, so the status always agrees with the legs: COMPLETED needs the CREDIT (which itself
+// needs the DEBIT); FAILED needs no DEBIT, or a REFUND (which excludes a CREDIT). Once the record has left
+// IN_PROGRESS, no leg can be written for it, so the agreement holds for good.
+//
+// FAILED is tried as "no DEBIT" first and, if a DEBIT exists, as "REFUND exists"; each attempt is atomic. The errors
+// wrap ErrTransferNotInProgress (already settled, gone or reused), ErrLedgerDisagrees, or ErrUnavailable.
+func (l *Ledger) SettleTransfer(ctx context.Context, transferID, status, failureCode string, now time.Time) error {
+	what := "settle " + transferID
+	recordPK, ok := RecordKey(transferID)
+	if !ok {
+		return fmt.Errorf("%s: %w", what, ErrInvalidLeg)
+	}
+	switch status {
+	case StatusCompleted:
+		return l.settle(ctx, transferID, recordPK, status, "", now, LegCredit, true)
+	case StatusFailed:
+		if failureCode == "" {
+			return fmt.Errorf("%s: a failure code is required", what)
+		}
+		err := l.settle(ctx, transferID, recordPK, status, failureCode, now, LegDebit, false)
+		if !errors.Is(err, ErrLedgerDisagrees) {
+			return err
+		}
+		return l.settle(ctx, transferID, recordPK, status, failureCode, now, LegRefund, true)
+	default:
+		return fmt.Errorf("%s: status %q is not COMPLETED or FAILED", what, status)
+	}
+}
+
+// settle writes the record's terminal status if the entry of leg exists (exists true) or does not (false).
+func (l *Ledger) settle(ctx context.Context, transferID, recordPK, status, failureCode string, now time.Time, leg string, exists bool) error {
+	ts := now.UTC().Format(TimeLayout)
+	update := "SET #status = :status, updatedAt = :now, completedAt = :now REMOVE sweepShard"
+	values := map[string]ddbtypes.AttributeValue{
+		":inProgress": stringAV(StatusInProgress),
+		":transferId": stringAV(transferID),
+		":status":     stringAV(status),
+		":now":        stringAV(ts),
+	}
+	if failureCode != "" {
+		update = "SET #status = :status, failureCode = :code, updatedAt = :now, completedAt = :now REMOVE sweepShard"
+		values[":code"] = stringAV(failureCode)
+	}
+	legCond := "attribute_not_exists(pk)"
+	if exists {
+		legCond = "attribute_exists(pk)"
+	}
+	table := aws.String(l.table)
+	_, err := l.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
+		{Update: &ddbtypes.Update{
+			TableName:                           table,
+			Key:                                 recordKey(recordPK),
+			UpdateExpression:                    aws.String(update),
+			ConditionExpression:                 aws.String("#status = :inProgress AND transferId = :transferId"),
+			ExpressionAttributeNames:            map[string]string{"#status": "status"},
+			ExpressionAttributeValues:           values,
+			ReturnValuesOnConditionCheckFailure: ddbtypes.ReturnValuesOnConditionCheckFailureAllOld,
+		}},
+		{ConditionCheck: &ddbtypes.ConditionCheck{
+			TableName:           table,
+			Key:                 entryKey(transferID, leg),
+			ConditionExpression: aws.String(legCond),
+		}},
+	}})
+	if err == nil {
+		return nil
+	}
+	what := "settle " + transferID
+	var tce *ddbtypes.TransactionCanceledException
+	if !errors.As(err, &tce) {
+		return fmt.Errorf("%s: %w", what, translate(err))
+	}
+	reasons := tce.CancellationReasons
+	failed := func(i int) bool { return i < len(reasons) && aws.ToString(reasons[i].Code) == codeConditionFailed }
+	switch {
+	case failed(0):
+		return fmt.Errorf("%s: %w", what, recordOutcome(LegRequest{TransferID: transferID}, reasons[0].Item))
+	case failed(1):
+		return fmt.Errorf("%s %s: %w", what, status, ErrLedgerDisagrees)
+	}
+	return fmt.Errorf("%s: transaction cancelled: %w", what, ErrUnavailable)
+}

@@ -1,0 +1,207 @@
+package transfer
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/transferflow/orchestrator/internal/ddblocal"
+	"github.com/transferflow/orchestrator/internal/ledger"
+)
+
+var ledgerT0 = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+
+// ledgerEnv runs the debit and credit functions, through the Lambda runtime's handler adapter, on a fresh Dynoxide
+// table. Its clock moves a millisecond on every reading, so a later invocation writes a later time.
+type ledgerEnv struct {
+	db     *dynamodb.Client
+	table  string
+	ledger *ledger.Ledger
+	store  *ledger.Store
+	debit  lambda.Handler
+	credit lambda.Handler
+	ticks  atomic.Int64
+	n      atomic.Int64
+}
+
+func newLedgerEnv(t *testing.T) *ledgerEnv {
+	t.Helper()
+	srv, tables := ddblocal.StartWithTablesT(t)
+	db := ddblocal.NewClient(srv.URL, nil)
+	e := &ledgerEnv{db: db, table: tables["TransfersTable"]}
+	e.ledger = ledger.NewLedger(db, e.table)
+	e.store = ledger.NewStore(db, e.table)
+	// The functions are wired as functions/debit and functions/credit wire them; only the clock is replaced.
+	cfg := aws.Config{
+		Region:       "us-east-1",
+		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
+		BaseEndpoint: aws.String(srv.URL),
+	}
+	debit := NewDebitHandler(cfg, LedgerConfig{TableName: e.table}, discardLogger())
+	credit := NewCreditHandler(cfg, LedgerConfig{TableName: e.table}, discardLogger())
+	debit.Now, credit.Now = e.now, e.now
+	e.debit, e.credit = lambda.NewHandler(debit.Handle), lambda.NewHandler(credit.Handle)
+	return e
+}
+
+func (e *ledgerEnv) now() time.Time {
+	return ledgerT0.Add(time.Duration(e.ticks.Add(1)) * time.Millisecond)
+}
+
+func (e *ledgerEnv) account(t *testing.T, id, currency string, balance int64) {
+	t.Helper()
+	if _, err := e.store.CreateAccount(context.Background(), id, currency, balance, ledgerT0); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// transfer reserves an IN_PROGRESS transfer record, as the orchestrator does, and returns its id.
+func (e *ledgerEnv) transfer(t *testing.T, src, dst string, amount int64, currency string) string {
+	t.Helper()
+	id, err := ledger.NewTransferID(ledger.KeyHash("test", fmt.Sprintf("key-%d", e.n.Add(1))), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.reserve(t, id, src, dst, amount, currency)
+	return id
+}
+
+func (e *ledgerEnv) reserve(t *testing.T, id, src, dst string, amount int64, currency string) {
+	t.Helper()
+	rec := ledger.NewTransferRecord(ledger.Transfer{
+		TransferID: id, Scope: "test", SourceAccountID: src, DestinationAccountID: dst, Amount: amount, Currency: currency,
+		ExecutionArn: "arn:aws:states:us-east-1:123456789012:execution:TransferStateMachine:" + id,
+	}, ledgerT0, 0)
+	if _, created, err := e.store.Reserve(context.Background(), rec, ledgerT0); err != nil || !created {
+		t.Fatalf("reserve %s: created %v, %v", id, created, err)
+	}
+}
+
+// legInput is the task input the workflow sends for leg of the transfer rec.
+func legInput(rec ledger.Transfer, leg string) LegInput {
+	account := rec.SourceAccountID
+	if leg == ledger.LegCredit {
+		account = rec.DestinationAccountID
+	}
+	return LegInput{Leg: leg, TransferID: rec.TransferID, AccountID: account, Amount: rec.Amount, Currency: rec.Currency,
+		ExecutionArn: rec.ExecutionArn}
+}
+
+// invoke sends in to the function the workflow would call and returns the JSON the runtime would send back.
+func (e *ledgerEnv) invoke(ctx context.Context, in LegInput) ([]byte, error) {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return nil, err
+	}
+	h := e.credit
+	if in.Leg == ledger.LegDebit {
+		h = e.debit
+	}
+	// Invoke's result aliases a pooled buffer that the next invocation reuses (aws-lambda-go's jsonOutBuffer), so
+	// it is copied before another goroutine can invoke.
+	out, err := h.Invoke(ctx, b)
+	return bytes.Clone(out), err
+}
+
+// leg invokes leg of transfer id, which must succeed, and returns the result's JSON.
+func (e *ledgerEnv) leg(t *testing.T, id, leg string) []byte {
+	t.Helper()
+	out, err := e.invoke(context.Background(), legInput(e.record(t, id), leg))
+	if err != nil {
+		t.Fatalf("%s %s: %v", leg, id, err)
+	}
+	return out
+}
+
+func (e *ledgerEnv) record(t *testing.T, id string) ledger.Transfer {
+	t.Helper()
+	rec, err := e.store.GetTransfer(context.Background(), "test", id, ledgerT0)
+	if err != nil {
+		t.Fatalf("get transfer %s: %v", id, err)
+	}
+	return rec
+}
+
+func (e *ledgerEnv) accountNow(t *testing.T, id string) ledger.Account {
+	t.Helper()
+	a, err := e.store.GetAccount(context.Background(), id)
+	if err != nil {
+		t.Fatalf("account %s: %v", id, err)
+	}
+	return a
+}
+
+func (e *ledgerEnv) entries(t *testing.T, id string) map[string]ledger.Entry {
+	t.Helper()
+	list, err := e.store.Entries(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]ledger.Entry{}
+	for _, en := range list {
+		m[en.Leg] = en
+	}
+	return m
+}
+
+// markSettled sets the record's status as the state machine's MarkCompleted and MarkFailed states do: one
+// UpdateItem conditioned on IN_PROGRESS and the transfer id, without looking at the ledger.
+func (e *ledgerEnv) markSettled(t *testing.T, id, status string) {
+	t.Helper()
+	pk, _ := ledger.RecordKey(id)
+	_, err := e.db.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
+		TableName:                aws.String(e.table),
+		Key:                      map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: pk}, "sk": &ddbtypes.AttributeValueMemberS{Value: "TRANSFER"}},
+		ConditionExpression:      aws.String("#status = :inProgress AND transferId = :transferId"),
+		UpdateExpression:         aws.String("SET #status = :status REMOVE sweepShard"),
+		ExpressionAttributeNames: map[string]string{"#status": "status"},
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
+			":inProgress": &ddbtypes.AttributeValueMemberS{Value: ledger.StatusInProgress},
+			":transferId": &ddbtypes.AttributeValueMemberS{Value: id},
+			":status":     &ddbtypes.AttributeValueMemberS{Value: status},
+		},
+	})
+	if err != nil {
+		t.Fatalf("mark %s %s: %v", id, status, err)
+	}
+}
+
+func deleteRecord(table, pk string) *dynamodb.DeleteItemInput {
+	return &dynamodb.DeleteItemInput{
+		TableName: aws.String(table),
+		Key:       map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: pk}, "sk": &ddbtypes.AttributeValueMemberS{Value: "TRANSFER"}},
+	}
+}
+
+// scan returns the whole table, in key order, as one comparable string.
+func (e *ledgerEnv) scan(t *testing.T) string {
+	t.Helper()
+	out, err := e.db.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(e.table), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var items []map[string]any
+	if err := attributevalue.UnmarshalListOfMaps(out.Items, &items); err != nil {
+		t.Fatal(err)
+	}
+	lines := make([]string, len(items))
+	for i, it := range items {
+		b, _ := json.Marshal(it) // map keys are sorted
+		lines[i] = string(b)
+	}
+	slices.Sort(lines)
+	return strings.Join(lines, "\n")
+}

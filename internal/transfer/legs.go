@@ -1,0 +1,164 @@
+package transfer
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/transferflow/orchestrator/internal/ledger"
+)
+
+// LegInput is the task input the workflow sends to the debit and credit functions: which leg of which transfer, on
+// which account, for how much. Amount is a JSON integer in minor units of Currency.
+type LegInput struct {
+	Leg          string `json:"leg"`
+	TransferID   string `json:"transferId"`
+	AccountID    string `json:"accountId"`
+	Amount       int64  `json:"amount"`
+	Currency     string `json:"currency"`
+	ExecutionArn string `json:"executionArn"`
+}
+
+// legInputFields has LegInput's fields without its UnmarshalJSON.
+type legInputFields LegInput
+
+// UnmarshalJSON decodes strictly: one JSON object with no unknown fields, amount a JSON integer. Any other shape is
+// an *InvalidLegInput, which the Lambda runtime reports under that name. Field values are checked by Validate.
+func (in *LegInput) UnmarshalJSON(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var f legInputFields
+	if err := dec.Decode(&f); err != nil {
+		return &InvalidLegInput{Reason: "task input: " + err.Error()}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return &InvalidLegInput{Reason: "task input: unexpected data after the JSON object"}
+	}
+	*in = LegInput(f)
+	return nil
+}
+
+// Validate reports a missing field, an unknown leg, an amount outside 1 to MaxAmount, or an account id or currency
+// of the wrong shape as an *InvalidLegInput.
+func (in LegInput) Validate() error {
+	if err := in.request().Validate(); err != nil {
+		return &InvalidLegInput{Reason: err.Error()}
+	}
+	switch {
+	case !accountIDRe.MatchString(in.AccountID):
+		return &InvalidLegInput{Reason: "accountId must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -"}
+	case !currencyRe.MatchString(in.Currency):
+		return &InvalidLegInput{Reason: "currency must be three upper-case letters (ISO 4217)"}
+	case in.Amount > MaxAmount:
+		return &InvalidLegInput{Reason: fmt.Sprintf("amount must be at most %d", int64(MaxAmount))}
+	}
+	return nil
+}
+
+func (in LegInput) request() ledger.LegRequest {
+	return ledger.LegRequest{
+		TransferID: in.TransferID, Leg: in.Leg, AccountID: in.AccountID,
+		Amount: in.Amount, Currency: in.Currency, ExecutionArn: in.ExecutionArn,
+	}
+}
+
+// LegResult is a leg's ledger entry as the functions return it. It is built from the stored entry, so a leg invoked
+// again returns exactly what it returned the first time.
+type LegResult struct {
+	TransferID   string `json:"transferId"`
+	Leg          string `json:"leg"`
+	AccountID    string `json:"accountId"`
+	Amount       int64  `json:"amount"`
+	Currency     string `json:"currency"`
+	BalanceAfter int64  `json:"balanceAfter"`
+	ExecutionArn string `json:"executionArn"`
+	CreatedAt    string `json:"createdAt"`
+}
+
+func newLegResult(e ledger.Entry) LegResult {
+	return LegResult{
+		TransferID: e.TransferID, Leg: e.Leg, AccountID: e.AccountID, Amount: e.Amount, Currency: e.Currency,
+		BalanceAfter: e.BalanceAfter, ExecutionArn: e.ExecutionArn, CreatedAt: e.CreatedAt,
+	}
+}
+
+// legApplier applies one leg of a transfer exactly once (*ledger.Ledger satisfies it). It returns the stored entry,
+// whether it was already written, and errors wrapping the ledger's sentinels.
+type legApplier interface {
+	ApplyLeg(ctx context.Context, req ledger.LegRequest, now time.Time) (ledger.Entry, bool, error)
+}
+
+// Debit is the debit function: it applies a transfer's DEBIT leg to the source account.
+type Debit struct {
+	Ledger legApplier
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// Handle applies the DEBIT leg in. It returns the leg's entry (the first one written, on every repeat) or one of the
+// workflow error types, unwrapped.
+func (d *Debit) Handle(ctx context.Context, in LegInput) (LegResult, error) {
+	if in.Leg != ledger.LegDebit {
+		return LegResult{}, &InvalidLegInput{Reason: fmt.Sprintf("the debit function applies DEBIT legs, not %q", in.Leg)}
+	}
+	return applyLeg(ctx, d.Ledger, d.Now(), d.Logger, in)
+}
+
+// Credit is the credit function: it applies a transfer's CREDIT leg to the destination account, or its compensating
+// REFUND leg to the source account.
+type Credit struct {
+	Ledger legApplier
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// Handle applies the CREDIT or REFUND leg in. It returns the leg's entry (the first one written, on every repeat) or
+// one of the workflow error types, unwrapped.
+func (c *Credit) Handle(ctx context.Context, in LegInput) (LegResult, error) {
+	if in.Leg != ledger.LegCredit && in.Leg != ledger.LegRefund {
+		return LegResult{}, &InvalidLegInput{Reason: fmt.Sprintf("the credit function applies CREDIT and REFUND legs, not %q", in.Leg)}
+	}
+	return applyLeg(ctx, c.Ledger, c.Now(), c.Logger, in)
+}
+
+func applyLeg(ctx context.Context, l legApplier, now time.Time, logger *slog.Logger, in LegInput) (LegResult, error) {
+	if err := in.Validate(); err != nil {
+		return LegResult{}, err
+	}
+	e, replayed, err := l.ApplyLeg(ctx, in.request(), now)
+	if err != nil {
+		return LegResult{}, legError(in, err)
+	}
+	logger.InfoContext(ctx, "leg applied", "transferId", in.TransferID, "leg", in.Leg, "replayed", replayed)
+	return newLegResult(e), nil
+}
+
+// legError turns a ledger error into the workflow error type the state machine matches. Errors of no known class
+// are treated as transient: every leg is idempotent, so a retry is always safe.
+func legError(in LegInput, err error) error {
+	switch {
+	case errors.Is(err, ledger.ErrInvalidLeg), errors.Is(err, ledger.ErrLegMismatch):
+		return &InvalidLegInput{Reason: err.Error()}
+	case errors.Is(err, ledger.ErrTransferNotInProgress):
+		return &TransferNotInProgress{TransferID: in.TransferID, Leg: in.Leg, Reason: err.Error()}
+	case errors.Is(err, ledger.ErrDebitNotApplied):
+		return &DebitNotApplied{TransferID: in.TransferID, Leg: in.Leg}
+	case errors.Is(err, ledger.ErrCreditApplied):
+		return &CreditAlreadyApplied{TransferID: in.TransferID}
+	case errors.Is(err, ledger.ErrRefundApplied):
+		return &RefundAlreadyApplied{TransferID: in.TransferID}
+	case errors.Is(err, ledger.ErrAccountNotFound):
+		return &AccountNotFound{TransferID: in.TransferID, AccountID: in.AccountID}
+	case errors.Is(err, ledger.ErrCurrencyMismatch):
+		return &CurrencyMismatch{TransferID: in.TransferID, AccountID: in.AccountID, Currency: in.Currency}
+	case errors.Is(err, ledger.ErrInsufficientFunds):
+		return &InsufficientFunds{TransferID: in.TransferID, AccountID: in.AccountID}
+	default:
+		return &TransientError{TransferID: in.TransferID, Leg: in.Leg, Err: err}
+	}
+}

@@ -1,0 +1,193 @@
+package transfer
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/transferflow/orchestrator/internal/ledger"
+)
+
+const validTransferID = "tr_aaaaaaaaaaaaaaaaaaaaaaaaaabbbbbbbbbbbbbbbb"
+
+// applierFunc adapts a function to legApplier.
+type applierFunc func(ctx context.Context, req ledger.LegRequest, now time.Time) (ledger.Entry, bool, error)
+
+func (f applierFunc) ApplyLeg(ctx context.Context, req ledger.LegRequest, now time.Time) (ledger.Entry, bool, error) {
+	return f(ctx, req, now)
+}
+
+// countingApplier fails the test's expectations if called when it should not be; calls counts the calls.
+type countingApplier struct {
+	calls int
+	err   error
+}
+
+func (c *countingApplier) ApplyLeg(_ context.Context, req ledger.LegRequest, now time.Time) (ledger.Entry, bool, error) {
+	c.calls++
+	if c.err != nil {
+		return ledger.Entry{}, false, c.err
+	}
+	return ledger.Entry{TransferID: req.TransferID, Leg: req.Leg, AccountID: req.AccountID, Amount: req.Amount,
+		Currency: req.Currency, ExecutionArn: req.ExecutionArn, CreatedAt: now.Format(ledger.TimeLayout)}, false, nil
+}
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+func payload(leg string, amount string) string {
+	return fmt.Sprintf(`{"leg":%q,"transferId":%q,"accountId":"acc-alice","amount":%s,"currency":"EUR","executionArn":"arn:aws:states:us-east-1:123456789012:execution:transfer:x"}`,
+		leg, validTransferID, amount)
+}
+
+// TestMalformedInputIsInvalidLegInput sends task inputs through the Lambda runtime's own handler adapter, as Step
+// Functions would: each is refused as InvalidLegInput (the name the runtime reports), and nothing is applied.
+func TestMalformedInputIsInvalidLegInput(t *testing.T) {
+	tests := []struct {
+		name    string
+		credit  bool
+		payload string
+		reason  string
+	}{
+		{"fractional amount", false, payload("DEBIT", "12.5"), "cannot unmarshal number 12.5"},
+		{"amount as a string", false, payload("DEBIT", `"12"`), "cannot unmarshal string"},
+		{"amount in exponent form", false, payload("DEBIT", "1e3"), "cannot unmarshal number 1e3"},
+		{"zero amount", false, payload("DEBIT", "0"), "amount must be a positive integer"},
+		{"negative amount", true, payload("CREDIT", "-5"), "amount must be a positive integer"},
+		{"unknown leg", true, payload("CHARGEBACK", "5"), `applies CREDIT and REFUND legs, not "CHARGEBACK"`},
+		{"credit sent to the debit function", false, payload("CREDIT", "5"), `applies DEBIT legs, not "CREDIT"`},
+		{"debit sent to the credit function", true, payload("DEBIT", "5"), `applies CREDIT and REFUND legs, not "DEBIT"`},
+		{"unknown field", false, strings.Replace(payload("DEBIT", "5"), `"leg"`, `"memo":"x","leg"`, 1), `unknown field "memo"`},
+		{"missing fields", true, `{"leg":"REFUND","amount":5}`, "transferId is required; accountId is required; currency is required; executionArn is required"},
+		{"bad transfer id", false, strings.Replace(payload("DEBIT", "5"), validTransferID, "tr_nope", 1), "transferId is not a transfer id"},
+		{"not an object", true, `[1,2]`, "cannot unmarshal array"},
+		{"amount over the maximum", false, payload("DEBIT", "100000000001"), "amount must be at most 100000000000"},
+		{"lower-case currency", true, strings.Replace(payload("REFUND", "5"), `"EUR"`, `"eur"`, 1), "currency must be three upper-case letters"},
+		{"account id with a slash", true, strings.Replace(payload("CREDIT", "5"), "acc-alice", "acc/alice", 1), "accountId must be 1 to 64 characters"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := &countingApplier{}
+			var h lambda.Handler
+			if tt.credit {
+				h = lambda.NewHandler((&Credit{Ledger: fake, Now: time.Now, Logger: discardLogger()}).Handle)
+			} else {
+				h = lambda.NewHandler((&Debit{Ledger: fake, Now: time.Now, Logger: discardLogger()}).Handle)
+			}
+			_, err := h.Invoke(context.Background(), []byte(tt.payload))
+			if err == nil {
+				t.Fatal("invoke succeeded, want InvalidLegInput")
+			}
+			if got := lambdaErrorType(err); got != "InvalidLegInput" {
+				t.Fatalf("error type = %q (%v), want InvalidLegInput", got, err)
+			}
+			if !strings.Contains(err.Error(), tt.reason) {
+				t.Errorf("error = %q, want it to say %q", err, tt.reason)
+			}
+			if fake.calls != 0 {
+				t.Errorf("the ledger was called %d times, want 0", fake.calls)
+			}
+		})
+	}
+}
+
+// TestLedgerErrorsBecomeWorkflowErrors checks the translation of each ledger outcome into the unwrapped type the
+// state machine matches, whatever context the ledger wrapped around it.
+func TestLedgerErrorsBecomeWorkflowErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		leg  string
+		err  error
+		want string
+	}{
+		{"insufficient funds", "DEBIT", ledger.ErrInsufficientFunds, "InsufficientFunds"},
+		{"account not found", "CREDIT", ledger.ErrAccountNotFound, "AccountNotFound"},
+		{"currency mismatch", "DEBIT", ledger.ErrCurrencyMismatch, "CurrencyMismatch"},
+		{"fenced", "REFUND", ledger.ErrTransferNotInProgress, "TransferNotInProgress"},
+		{"no debit", "CREDIT", ledger.ErrDebitNotApplied, "DebitNotApplied"},
+		{"refund after credit", "REFUND", ledger.ErrCreditApplied, "CreditAlreadyApplied"},
+		{"credit after refund", "CREDIT", ledger.ErrRefundApplied, "RefundAlreadyApplied"},
+		{"mismatch", "CREDIT", ledger.ErrLegMismatch, "InvalidLegInput"},
+		{"unavailable", "DEBIT", ledger.ErrUnavailable, "TransientError"},
+		{"deadline", "DEBIT", context.DeadlineExceeded, "TransientError"},
+		{"unclassified", "DEBIT", errors.New("decode stored entry: boom"), "TransientError"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := &countingApplier{err: fmt.Errorf("%s %s: %w", strings.ToLower(tt.leg), validTransferID, tt.err)}
+			in := LegInput{Leg: tt.leg, TransferID: validTransferID, AccountID: "acc", Amount: 5, Currency: "EUR", ExecutionArn: "arn"}
+			var err error
+			if tt.leg == "DEBIT" {
+				_, err = (&Debit{Ledger: fake, Now: time.Now, Logger: discardLogger()}).Handle(context.Background(), in)
+			} else {
+				_, err = (&Credit{Ledger: fake, Now: time.Now, Logger: discardLogger()}).Handle(context.Background(), in)
+			}
+			if got := lambdaErrorType(err); got != tt.want {
+				t.Fatalf("error type = %q (%v), want %q", got, err, tt.want)
+			}
+			if _, ok := workflowErrors[tt.want]; !ok {
+				t.Errorf("%s is not a workflow error", tt.want)
+			}
+		})
+	}
+}
+
+// TestHandleLogsWithoutBalances checks the success log: transferId, leg and replayed, and no balance or payload.
+func TestHandleLogsWithoutBalances(t *testing.T) {
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewJSONHandler(&buf, nil))
+	fake := applierFunc(func(_ context.Context, req ledger.LegRequest, _ time.Time) (ledger.Entry, bool, error) {
+		return ledger.Entry{TransferID: req.TransferID, Leg: req.Leg, AccountID: req.AccountID, Amount: req.Amount, BalanceAfter: 987654}, true, nil
+	})
+	in := LegInput{Leg: "REFUND", TransferID: validTransferID, AccountID: "acc", Amount: 5, Currency: "EUR", ExecutionArn: "arn"}
+	res, err := (&Credit{Ledger: fake, Now: time.Now, Logger: logger}).Handle(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.BalanceAfter != 987654 {
+		t.Errorf("result balanceAfter = %d, want 987654 from the entry", res.BalanceAfter)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &rec); err != nil {
+		t.Fatalf("log %q: %v", buf.String(), err)
+	}
+	if rec["transferId"] != validTransferID || rec["leg"] != "REFUND" || rec["replayed"] != true {
+		t.Errorf("log = %v, want transferId, leg and replayed", rec)
+	}
+	if strings.Contains(buf.String(), "987654") {
+		t.Errorf("log %q contains the balance", buf.String())
+	}
+}
+
+func TestLoadLedgerConfig(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     map[string]string
+		want    LedgerConfig
+		wantErr string
+	}{
+		{"table set", map[string]string{"TABLE_NAME": "transfers"}, LedgerConfig{TableName: "transfers"}, ""},
+		{"table missing", map[string]string{}, LedgerConfig{}, "TABLE_NAME is required"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := LoadLedgerConfig(func(k string) string { return tt.env[k] })
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("got %+v, %v; want %+v", got, err, tt.want)
+			}
+		})
+	}
+}
