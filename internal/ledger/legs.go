@@ -210,7 +210,7 @@ func newEntry(req LegRequest, acct Account, found bool, now time.Time) (Entry, e
 // Positions of the items in a leg's transaction; CancellationReasons come back in the same order.
 const (
 	itemEntry  = 0 // Put of the leg's entry: attribute_not_exists(pk)
-	itemRecord = 1 // ConditionCheck of the transfer record
+	itemRecord = 1 // Update of the transfer record: its condition fences the leg, ADD legs records it
 	// For CREDIT and REFUND only:
 	itemDebit = 2 // ConditionCheck: the DEBIT entry exists
 	itemOther = 3 // ConditionCheck: the other of CREDIT/REFUND does not exist
@@ -245,9 +245,12 @@ func (l *Ledger) legTransaction(req LegRequest, e Entry, acct Account, now time.
 			ConditionExpression:                 aws.String("attribute_not_exists(pk)"),
 			ReturnValuesOnConditionCheckFailure: allOld,
 		}},
-		{ConditionCheck: &ddbtypes.ConditionCheck{
-			TableName: table,
-			Key:       recordKey(recordPK),
+		// The record records the leg too (ADD legs), so the workflow's single-item status updates can check the
+		// ledger through the record: COMPLETED needs CREDIT in legs, FAILED needs no DEBIT or a REFUND.
+		{Update: &ddbtypes.Update{
+			TableName:        table,
+			Key:              recordKey(recordPK),
+			UpdateExpression: aws.String("ADD legs :leg"),
 			ConditionExpression: aws.String("#status = :inProgress AND transferId = :transferId AND #role = :accountId" +
 				" AND amount = :amount AND currency = :currency"),
 			ExpressionAttributeNames: map[string]string{"#status": "status", "#role": role},
@@ -257,6 +260,7 @@ func (l *Ledger) legTransaction(req LegRequest, e Entry, acct Account, now time.
 				":accountId":  stringAV(req.AccountID),
 				":amount":     numberAV(req.Amount),
 				":currency":   stringAV(req.Currency),
+				":leg":        &ddbtypes.AttributeValueMemberSS{Value: []string{req.Leg}},
 			},
 			ReturnValuesOnConditionCheckFailure: allOld,
 		}},

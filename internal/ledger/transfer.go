@@ -44,8 +44,8 @@ const idAlphabet = "abcdefghijklmnopqrstuvwxyz234567"
 
 var idEncoding = base32.NewEncoding(idAlphabet).WithPadding(base32.NoPadding)
 
-// Transfer is the transfer record. It is written once, complete, by Reserve; afterwards only the workflow's status
-// updates and the reconciler change it.
+// Transfer is the transfer record. Reserve writes it once, complete; afterwards each ledger leg adds itself to Legs,
+// and the workflow's status updates or the reconciler settle it.
 type Transfer struct {
 	PK                   string `dynamodbav:"pk"`
 	SK                   string `dynamodbav:"sk"`
@@ -65,6 +65,9 @@ type Transfer struct {
 	CompletedAt          string `dynamodbav:"completedAt,omitempty"`
 	FailureCode          string `dynamodbav:"failureCode,omitempty"`
 	FailureMessage       string `dynamodbav:"failureMessage,omitempty"`
+	// Legs lists the ledger legs applied so far (DEBIT, CREDIT, REFUND), added by each leg's own transaction, so the
+	// record always agrees with the ledger and single-item status updates can check it.
+	Legs []string `dynamodbav:"legs,stringset,omitempty"`
 	// ExpiresAt is the TTL attribute (Unix seconds); 0 keeps the record forever.
 	ExpiresAt int64 `dynamodbav:"expiresAt,omitempty"`
 	// SweepShard is set only while IN_PROGRESS; it keys the sparse InProgress index the reconciler's sweep reads.
