@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,7 +19,9 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/transferflow/orchestrator/internal/ddblocal"
@@ -70,8 +73,13 @@ func (f *fakeSFN) setFault(fn func(call int64) sfnFault) {
 }
 
 func (f *fakeSFN) serve(w http.ResponseWriter, r *http.Request) {
-	if r.Header.Get("X-Amz-Target") != "AWSStepFunctions.StartExecution" {
-		writeSFNError(w, "UnknownOperationException", "only StartExecution is served")
+	switch r.Header.Get("X-Amz-Target") {
+	case "AWSStepFunctions.StartExecution":
+	case "AWSStepFunctions.GetExecutionHistory":
+		f.serveHistory(w, r)
+		return
+	default:
+		writeSFNError(w, "UnknownOperationException", "only StartExecution and GetExecutionHistory are served")
 		return
 	}
 	var in struct{ StateMachineArn, Name, Input string }
@@ -115,6 +123,41 @@ func (f *fakeSFN) serve(w http.ResponseWriter, r *http.Request) {
 	arn := transfer.ExecutionArn(in.StateMachineArn, in.Name)
 	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
 	fmt.Fprintf(w, `{"executionArn":%q,"startDate":%d}`, arn, time.Now().Unix())
+}
+
+// serveHistory answers GetExecutionHistory for an execution this fake created, from testdata/history-page*.json:
+// the first page without a token, the second with the first page's nextToken.
+func (f *fakeSFN) serveHistory(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		ExecutionArn string `json:"executionArn"`
+		NextToken    string `json:"nextToken"`
+		MaxResults   int    `json:"maxResults"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		writeSFNError(w, "ValidationException", err.Error())
+		return
+	}
+	name := in.ExecutionArn[strings.LastIndex(in.ExecutionArn, ":")+1:]
+	if f.input(name) == "" {
+		writeSFNError(w, "ExecutionDoesNotExist", "Execution Does Not Exist: '"+in.ExecutionArn+"'")
+		return
+	}
+	page := "testdata/history-page1.json"
+	switch in.NextToken {
+	case "":
+	case "page-2":
+		page = "testdata/history-page2.json"
+	default:
+		writeSFNError(w, "InvalidToken", "Invalid Token: '"+in.NextToken+"'")
+		return
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		writeSFNError(w, "InternalError", err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+	_, _ = w.Write(b)
 }
 
 func (f *fakeSFN) input(name string) string {
@@ -238,6 +281,9 @@ func newHarness(t *testing.T, opts ...harnessOption) *harness {
 	h.h = transfer.NewOrchestratorHandler(cfg, c, slog.New(slog.NewJSONHandler(&syncWriter{w: h.logs}, nil)))
 	h.h.Store = ledger.NewStore(h.db, h.table)
 	h.h.SFN = sfnClient
+	h.h.History = sfnClient
+	h.h.Legs = h.h.Store.(*ledger.Store)
+	h.h.Accounts = h.h.Store.(*ledger.Store)
 	h.h.Now = h.clock.Now
 	return h
 }
@@ -296,6 +342,26 @@ func (h *harness) items() int {
 		h.t.Fatal(err)
 	}
 	return int(out.Count)
+}
+
+// records reads every transfer record in the table.
+func (h *harness) records() []ledger.Transfer {
+	h.t.Helper()
+	out, err := h.db.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(h.table)})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	var recs []ledger.Transfer
+	for _, item := range out.Items {
+		if sk, ok := item["sk"].(*ddbtypes.AttributeValueMemberS); ok && sk.Value == "TRANSFER" {
+			var r ledger.Transfer
+			if err := attributevalue.UnmarshalMap(item, &r); err != nil {
+				h.t.Fatal(err)
+			}
+			recs = append(recs, r)
+		}
+	}
+	return recs
 }
 
 // decode unmarshals a response body into v.

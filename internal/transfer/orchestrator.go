@@ -38,6 +38,9 @@ type executionStarter interface {
 type Orchestrator struct {
 	Store           transferStore
 	SFN             executionStarter
+	History         historyReader
+	Legs            entryLister
+	Accounts        accountReader
 	StateMachineArn string
 	// TTL is how long a transfer record, and so its Idempotency-Key, lives; 0 keeps it forever.
 	TTL time.Duration
@@ -49,6 +52,11 @@ type Orchestrator struct {
 	Now          func() time.Time
 	Random       io.Reader
 	Logger       *slog.Logger
+}
+
+// knownResources are the API's resources; another method on one of them is 405.
+var knownResources = map[string]bool{
+	"/transfers": true, "/transfers/{transferId}": true, "/transfers/{transferId}/history": true, "/accounts/{accountId}": true,
 }
 
 // Handle serves one API Gateway proxy request. Every failure is an HTTP answer; the returned error is always nil, so
@@ -64,7 +72,11 @@ func (o *Orchestrator) route(ctx context.Context, req events.APIGatewayProxyRequ
 		return o.submit(ctx, req)
 	case resource == "/transfers/{transferId}" && req.HTTPMethod == http.MethodGet:
 		return o.get(ctx, req)
-	case resource == "/transfers" || resource == "/transfers/{transferId}":
+	case resource == "/transfers/{transferId}/history" && req.HTTPMethod == http.MethodGet:
+		return o.history(ctx, req)
+	case resource == "/accounts/{accountId}" && req.HTTPMethod == http.MethodGet:
+		return o.account(ctx, req)
+	case knownResources[resource]:
 		return apigw.ProblemResponse(apigw.NewProblem(http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED",
 			fmt.Sprintf("%s is not allowed on %s", req.HTTPMethod, resource)))
 	default:

@@ -16,9 +16,14 @@ import (
 // AWS_ENDPOINT_URL_DYNAMODB and AWS_ENDPOINT_URL_SFN) and the function's configuration. Both
 // functions/orchestrator and the local stack call it.
 func NewOrchestratorHandler(cfg aws.Config, c Config, logger *slog.Logger) *Orchestrator {
+	store := ledger.NewStore(dynamodb.NewFromConfig(cfg), c.TableName)
+	sfnClient := sfn.NewFromConfig(cfg)
 	return &Orchestrator{
-		Store:             ledger.NewStore(dynamodb.NewFromConfig(cfg), c.TableName),
-		SFN:               sfn.NewFromConfig(cfg),
+		Store:             store,
+		SFN:               sfnClient,
+		History:           sfnClient,
+		Legs:              store,
+		Accounts:          store,
 		StateMachineArn:   c.StateMachineArn,
 		TTL:               c.IdempotencyTTL,
 		ReservationWindow: c.ReservationWindow,

@@ -1,0 +1,181 @@
+package transfer
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"reflect"
+	"strconv"
+	"time"
+	"unicode"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
+
+	"github.com/transferflow/orchestrator/internal/apigw"
+	"github.com/transferflow/orchestrator/internal/ledger"
+)
+
+// historyReader reads an execution's history (the Step Functions client satisfies it).
+type historyReader interface {
+	GetExecutionHistory(ctx context.Context, in *sfn.GetExecutionHistoryInput, optFns ...func(*sfn.Options)) (*sfn.GetExecutionHistoryOutput, error)
+}
+
+// entryLister lists a transfer's ledger entries.
+type entryLister interface {
+	Entries(ctx context.Context, transferID string) ([]ledger.Entry, error)
+}
+
+// accountReader reads an account.
+type accountReader interface {
+	GetAccount(ctx context.Context, accountID string) (ledger.Account, error)
+}
+
+const (
+	defaultHistoryPage = 100
+	maxHistoryPage     = 1000
+)
+
+// History is the audit trail of a transfer: its execution's history events, in Step Functions' own JSON shape, and
+// its ledger legs.
+type History struct {
+	TransferID   string           `json:"transferId"`
+	ExecutionArn string           `json:"executionArn"`
+	Events       []map[string]any `json:"events"`
+	Ledger       []LegResult      `json:"ledger"`
+	NextToken    string           `json:"nextToken,omitempty"`
+}
+
+// AccountView is an account as GET /accounts/{accountId} shows it.
+type AccountView struct {
+	AccountID string `json:"accountId"`
+	Balance   int64  `json:"balance"`
+	Currency  string `json:"currency"`
+	Version   int64  `json:"version"`
+	UpdatedAt string `json:"updatedAt"`
+}
+
+func (o *Orchestrator) history(ctx context.Context, req events.APIGatewayProxyRequest) apigw.Response {
+	id := req.PathParameters["transferId"]
+	maxResults := defaultHistoryPage
+	if v, ok := req.QueryStringParameters["maxResults"]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxHistoryPage {
+			p := apigw.NewProblem(http.StatusBadRequest, "VALIDATION_ERROR", "maxResults must be an integer from 1 to 1000")
+			p.Errors = []FieldError{{Field: "maxResults", Message: "must be an integer from 1 to 1000"}}
+			return apigw.ProblemResponse(p)
+		}
+		maxResults = n
+	}
+	t, err := o.Store.GetTransfer(ctx, apigw.CallerScope(req), id, o.Now())
+	switch {
+	case errors.Is(err, ledger.ErrNotFound):
+		return problem(http.StatusNotFound, "TRANSFER_NOT_FOUND", "no transfer with this id")
+	case err != nil:
+		return o.dependency(ctx, "get transfer", err, 1, "transferId", id)
+	}
+	h := History{TransferID: t.TransferID, ExecutionArn: t.ExecutionArn, Events: []map[string]any{}, Ledger: []LegResult{}}
+	in := &sfn.GetExecutionHistoryInput{ExecutionArn: aws.String(t.ExecutionArn), MaxResults: int32(maxResults)}
+	if tok := req.QueryStringParameters["nextToken"]; tok != "" {
+		in.NextToken = aws.String(tok)
+	}
+	out, err := o.History.GetExecutionHistory(ctx, in)
+	var missing *sfntypes.ExecutionDoesNotExist
+	var badToken *sfntypes.InvalidToken
+	switch {
+	case errors.As(err, &missing):
+		// The workflow never started (an orphan): the trail is the record and the (empty) ledger.
+	case errors.As(err, &badToken):
+		return problem(http.StatusBadRequest, "VALIDATION_ERROR", "nextToken is not valid")
+	case err != nil:
+		return o.dependency(ctx, "get execution history", err, 1, "transferId", id)
+	default:
+		for _, ev := range out.Events {
+			h.Events = append(h.Events, wireShape(reflect.ValueOf(ev)).(map[string]any))
+		}
+		h.NextToken = aws.ToString(out.NextToken)
+	}
+	entries, err := o.Legs.Entries(ctx, t.TransferID)
+	if err != nil {
+		return o.dependency(ctx, "ledger entries", err, 1, "transferId", id)
+	}
+	for _, e := range entries {
+		h.Ledger = append(h.Ledger, newLegResult(e))
+	}
+	return apigw.JSON(http.StatusOK, h)
+}
+
+func (o *Orchestrator) account(ctx context.Context, req events.APIGatewayProxyRequest) apigw.Response {
+	id := req.PathParameters["accountId"]
+	if !accountIDRe.MatchString(id) {
+		return problem(http.StatusNotFound, "ACCOUNT_NOT_FOUND", "no account with this id")
+	}
+	a, err := o.Accounts.GetAccount(ctx, id)
+	switch {
+	case errors.Is(err, ledger.ErrNotFound):
+		return problem(http.StatusNotFound, "ACCOUNT_NOT_FOUND", "no account with this id")
+	case err != nil:
+		return o.dependency(ctx, "get account", err, 1, "accountId", id)
+	}
+	return apigw.JSON(http.StatusOK, AccountView{AccountID: a.AccountID, Balance: a.Balance, Currency: a.Currency, Version: a.Version, UpdatedAt: a.UpdatedAt})
+}
+
+var timeType = reflect.TypeOf(time.Time{})
+
+// wireShape renders an aws-sdk-go-v2 Step Functions value as the service's JSON: exported fields in lowerCamel
+// case (Id → id, TaskScheduledEventDetails → taskScheduledEventDetails), nil fields left out, timestamps as epoch
+// seconds with milliseconds, as GetExecutionHistory returns them on the wire.
+func wireShape(v reflect.Value) any {
+	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+		if v.IsNil() {
+			return nil
+		}
+		v = v.Elem()
+	}
+	if v.Type() == timeType {
+		t := v.Interface().(time.Time)
+		return float64(t.UnixMilli()) / 1000
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		m := map[string]any{}
+		for i := 0; i < v.NumField(); i++ {
+			f := v.Type().Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			fv := v.Field(i)
+			if (fv.Kind() == reflect.Pointer || fv.Kind() == reflect.Slice || fv.Kind() == reflect.Map) && fv.IsNil() {
+				continue
+			}
+			if fv.Kind() == reflect.String && fv.Len() == 0 && fv.Type() != reflect.TypeOf("") {
+				continue // an unset enum
+			}
+			m[lowerFirst(f.Name)] = wireShape(fv)
+		}
+		return m
+	case reflect.Slice:
+		s := make([]any, v.Len())
+		for i := range s {
+			s[i] = wireShape(v.Index(i))
+		}
+		return s
+	case reflect.String:
+		return v.String()
+	case reflect.Bool:
+		return v.Bool()
+	case reflect.Int, reflect.Int32, reflect.Int64:
+		return v.Int()
+	case reflect.Float32, reflect.Float64:
+		return v.Float()
+	}
+	return nil
+}
+
+func lowerFirst(s string) string {
+	r := []rune(s)
+	r[0] = unicode.ToLower(r[0])
+	return string(r)
+}
