@@ -187,20 +187,12 @@ func (s *Store) GetTransfer(ctx context.Context, scope, transferID string, now t
 	if !ok {
 		return Transfer{}, ErrNotFound
 	}
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      aws.String(s.table),
-		Key:            recordKey(pk),
-		ConsistentRead: aws.Bool(true),
-	})
+	t, err := s.getRecordByKey(ctx, pk)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return Transfer{}, fmt.Errorf("get transfer %s: %w", transferID, err)
+	}
 	if err != nil {
-		return Transfer{}, fmt.Errorf("get transfer %s: %w", transferID, translate(err))
-	}
-	if out.Item == nil {
 		return Transfer{}, ErrNotFound
-	}
-	var t Transfer
-	if err := attributevalue.UnmarshalMap(out.Item, &t); err != nil {
-		return Transfer{}, fmt.Errorf("get transfer %s: decode: %w", transferID, err)
 	}
 	if t.TransferID != transferID || t.Scope != scope || t.Expired(now) {
 		return Transfer{}, ErrNotFound

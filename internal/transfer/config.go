@@ -76,3 +76,41 @@ func LoadLedgerConfig(getenv func(string) string) (LedgerConfig, error) {
 	}
 	return c, nil
 }
+
+// ReconcilerConfig is the timeout reconciler's configuration.
+type ReconcilerConfig struct {
+	TableName       string
+	StateMachineArn string
+	OrphanAfter     time.Duration
+	GiveUpAfter     time.Duration
+	SweepLimit      int
+}
+
+// LoadReconcilerConfig reads TABLE_NAME, STATE_MACHINE_ARN, ORPHAN_AFTER (default 2m: how old an IN_PROGRESS
+// transfer must be before the sweep looks at it), ORPHAN_GIVE_UP_AFTER (default 1h: when a workflow that never
+// started is settled ORPHANED instead of re-driven) and SWEEP_LIMIT (default 500 transfers a sweep).
+func LoadReconcilerConfig(getenv func(string) string) (ReconcilerConfig, error) {
+	c := ReconcilerConfig{TableName: getenv("TABLE_NAME"), StateMachineArn: getenv("STATE_MACHINE_ARN"), SweepLimit: 500}
+	if c.TableName == "" {
+		return ReconcilerConfig{}, fmt.Errorf("TABLE_NAME is required")
+	}
+	if !stateMachineArnRe.MatchString(c.StateMachineArn) {
+		return ReconcilerConfig{}, fmt.Errorf("STATE_MACHINE_ARN=%q is not a state machine ARN", c.StateMachineArn)
+	}
+	var err error
+	if c.OrphanAfter, err = duration(getenv, "ORPHAN_AFTER", 2*time.Minute); err != nil {
+		return ReconcilerConfig{}, err
+	}
+	if c.GiveUpAfter, err = duration(getenv, "ORPHAN_GIVE_UP_AFTER", time.Hour); err != nil {
+		return ReconcilerConfig{}, err
+	}
+	if c.GiveUpAfter < c.OrphanAfter {
+		return ReconcilerConfig{}, fmt.Errorf("ORPHAN_GIVE_UP_AFTER=%s must not be shorter than ORPHAN_AFTER=%s", c.GiveUpAfter, c.OrphanAfter)
+	}
+	if v := getenv("SWEEP_LIMIT"); v != "" {
+		if _, err := fmt.Sscan(v, &c.SweepLimit); err != nil || c.SweepLimit < 1 {
+			return ReconcilerConfig{}, fmt.Errorf("SWEEP_LIMIT=%q is not a positive integer", v)
+		}
+	}
+	return c, nil
+}

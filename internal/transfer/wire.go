@@ -45,3 +45,20 @@ func NewDebitHandler(cfg aws.Config, c LedgerConfig, logger *slog.Logger) *Debit
 func NewCreditHandler(cfg aws.Config, c LedgerConfig, logger *slog.Logger) *Credit {
 	return &Credit{Ledger: ledger.NewLedger(dynamodb.NewFromConfig(cfg), c.TableName), Now: time.Now, Logger: logger}
 }
+
+// NewReconcilerHandler wires the timeout-reconciler function. Both functions/timeout-reconciler and the local stack
+// call it.
+func NewReconcilerHandler(cfg aws.Config, c ReconcilerConfig, logger *slog.Logger) *Reconciler {
+	db := dynamodb.NewFromConfig(cfg)
+	return &Reconciler{
+		Ledger:          ledger.NewLedger(db, c.TableName),
+		Records:         ledger.NewStore(db, c.TableName),
+		SFN:             sfn.NewFromConfig(cfg),
+		StateMachineArn: c.StateMachineArn,
+		OrphanAfter:     c.OrphanAfter,
+		GiveUpAfter:     c.GiveUpAfter,
+		SweepLimit:      c.SweepLimit,
+		Now:             time.Now,
+		Logger:          logger,
+	}
+}
