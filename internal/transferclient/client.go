@@ -396,12 +396,14 @@ func (c *Client) url(path string, query url.Values) (*url.URL, error) {
 	if base.Scheme != "http" && base.Scheme != "https" || base.Host == "" {
 		return nil, fmt.Errorf("endpoint %q: want http(s)://host[:port][/stage]", c.Endpoint)
 	}
-	u := *base
-	u.Path = strings.TrimSuffix(base.Path, "/") + path
-	u.RawPath = ""
-	if base.RawPath != "" || strings.Contains(path, "%") {
-		u.RawPath = strings.TrimSuffix(base.EscapedPath(), "/") + path
+	// path is already escaped (ids go through url.PathEscape), so RawPath keeps an escaped "/" inside an id.
+	unescaped, err := url.PathUnescape(path)
+	if err != nil {
+		return nil, fmt.Errorf("path %q: %w", path, err)
 	}
+	u := *base
+	u.Path = strings.TrimSuffix(base.Path, "/") + unescaped
+	u.RawPath = strings.TrimSuffix(base.EscapedPath(), "/") + path
 	u.RawQuery = ""
 	if query != nil {
 		u.RawQuery = query.Encode()
