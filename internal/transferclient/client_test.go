@@ -3,8 +3,11 @@ package transferclient
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -319,5 +322,54 @@ func TestBackoffBounds(t *testing.T) {
 		if lo != base/2 || hi > base || hi < lo {
 			t.Errorf("attempt %d: backoff in [%v, %v], want [%v, %v]", attempt, lo, hi, base/2, base)
 		}
+	}
+}
+
+func TestHistoryFollowsNextToken(t *testing.T) {
+	h, _ := loadHistory(t, "history_completed.json")
+	var tokens []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/transfers/tr_01JD3X7K9Q/history" {
+			t.Errorf("path %s", r.URL.Path)
+		}
+		tok := r.URL.Query().Get("nextToken")
+		tokens = append(tokens, tok)
+		// Pages of 8 events; the token is opaque to the client.
+		start := map[string]int{"": 0, "p2+/=": 8, "p3": 16}[tok]
+		end := min(start+8, len(h.Events))
+		page := map[string]any{"transferId": h.TransferID, "executionArn": h.ExecutionArn, "events": h.Events[start:end], "ledger": h.Ledger}
+		if next := map[int]string{0: "p2+/=", 8: "p3"}[start]; next != "" {
+			page["nextToken"] = next
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(page)
+	}))
+	t.Cleanup(srv.Close)
+	c := &Client{Endpoint: srv.URL, HTTP: srv.Client()}
+	got, err := c.History(context.Background(), "tr_01JD3X7K9Q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"", "p2+/=", "p3"}; !slices.Equal(tokens, want) {
+		t.Errorf("tokens sent = %q, want %q", tokens, want)
+	}
+	if len(got.Events) != len(h.Events) || len(got.Ledger) != 2 {
+		t.Fatalf("events = %d, legs = %d; want %d, 2", len(got.Events), len(got.Ledger), len(h.Events))
+	}
+	for i, e := range got.Events {
+		if e.ID != int64(i+1) {
+			t.Errorf("event %d has id %d", i, e.ID)
+		}
+	}
+}
+
+func TestHistoryStopsOnARepeatedToken(t *testing.T) {
+	f := startFake(t, step{status: 200, body: `{"transferId":"tr_1","executionArn":"a","events":[],"ledger":[],"nextToken":"same"}`})
+	_, err := newTestClient(f, newFakeClock()).History(context.Background(), "tr_1")
+	if err == nil || !strings.Contains(err.Error(), "repeated nextToken") {
+		t.Fatalf("err = %v", err)
+	}
+	if n := len(f.requests()); n != 2 {
+		t.Errorf("requests = %d, want 2", n)
 	}
 }
