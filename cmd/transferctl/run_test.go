@@ -78,7 +78,7 @@ func (f *fakeAPI) requests() []seen {
 	return append([]seen(nil), f.reqs...)
 }
 
-func transfer(id, status string) string {
+func transferBody(id, status string) string {
 	s := `{"transferId":"` + id + `","status":"` + status + `","sourceAccountId":"acc-alice","destinationAccountId":"acc-bob","amount":1250,"currency":"EUR",` +
 		`"executionArn":"arn:aws:states:eu-west-1:123456789012:execution:sm:` + id + `","createdAt":"2026-11-21T10:00:00.123Z","updatedAt":"2026-11-21T10:00:00.123Z"`
 	if status == "FAILED" {
@@ -98,7 +98,7 @@ type harness struct {
 	srv            *httptest.Server
 	env            map[string]string
 	deps           deps
-	clock          time.Time
+	clock          *testClock
 	stdout, stderr bytes.Buffer
 	awsRegions     []string // the region argument of each loadAWS call
 	configRegion   string   // what the "AWS config" says when no region is forced
@@ -111,7 +111,7 @@ const (
 
 func newHarness(t *testing.T, routes map[string][]reply) *harness {
 	t.Helper()
-	h := &harness{t: t, api: newFakeAPI(routes), clock: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC), configRegion: "us-east-2"}
+	h := &harness{t: t, api: newFakeAPI(routes), clock: &testClock{now: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)}, configRegion: "us-east-2"}
 	h.srv = httptest.NewServer(h.api)
 	t.Cleanup(h.srv.Close)
 	h.env = map[string]string{"TRANSFERCTL_ENDPOINT": h.srv.URL}
@@ -126,12 +126,33 @@ func newHarness(t *testing.T, routes map[string][]reply) *harness {
 				return aws.Credentials{AccessKeyID: testAccessKey, SecretAccessKey: testSecret}, nil
 			})}, nil
 		},
-		now:    func() time.Time { return h.clock },
-		sleep:  func(_ context.Context, d time.Duration) error { h.clock = h.clock.Add(d); return nil },
+		now:    h.clock.Now,
+		sleep:  h.clock.Sleep,
 		jitter: func() float64 { return 0.5 },
 		newKey: func() string { return "GENERATEDKEY0001" },
 	}
 	return h
+}
+
+// testClock is a clock that only Sleep moves; the API under test may read it from another goroutine.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// Now returns the clock's time.
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Sleep moves the clock by d at once.
+func (c *testClock) Sleep(ctx context.Context, d time.Duration) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	return ctx.Err()
 }
 
 func (h *harness) run(args ...string) int {
@@ -227,7 +248,7 @@ func TestHelpExitsZero(t *testing.T) {
 }
 
 func TestExitCodes(t *testing.T) {
-	inProgress := reply{status: 202, body: transfer("tr_1", "IN_PROGRESS")}
+	inProgress := reply{status: 202, body: transferBody("tr_1", "IN_PROGRESS")}
 	tests := []struct {
 		name       string
 		routes     map[string][]reply
@@ -238,16 +259,16 @@ func TestExitCodes(t *testing.T) {
 		wantReqs   int
 	}{
 		{"submit accepted", map[string][]reply{"POST /transfers": {inProgress}}, submitArgs, exitOK, "IN_PROGRESS", "accepted: transfer tr_1", 1},
-		{"submit replay of a FAILED transfer", map[string][]reply{"POST /transfers": {{status: 200, body: transfer("tr_1", "FAILED"), replayed: true}}}, submitArgs, exitTransferFailed, "INSUFFICIENT_FUNDS", "replayed", 1},
+		{"submit replay of a FAILED transfer", map[string][]reply{"POST /transfers": {{status: 200, body: transferBody("tr_1", "FAILED"), replayed: true}}}, submitArgs, exitTransferFailed, "INSUFFICIENT_FUNDS", "replayed", 1},
 		{"submit rejected: key reused", map[string][]reply{"POST /transfers": {{status: 422, body: problem(422, "IDEMPOTENCY_KEY_REUSED", "another payload")}}}, submitArgs, exitRejected, "", "no transfer was made", 1},
 		{"submit rejected: validation", map[string][]reply{"POST /transfers": {{status: 400, body: `{"status":400,"code":"VALIDATION_ERROR","detail":"invalid","errors":[{"field":"currency","message":"unknown"}]}`}}}, submitArgs, exitRejected, "", "currency: unknown", 1},
 		{"submit unavailable after retries", map[string][]reply{"POST /transfers": {{status: 503, body: problem(503, "SERVICE_UNAVAILABLE", "down"), retryAfter: "1"}}}, submitArgs, exitUnavailable, "", "--idempotency-key GENERATEDKEY0001 to find out", 6},
-		{"submit in progress elsewhere, then done", map[string][]reply{"POST /transfers": {{status: 409, body: problem(409, "REQUEST_IN_PROGRESS", "wait"), retryAfter: "2"}, {status: 200, body: transfer("tr_1", "COMPLETED"), replayed: true}}}, submitArgs, exitOK, "COMPLETED", "attempt 1 failed", 2},
-		{"submit --wait until COMPLETED", map[string][]reply{"POST /transfers": {inProgress}, "GET /transfers/tr_1": {{status: 200, body: transfer("tr_1", "IN_PROGRESS")}, {status: 200, body: transfer("tr_1", "COMPLETED")}}}, args(submitArgs, "--wait"), exitOK, "COMPLETED", "", 3},
-		{"submit --wait until FAILED", map[string][]reply{"POST /transfers": {inProgress}, "GET /transfers/tr_1": {{status: 200, body: transfer("tr_1", "FAILED")}}}, args(submitArgs, "--wait"), exitTransferFailed, "FAILED", "", 2},
-		{"submit --wait times out", map[string][]reply{"POST /transfers": {inProgress}, "GET /transfers/tr_1": {{status: 200, body: transfer("tr_1", "IN_PROGRESS")}}}, args(submitArgs, "--wait", "--timeout", "3s"), exitWaitTimeout, "IN_PROGRESS", "still IN_PROGRESS after 3s", 6},
-		{"get COMPLETED", map[string][]reply{"GET /transfers/tr_1": {{status: 200, body: transfer("tr_1", "COMPLETED")}}}, []string{"get", "tr_1"}, exitOK, "COMPLETED", "", 1},
-		{"get FAILED", map[string][]reply{"GET /transfers/tr_1": {{status: 200, body: transfer("tr_1", "FAILED")}}}, []string{"get", "tr_1"}, exitTransferFailed, "INSUFFICIENT_FUNDS", "", 1},
+		{"submit in progress elsewhere, then done", map[string][]reply{"POST /transfers": {{status: 409, body: problem(409, "REQUEST_IN_PROGRESS", "wait"), retryAfter: "2"}, {status: 200, body: transferBody("tr_1", "COMPLETED"), replayed: true}}}, submitArgs, exitOK, "COMPLETED", "attempt 1 failed", 2},
+		{"submit --wait until COMPLETED", map[string][]reply{"POST /transfers": {inProgress}, "GET /transfers/tr_1": {{status: 200, body: transferBody("tr_1", "IN_PROGRESS")}, {status: 200, body: transferBody("tr_1", "COMPLETED")}}}, args(submitArgs, "--wait"), exitOK, "COMPLETED", "", 3},
+		{"submit --wait until FAILED", map[string][]reply{"POST /transfers": {inProgress}, "GET /transfers/tr_1": {{status: 200, body: transferBody("tr_1", "FAILED")}}}, args(submitArgs, "--wait"), exitTransferFailed, "FAILED", "", 2},
+		{"submit --wait times out", map[string][]reply{"POST /transfers": {inProgress}, "GET /transfers/tr_1": {{status: 200, body: transferBody("tr_1", "IN_PROGRESS")}}}, args(submitArgs, "--wait", "--timeout", "3s"), exitWaitTimeout, "IN_PROGRESS", "still IN_PROGRESS after 3s", 6},
+		{"get COMPLETED", map[string][]reply{"GET /transfers/tr_1": {{status: 200, body: transferBody("tr_1", "COMPLETED")}}}, []string{"get", "tr_1"}, exitOK, "COMPLETED", "", 1},
+		{"get FAILED", map[string][]reply{"GET /transfers/tr_1": {{status: 200, body: transferBody("tr_1", "FAILED")}}}, []string{"get", "tr_1"}, exitTransferFailed, "INSUFFICIENT_FUNDS", "", 1},
 		{"get not found", nil, []string{"get", "tr_404"}, exitNotFound, "", "404", 1},
 		{"get 500 forever", map[string][]reply{"GET /transfers/tr_1": {{status: 500, body: problem(500, "INTERNAL_ERROR", "x")}}}, []string{"get", "tr_1", "--max-attempts", "2"}, exitUnavailable, "", "gave up after 2 attempts", 2},
 		{"get answered with garbage", map[string][]reply{"GET /transfers/tr_1": {{status: 200, body: `<html>`}}}, []string{"get", "tr_1"}, exitError, "", "decode transfer", 1},
@@ -286,7 +307,7 @@ func TestSubmitKey(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, map[string][]reply{"POST /transfers": {{status: 503, body: problem(503, "SERVICE_UNAVAILABLE", "x")}, {status: 202, body: transfer("tr_1", "IN_PROGRESS")}}})
+			h := newHarness(t, map[string][]reply{"POST /transfers": {{status: 503, body: problem(503, "SERVICE_UNAVAILABLE", "x")}, {status: 202, body: transferBody("tr_1", "IN_PROGRESS")}}})
 			if code := h.run(args(submitArgs, tc.extra...)...); code != exitOK {
 				t.Fatalf("exit %d: %s", code, h.stderr.String())
 			}
@@ -312,7 +333,7 @@ func TestSubmitKey(t *testing.T) {
 
 func TestOutputJSON(t *testing.T) {
 	routes := map[string][]reply{
-		"GET /transfers/tr_1":     {{status: 200, body: transfer("tr_1", "COMPLETED")}},
+		"GET /transfers/tr_1":     {{status: 200, body: transferBody("tr_1", "COMPLETED")}},
 		"GET /accounts/acc-alice": {{status: 200, body: `{"accountId":"acc-alice","balance":8750,"currency":"EUR","version":3}`}},
 	}
 	tests := []struct {
@@ -341,7 +362,7 @@ func TestOutputJSON(t *testing.T) {
 }
 
 func TestEndpointSelection(t *testing.T) {
-	h := newHarness(t, map[string][]reply{"GET /stage/transfers/tr_1": {{status: 200, body: transfer("tr_1", "COMPLETED")}}})
+	h := newHarness(t, map[string][]reply{"GET /stage/transfers/tr_1": {{status: 200, body: transferBody("tr_1", "COMPLETED")}}})
 	h.env["TRANSFERCTL_ENDPOINT"] = "http://127.0.0.1:1" // nothing listens there; --endpoint wins
 	if code := h.run("get", "tr_1", "--endpoint", h.srv.URL+"/stage"); code != exitOK {
 		t.Fatalf("exit %d: %s", code, h.stderr.String())
@@ -382,7 +403,7 @@ func TestSigning(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			api := newFakeAPI(map[string][]reply{"GET " + tc.wantPath: {{status: 200, body: transfer("tr_1", "COMPLETED")}}})
+			api := newFakeAPI(map[string][]reply{"GET " + tc.wantPath: {{status: 200, body: transferBody("tr_1", "COMPLETED")}}})
 			h := newHarness(t, nil)
 			h.api = api
 			endpoint := tc.endpoint

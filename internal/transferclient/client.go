@@ -288,7 +288,7 @@ func (c *Client) once(ctx context.Context, method string, u *url.URL, header htt
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return response{}, fmt.Errorf("%s %s: %w", method, u.Path, err)
+		return response{}, err // a *url.Error, which names the method and URL
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
