@@ -26,8 +26,11 @@ const (
 	DefaultMaxBackoff    = 8 * time.Second
 	DefaultMaxRetryAfter = 30 * time.Second
 	DefaultPollInterval  = 500 * time.Millisecond
-	maxPollInterval      = 5 * time.Second
-	maxResponseBytes     = 8 << 20
+	// DefaultAttemptTimeout is longer than API Gateway's 29 s integration limit, so a slow answer arrives as the
+	// gateway's 504 (retried) rather than being cut short here.
+	DefaultAttemptTimeout = 35 * time.Second
+	maxPollInterval       = 5 * time.Second
+	maxResponseBytes      = 8 << 20
 )
 
 // doer sends one HTTP request; *http.Client is one.
@@ -59,6 +62,9 @@ type Client struct {
 	Jitter func() float64
 	// MaxAttempts bounds the requests sent for one call, first included; 0 means DefaultMaxAttempts.
 	MaxAttempts int
+	// AttemptTimeout bounds one attempt, answer included; a timed-out attempt is retried. 0 means
+	// DefaultAttemptTimeout.
+	AttemptTimeout time.Duration
 	// MaxRetryAfter is the longest Retry-After the client waits; a longer one ends the call. 0 means
 	// DefaultMaxRetryAfter.
 	MaxRetryAfter time.Duration
@@ -265,6 +271,12 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 
 // once sends one attempt. Errors are *APIError for non-2xx answers and wrapped transport errors otherwise.
 func (c *Client) once(ctx context.Context, method string, u *url.URL, header http.Header, body []byte, payloadHash string) (response, error) {
+	timeout := c.AttemptTimeout
+	if timeout <= 0 {
+		timeout = DefaultAttemptTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
