@@ -61,8 +61,10 @@ func (g *globals) check() error {
 // outputFormat is --output: text or json.
 type outputFormat string
 
+// String returns the format's name.
 func (o *outputFormat) String() string { return string(*o) }
 
+// Set accepts text or json.
 func (o *outputFormat) Set(s string) error {
 	switch s {
 	case "text", "json":
@@ -75,8 +77,10 @@ func (o *outputFormat) Set(s string) error {
 // signMode is --sign: auto (sign unless the endpoint is loopback), true or false. A bare --sign means true.
 type signMode string
 
+// String returns the mode's name.
 func (m *signMode) String() string { return string(*m) }
 
+// Set accepts auto, true or false (and 1/0, yes/no).
 func (m *signMode) Set(s string) error {
 	switch strings.ToLower(s) {
 	case "auto":

@@ -338,13 +338,17 @@ func (c *Client) apiError(resp *http.Response, b []byte) *APIError {
 // signError is a failure to sign, for example missing credentials; it is not retried.
 type signError struct{ err error }
 
+// Error says that signing failed and why.
 func (e *signError) Error() string { return "sign request: " + e.err.Error() }
+// Unwrap returns the signer's error.
 func (e *signError) Unwrap() error { return e.err }
 
 // permanentError is a transport-level failure that a retry cannot fix.
 type permanentError struct{ err error }
 
+// Error returns the underlying error's text.
 func (e *permanentError) Error() string { return e.err.Error() }
+// Unwrap returns the underlying error.
 func (e *permanentError) Unwrap() error { return e.err }
 
 // retryable reports whether an attempt's error may go away on a retry of the same request. Answers are retried when

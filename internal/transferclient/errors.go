@@ -38,6 +38,7 @@ type FieldError struct {
 	Message string `json:"message"`
 }
 
+// Error renders the status, the code and the detail: "422 Unprocessable Entity IDEMPOTENCY_KEY_REUSED: …".
 func (e *APIError) Error() string {
 	s := fmt.Sprintf("%d %s", e.Status, http.StatusText(e.Status))
 	if e.Code != "" {
@@ -69,6 +70,7 @@ type RetryError struct {
 	Err      error
 }
 
+// Error says how many attempts were made and why the last one failed.
 func (e *RetryError) Error() string {
 	return fmt.Sprintf("gave up after %d attempts: %v", e.Attempts, e.Err)
 }
