@@ -340,6 +340,7 @@ type signError struct{ err error }
 
 // Error says that signing failed and why.
 func (e *signError) Error() string { return "sign request: " + e.err.Error() }
+
 // Unwrap returns the signer's error.
 func (e *signError) Unwrap() error { return e.err }
 
@@ -348,6 +349,7 @@ type permanentError struct{ err error }
 
 // Error returns the underlying error's text.
 func (e *permanentError) Error() string { return e.err.Error() }
+
 // Unwrap returns the underlying error.
 func (e *permanentError) Unwrap() error { return e.err }
 
