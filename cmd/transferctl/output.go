@@ -65,9 +65,9 @@ func (a *app) printAccounts(accts []transferclient.Account) int {
 	}
 	c := transferclient.Clean
 	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ACCOUNT\tBALANCE (minor units)\tCURRENCY\tVERSION")
+	fmt.Fprintln(tw, "ACCOUNT\tBALANCE (minor units)\tCURRENCY\tVERSION\tUPDATED")
 	for _, acct := range accts {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\n", c(acct.AccountID), acct.Balance, c(acct.Currency), acct.Version)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\n", c(acct.AccountID), acct.Balance, c(acct.Currency), acct.Version, c(acct.UpdatedAt))
 	}
 	if err := tw.Flush(); err != nil {
 		fmt.Fprintf(a.stderr, "transferctl: write output: %v\n", err)

@@ -72,6 +72,7 @@ type Account struct {
 	Balance   int64  `json:"balance"`
 	Currency  string `json:"currency"`
 	Version   int64  `json:"version"`
+	UpdatedAt string `json:"updatedAt,omitempty"`
 
 	Raw json.RawMessage `json:"-"`
 }

@@ -42,6 +42,15 @@ func Timeline(events []Event) []TimelineRow {
 	if len(events) > 0 {
 		first = events[0].Timestamp
 	}
+	// The execution's end is measured from ExecutionStarted directly: Step Functions gives the first state's
+	// StateEntered previousEventId 0, so the chain does not lead back to it.
+	var started *Event
+	for i := range events {
+		if events[i].Type == "ExecutionStarted" {
+			started = &events[i]
+			break
+		}
+	}
 	rows := make([]TimelineRow, 0, len(events))
 	for i := range events {
 		e := &events[i]
@@ -49,7 +58,11 @@ func Timeline(events []Event) []TimelineRow {
 		if e.Resource != "" && strings.HasSuffix(e.Type, "Scheduled") {
 			r.Event += " " + e.ResourceType + ":" + e.Resource
 		}
-		if open := opener(e, byID, len(events)); open != nil {
+		if isExecutionEnd(e.Type) {
+			if started != nil {
+				r.Duration, r.HasDuration = e.Timestamp.Sub(started.Timestamp), true
+			}
+		} else if open := opener(e, byID, len(events)); open != nil {
 			r.Duration, r.HasDuration = e.Timestamp.Sub(open.Timestamp), true
 		}
 		if e.Error != "" || e.Cause != "" {
@@ -78,15 +91,13 @@ func stateOf(e *Event, byID map[int64]*Event, limit int) string {
 	return ""
 }
 
-// opener returns the event that opened the step e closes, or nil when e closes none or the opener is not in the
-// history.
+// opener returns the event that opened the state or task step e closes, or nil when e closes none or the opener is
+// not in the history.
 func opener(e *Event, byID map[int64]*Event, limit int) *Event {
 	var match func(*Event) bool
 	switch {
 	case strings.HasSuffix(e.Type, "StateExited"):
 		match = func(o *Event) bool { return strings.HasSuffix(o.Type, "StateEntered") && o.Name == e.Name }
-	case e.Type == "ExecutionSucceeded" || e.Type == "ExecutionFailed" || e.Type == "ExecutionTimedOut" || e.Type == "ExecutionAborted":
-		match = func(o *Event) bool { return o.Type == "ExecutionStarted" }
 	default:
 		for _, family := range []string{"Task", "LambdaFunction", "Activity"} {
 			rest, ok := strings.CutPrefix(e.Type, family)
@@ -111,6 +122,15 @@ func opener(e *Event, byID map[int64]*Event, limit int) *Event {
 		cur = prev
 	}
 	return nil
+}
+
+// isExecutionEnd reports whether typ ends the execution.
+func isExecutionEnd(typ string) bool {
+	switch typ {
+	case "ExecutionSucceeded", "ExecutionFailed", "ExecutionTimedOut", "ExecutionAborted":
+		return true
+	}
+	return false
 }
 
 // errorText renders an error and its cause on one line. A Lambda cause is JSON ({"errorMessage": ...}); its message
