@@ -90,9 +90,7 @@ func (a *app) submit(ctx context.Context, fs *flag.FlagSet, args []string) int {
 	defer cancel()
 	res, err := c.Submit(ctx, key, req)
 	if err != nil {
-		code := exitCode(err)
-		fmt.Fprintf(a.stderr, "transferctl: %s\n", describe(err))
-		a.printFieldErrors(err)
+		code := a.report(err)
 		switch code {
 		case exitUnavailable, exitError:
 			fmt.Fprintf(a.stderr, "the outcome is unknown: the transfer may have been accepted. Run the same command with --idempotency-key %s to find out; it cannot create a second transfer.\n", key)
@@ -158,8 +156,7 @@ func (a *app) waitFailed(t transferclient.Transfer, err error) int {
 			transferclient.Clean(t.TransferID), transferclient.Clean(t.Status), a.g.timeout, transferclient.Clean(t.TransferID))
 		return exitWaitTimeout
 	}
-	fmt.Fprintf(a.stderr, "transferctl: %s\n", describe(err))
-	return exitCode(err)
+	return a.report(err)
 }
 
 func (a *app) history(ctx context.Context, fs *flag.FlagSet, args []string) int {
@@ -180,8 +177,7 @@ func (a *app) history(ctx context.Context, fs *flag.FlagSet, args []string) int 
 	defer cancel()
 	h, err := c.History(ctx, pos[0])
 	if err != nil {
-		fmt.Fprintf(a.stderr, "transferctl: %s\n", describe(err))
-		return exitCode(err)
+		return a.report(err)
 	}
 	if a.g.output == "json" {
 		return a.printJSON(h)
@@ -217,9 +213,8 @@ func (a *app) accounts(ctx context.Context, fs *flag.FlagSet, args []string) int
 	for _, id := range pos {
 		acct, err := c.Account(ctx, id)
 		if err != nil {
-			fmt.Fprintf(a.stderr, "transferctl: %s\n", describe(err))
-			if code == exitOK {
-				code = exitCode(err)
+			if c := a.report(err); code == exitOK {
+				code = c
 			}
 			continue
 		}

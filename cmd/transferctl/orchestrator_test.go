@@ -48,14 +48,14 @@ func (s *startExecutions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, `{"executionArn":%q,"startDate":%d}`, transfer.ExecutionArn(in.StateMachineArn, in.Name), time.Now().Unix())
 }
 
-// gateway turns HTTP requests into API Gateway proxy events for the orchestrator. dropNext makes it handle the next
+// proxyAdapter turns HTTP requests into API Gateway proxy events for the orchestrator. dropNext makes it handle the next
 // POST and then close the connection instead of answering: the client never learns the outcome.
-type gateway struct {
+type proxyAdapter struct {
 	h        *transfer.Orchestrator
 	dropNext atomic.Bool
 }
 
-func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (g *proxyAdapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	req := events.APIGatewayProxyRequest{HTTPMethod: r.Method, Path: r.URL.Path, Body: string(body), MultiValueHeaders: map[string][]string(r.Header)}
 	switch rest, ok := strings.CutPrefix(r.URL.Path, "/transfers/"); {
@@ -83,7 +83,7 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 type stack struct {
 	*harness
-	gw    *gateway
+	gw    *proxyAdapter
 	sfn   *startExecutions
 	db    *dynamodb.Client
 	table string
@@ -106,7 +106,7 @@ func startStack(t *testing.T) *stack {
 	o.Store = ledger.NewStore(s.db, s.table)
 	o.SFN = sfn.NewFromConfig(cfg, func(o *sfn.Options) { o.BaseEndpoint = aws.String(sfnSrv.URL) })
 	o.Now = s.clock.Now // the orchestrator's reservation window runs on the CLI's fake clock
-	s.gw = &gateway{h: o}
+	s.gw = &proxyAdapter{h: o}
 	api := httptest.NewServer(s.gw)
 	t.Cleanup(api.Close)
 	s.env["TRANSFERCTL_ENDPOINT"] = api.URL

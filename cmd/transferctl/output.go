@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"text/tabwriter"
 
 	"github.com/transferflow/orchestrator/internal/transferclient"
@@ -108,13 +109,19 @@ func (a *app) printJSON(v any) int {
 	return exitOK
 }
 
-// printFieldErrors lists the invalid fields of a VALIDATION_ERROR.
-func (a *app) printFieldErrors(err error) {
+// report writes an error of the client to stderr, with the invalid fields of a VALIDATION_ERROR and a hint for
+// API Gateway's 403s, and returns its exit code.
+func (a *app) report(err error) int {
+	fmt.Fprintf(a.stderr, "transferctl: %s\n", describe(err))
 	var apiErr *transferclient.APIError
-	if !errors.As(err, &apiErr) {
-		return
+	if errors.As(err, &apiErr) {
+		for _, fe := range apiErr.Errors {
+			fmt.Fprintf(a.stderr, "  %s: %s\n", transferclient.Clean(fe.Field), transferclient.Clean(fe.Message))
+		}
+		if apiErr.Status == http.StatusForbidden && apiErr.Code == "" {
+			// API Gateway's own 403: an unknown path ("Missing Authentication Token"), or a missing or bad signature.
+			fmt.Fprintln(a.stderr, "hint: API Gateway refused the request; check --endpoint (with the stage path, e.g. /Prod), and for an IAM-protected API the AWS credentials, --region and --sign")
+		}
 	}
-	for _, fe := range apiErr.Errors {
-		fmt.Fprintf(a.stderr, "  %s: %s\n", transferclient.Clean(fe.Field), transferclient.Clean(fe.Message))
-	}
+	return exitCode(err)
 }

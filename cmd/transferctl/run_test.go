@@ -271,6 +271,7 @@ func TestExitCodes(t *testing.T) {
 		{"get FAILED", map[string][]reply{"GET /transfers/tr_1": {{status: 200, body: transferBody("tr_1", "FAILED")}}}, []string{"get", "tr_1"}, exitTransferFailed, "INSUFFICIENT_FUNDS", "", 1},
 		{"get not found", nil, []string{"get", "tr_404"}, exitNotFound, "", "404", 1},
 		{"get 500 forever", map[string][]reply{"GET /transfers/tr_1": {{status: 500, body: problem(500, "INTERNAL_ERROR", "x")}}}, []string{"get", "tr_1", "--max-attempts", "2"}, exitUnavailable, "", "gave up after 2 attempts", 2},
+		{"gateway 403 for an unknown path", map[string][]reply{"GET /transfers/tr_1": {{status: 403, body: `{"message":"Missing Authentication Token"}`}}}, []string{"get", "tr_1"}, exitRejected, "", "hint: API Gateway refused the request", 1},
 		{"get answered with garbage", map[string][]reply{"GET /transfers/tr_1": {{status: 200, body: `<html>`}}}, []string{"get", "tr_1"}, exitError, "", "decode transfer", 1},
 		{"history", map[string][]reply{"GET /transfers/tr_1/history": {{status: 200, body: `{"transferId":"tr_1","executionArn":"arn:x","events":[{"id":1,"previousEventId":0,"timestamp":1795255200.123,"type":"ExecutionStarted","executionStartedEventDetails":{}}],"ledger":[]}`}}}, []string{"history", "tr_1"}, exitOK, "ExecutionStarted", "", 1},
 		{"accounts: one found, one not", map[string][]reply{"GET /accounts/acc-alice": {{status: 200, body: `{"accountId":"acc-alice","balance":8750,"currency":"EUR","version":3}`}}}, []string{"accounts", "acc-alice", "acc-nobody"}, exitNotFound, "acc-alice  8750", "acc-nobody", 2},
