@@ -28,21 +28,21 @@ const (
 	maxReferenceLen = 140
 )
 
-// prepare parses a command's arguments and checks the globals; it returns the positional arguments, or an exit code
-// other than exitOK to return at once.
-func (a *app) prepare(fs *flag.FlagSet, args []string) ([]string, int) {
+// prepare parses a command's arguments and checks the globals. It returns the positional arguments, or done with
+// the exit code to return at once (after -h, or a usage error).
+func (a *app) prepare(fs *flag.FlagSet, args []string) (pos []string, code int, done bool) {
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			a.usage()
-			return nil, exitUsage
+			return nil, exitOK, true
 		}
-		return nil, a.usageError(err)
+		return nil, a.usageError(err), true
 	}
 	if err := a.g.check(); err != nil {
-		return nil, a.usageError(err)
+		return nil, a.usageError(err), true
 	}
-	return pos, exitOK
+	return pos, exitOK, false
 }
 
 func (a *app) submit(ctx context.Context, fs *flag.FlagSet, args []string) int {
@@ -58,8 +58,8 @@ func (a *app) submit(ctx context.Context, fs *flag.FlagSet, args []string) int {
 	fs.StringVar(&req.Reference, "reference", "", "")
 	fs.StringVar(&key, "idempotency-key", "", "")
 	fs.BoolVar(&wait, "wait", false, "")
-	pos, code := a.prepare(fs, args)
-	if code != exitOK {
+	pos, code, done := a.prepare(fs, args)
+	if done {
 		return code
 	}
 	if len(pos) > 0 {
@@ -120,8 +120,8 @@ func (a *app) submit(ctx context.Context, fs *flag.FlagSet, args []string) int {
 func (a *app) get(ctx context.Context, fs *flag.FlagSet, args []string) int {
 	var wait bool
 	fs.BoolVar(&wait, "wait", false, "")
-	pos, code := a.prepare(fs, args)
-	if code != exitOK {
+	pos, code, done := a.prepare(fs, args)
+	if done {
 		return code
 	}
 	if len(pos) != 1 || pos[0] == "" {
@@ -162,8 +162,8 @@ func (a *app) waitFailed(t transferclient.Transfer, err error) int {
 func (a *app) history(ctx context.Context, fs *flag.FlagSet, args []string) int {
 	var relative bool
 	fs.BoolVar(&relative, "relative", false, "")
-	pos, code := a.prepare(fs, args)
-	if code != exitOK {
+	pos, code, done := a.prepare(fs, args)
+	if done {
 		return code
 	}
 	if len(pos) != 1 || pos[0] == "" {
@@ -190,8 +190,8 @@ func (a *app) history(ctx context.Context, fs *flag.FlagSet, args []string) int 
 }
 
 func (a *app) accounts(ctx context.Context, fs *flag.FlagSet, args []string) int {
-	pos, code := a.prepare(fs, args)
-	if code != exitOK {
+	pos, code, done := a.prepare(fs, args)
+	if done {
 		return code
 	}
 	if len(pos) == 0 {

@@ -239,7 +239,7 @@ func TestSigningWithoutARegionIsAUsageError(t *testing.T) {
 }
 
 func TestHelpExitsZero(t *testing.T) {
-	for _, a := range [][]string{{"help"}, {"--help"}, {"-h"}} {
+	for _, a := range [][]string{{"help"}, {"--help"}, {"-h"}, {"submit", "-h"}, {"get", "--help"}} {
 		h := newHarness(t, nil)
 		if code := h.run(a...); code != exitOK || !strings.Contains(h.stderr.String(), "exit codes:") {
 			t.Errorf("%v: exit %d, stderr %q", a, code, h.stderr.String())

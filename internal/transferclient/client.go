@@ -186,6 +186,13 @@ func (c *Client) History(ctx context.Context, transferID string) (History, error
 			h.Ledger = p.Ledger
 		}
 		if p.NextToken == "" {
+			// Empty lists, not null, in JSON output.
+			if h.Events == nil {
+				h.Events = []Event{}
+			}
+			if h.Ledger == nil {
+				h.Ledger = []LedgerLeg{}
+			}
 			return h, nil
 		}
 		if p.NextToken == token {

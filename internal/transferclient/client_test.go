@@ -363,6 +363,18 @@ func TestHistoryFollowsNextToken(t *testing.T) {
 	}
 }
 
+func TestHistoryJSONHasListsNotNull(t *testing.T) {
+	f := startFake(t, step{status: 200, body: `{"transferId":"tr_1","executionArn":"a","events":[]}`})
+	h, err := newTestClient(f, newFakeClock()).History(context.Background(), "tr_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(h)
+	if want := `{"transferId":"tr_1","executionArn":"a","events":[],"ledger":[]}`; string(b) != want {
+		t.Errorf("JSON = %s, want %s", b, want)
+	}
+}
+
 func TestHistoryStopsOnARepeatedToken(t *testing.T) {
 	f := startFake(t, step{status: 200, body: `{"transferId":"tr_1","executionArn":"a","events":[],"ledger":[],"nextToken":"same"}`})
 	_, err := newTestClient(f, newFakeClock()).History(context.Background(), "tr_1")

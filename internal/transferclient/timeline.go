@@ -189,6 +189,9 @@ func WriteTimeline(w io.Writer, h History, f TimelineFormat) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if len(h.Events) == 0 {
+		buf.WriteString("(no execution events: the workflow has not started)\n")
+	}
 	buf.WriteString("\n")
 	if len(h.Ledger) == 0 {
 		buf.WriteString("ledger: no legs\n")

@@ -170,3 +170,15 @@ func TestFormatDuration(t *testing.T) {
 		}
 	}
 }
+
+func TestTimelineWithoutEvents(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteTimeline(&buf, History{TransferID: "tr_1"}, TimelineFormat{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"no execution events", "ledger: no legs"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, buf.String())
+		}
+	}
+}
