@@ -84,7 +84,7 @@ func (a *app) submit(ctx context.Context, fs *flag.FlagSet, args []string) int {
 	}
 	if generated {
 		// Printed before anything is sent, so that the key survives a crash or Ctrl-C of this process.
-		fmt.Fprintf(a.stderr, "idempotency key: %s (to retry safely: --idempotency-key %s)\n", key, key)
+		fmt.Fprintf(a.stderr, "idempotency key: %s (to retry safely: --idempotency-key %s)\n", key, shellQuote(key))
 	}
 	ctx, cancel, deadline := a.withTimeout(ctx)
 	defer cancel()
@@ -93,7 +93,7 @@ func (a *app) submit(ctx context.Context, fs *flag.FlagSet, args []string) int {
 		code := a.report(err)
 		switch code {
 		case exitUnavailable, exitError:
-			fmt.Fprintf(a.stderr, "the outcome is unknown: the transfer may have been accepted. Run the same command with --idempotency-key %s to find out; it cannot create a second transfer.\n", key)
+			fmt.Fprintf(a.stderr, "the outcome is unknown: the transfer may have been accepted. Run the same command with --idempotency-key %s to find out; it cannot create a second transfer.\n", shellQuote(key))
 		case exitRejected, exitNotFound:
 			fmt.Fprintln(a.stderr, "the API rejected the request: no transfer was made.")
 		}
@@ -232,6 +232,16 @@ func (a *app) withTimeout(ctx context.Context) (context.Context, context.CancelF
 	ctx, cancel := context.WithTimeout(ctx, a.g.timeout)
 	return ctx, cancel, a.deps.now().Add(a.g.timeout)
 }
+
+// shellQuote renders s so that it can be pasted into a POSIX shell as one argument.
+func shellQuote(s string) string {
+	if shellSafe.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+var shellSafe = regexp.MustCompile(`^[A-Za-z0-9._~:+=@%/,-]+$`)
 
 // parseAmount reads --amount: a positive integer of minor units, at most 10^11. Decimals are refused, not
 // converted: the tool does not guess a currency's exponent.

@@ -53,3 +53,18 @@ func TestGlobalsBeforeAndAfterTheCommand(t *testing.T) {
 		t.Errorf("globals = %+v", g)
 	}
 }
+
+func TestShellQuote(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"GENERATEDKEY0001", "GENERATEDKEY0001"},
+		{"order-118/a", "order-118/a"},
+		{`x"y\z`, `'x"y\z'`},
+		{"it's", `'it'\''s'`},
+		{"a;rm", "'a;rm'"},
+	}
+	for _, tc := range tests {
+		if got := shellQuote(tc.in); got != tc.want {
+			t.Errorf("shellQuote(%q) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}
