@@ -51,7 +51,8 @@ type deps struct {
 
 func defaultDeps() deps {
 	return deps{
-		http: &http.Client{},
+		// Redirects are not followed: a payment request goes to the endpoint the user chose, or nowhere.
+		http: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		loadAWS: func(ctx context.Context, region string) (aws.Config, error) {
 			var opts []func(*config.LoadOptions) error
 			if region != "" {

@@ -68,6 +68,9 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rep.replayed {
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
+	if rep.status/100 == 3 {
+		w.Header().Set("Location", r.URL.Path) // a redirect loop, if anyone followed it
+	}
 	w.WriteHeader(rep.status)
 	io.WriteString(w, rep.body)
 }
@@ -235,6 +238,17 @@ func TestSigningWithoutARegionIsAUsageError(t *testing.T) {
 	}
 	if n := len(h.api.requests()); n != 0 {
 		t.Errorf("%d requests sent", n)
+	}
+}
+
+func TestRedirectsAreNotFollowed(t *testing.T) {
+	h := newHarness(t, map[string][]reply{"POST /transfers": {{status: http.StatusTemporaryRedirect, body: `{}`}}})
+	h.deps.http = &http.Client{CheckRedirect: defaultDeps().http.CheckRedirect}
+	if code := h.run(submitArgs...); code != exitError {
+		t.Errorf("exit = %d, want %d; stderr:\n%s", code, exitError, h.stderr.String())
+	}
+	if n := len(h.api.requests()); n != 1 {
+		t.Errorf("requests = %d, want 1", n)
 	}
 }
 
