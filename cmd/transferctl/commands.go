@@ -1,0 +1,288 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/transferflow/orchestrator/internal/transferclient"
+)
+
+// Local checks mirror the API's validation (docs/api.md), so that a mistake is a usage error before anything is
+// sent. The API stays the authority: it checks again.
+var (
+	accountIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	currencyPattern  = regexp.MustCompile(`^[A-Z]{3}$`)
+	digitsPattern    = regexp.MustCompile(`^[0-9]+$`)
+)
+
+const (
+	maxAmount       = 100_000_000_000 // 10^11 minor units
+	maxReferenceLen = 140
+)
+
+// prepare parses a command's arguments and checks the globals. It returns the positional arguments, or done with
+// the exit code to return at once (after -h, or a usage error).
+func (a *app) prepare(fs *flag.FlagSet, args []string) (pos []string, code int, done bool) {
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			a.usage()
+			return nil, exitOK, true
+		}
+		return nil, a.usageError(err), true
+	}
+	if err := a.g.check(); err != nil {
+		return nil, a.usageError(err), true
+	}
+	return pos, exitOK, false
+}
+
+func (a *app) submit(ctx context.Context, fs *flag.FlagSet, args []string) int {
+	var (
+		req         transferclient.SubmitRequest
+		amount, key string
+		wait        bool
+	)
+	fs.StringVar(&req.SourceAccountID, "from", "", "")
+	fs.StringVar(&req.DestinationAccountID, "to", "", "")
+	fs.StringVar(&amount, "amount", "", "")
+	fs.StringVar(&req.Currency, "currency", "", "")
+	fs.StringVar(&req.Reference, "reference", "", "")
+	fs.StringVar(&key, "idempotency-key", "", "")
+	fs.BoolVar(&wait, "wait", false, "")
+	pos, code, done := a.prepare(fs, args)
+	if done {
+		return code
+	}
+	if len(pos) > 0 {
+		return a.usageError(fmt.Errorf("submit takes no arguments, got %q", pos))
+	}
+	var err error
+	if req.Amount, err = parseAmount(amount); err != nil {
+		return a.usageError(err)
+	}
+	if err := checkSubmit(req); err != nil {
+		return a.usageError(err)
+	}
+	generated := key == ""
+	if generated {
+		key = a.deps.newKey()
+	} else if err := transferclient.ValidateIdempotencyKey(key); err != nil {
+		return a.usageError(fmt.Errorf("--idempotency-key: %w", err))
+	}
+	c, code := a.client(ctx)
+	if code != exitOK {
+		return code
+	}
+	if generated {
+		// Printed before anything is sent, so that the key survives a crash or Ctrl-C of this process.
+		fmt.Fprintf(a.stderr, "idempotency key: %s (to retry safely: --idempotency-key %s)\n", key, shellQuote(key))
+	}
+	ctx, cancel, deadline := a.withTimeout(ctx)
+	defer cancel()
+	res, err := c.Submit(ctx, key, req)
+	if err != nil {
+		code := a.report(err)
+		switch code {
+		case exitUnavailable, exitError:
+			fmt.Fprintf(a.stderr, "the outcome is unknown: the transfer may have been accepted. Run the same command with --idempotency-key %s to find out; it cannot create a second transfer.\n", shellQuote(key))
+		case exitRejected, exitNotFound:
+			fmt.Fprintln(a.stderr, "the API rejected the request: no transfer was made.")
+		}
+		return code
+	}
+	t := res.Transfer
+	if !a.g.quiet {
+		switch {
+		case res.Replayed:
+			fmt.Fprintf(a.stderr, "replayed: this key already made transfer %s; nothing new was submitted\n", transferclient.Clean(t.TransferID))
+		default:
+			fmt.Fprintf(a.stderr, "accepted: transfer %s\n", transferclient.Clean(t.TransferID))
+		}
+	}
+	if wait && !t.Terminal() {
+		t, err = c.Wait(ctx, t.TransferID, deadline)
+		if err != nil {
+			return a.waitFailed(t, err)
+		}
+	}
+	return a.printTransfer(t)
+}
+
+func (a *app) get(ctx context.Context, fs *flag.FlagSet, args []string) int {
+	var wait bool
+	fs.BoolVar(&wait, "wait", false, "")
+	pos, code, done := a.prepare(fs, args)
+	if done {
+		return code
+	}
+	if len(pos) != 1 || pos[0] == "" {
+		return a.usageError(errors.New("get takes one TRANSFER_ID"))
+	}
+	c, code := a.client(ctx)
+	if code != exitOK {
+		return code
+	}
+	ctx, cancel, deadline := a.withTimeout(ctx)
+	defer cancel()
+	var t transferclient.Transfer
+	var err error
+	if wait {
+		t, err = c.Wait(ctx, pos[0], deadline)
+	} else {
+		t, err = c.Get(ctx, pos[0])
+	}
+	if err != nil {
+		return a.waitFailed(t, err)
+	}
+	return a.printTransfer(t)
+}
+
+// waitFailed reports an error of Get or Wait; on ErrWaitTimeout it still prints the last transfer seen.
+func (a *app) waitFailed(t transferclient.Transfer, err error) int {
+	if errors.Is(err, transferclient.ErrWaitTimeout) {
+		if code := a.printTransfer(t); code == exitError {
+			return code
+		}
+		fmt.Fprintf(a.stderr, "transferctl: transfer %s is still %s after %s; check later with: transferctl get %s\n",
+			transferclient.Clean(t.TransferID), transferclient.Clean(t.Status), a.g.timeout, transferclient.Clean(t.TransferID))
+		return exitWaitTimeout
+	}
+	return a.report(err)
+}
+
+func (a *app) history(ctx context.Context, fs *flag.FlagSet, args []string) int {
+	var relative bool
+	fs.BoolVar(&relative, "relative", false, "")
+	pos, code, done := a.prepare(fs, args)
+	if done {
+		return code
+	}
+	if len(pos) != 1 || pos[0] == "" {
+		return a.usageError(errors.New("history takes one TRANSFER_ID"))
+	}
+	c, code := a.client(ctx)
+	if code != exitOK {
+		return code
+	}
+	ctx, cancel, _ := a.withTimeout(ctx)
+	defer cancel()
+	h, err := c.History(ctx, pos[0])
+	if err != nil {
+		return a.report(err)
+	}
+	if a.g.output == "json" {
+		return a.printJSON(h)
+	}
+	if err := transferclient.WriteTimeline(a.stdout, h, transferclient.TimelineFormat{Relative: relative}); err != nil {
+		fmt.Fprintf(a.stderr, "transferctl: write timeline: %v\n", err)
+		return exitError
+	}
+	return exitOK
+}
+
+func (a *app) accounts(ctx context.Context, fs *flag.FlagSet, args []string) int {
+	pos, code, done := a.prepare(fs, args)
+	if done {
+		return code
+	}
+	if len(pos) == 0 {
+		return a.usageError(errors.New("accounts takes one or more ACCOUNT_IDs"))
+	}
+	for _, id := range pos {
+		if !accountIDPattern.MatchString(id) {
+			return a.usageError(fmt.Errorf("account id %q: want 1 to 64 characters of A-Z a-z 0-9 _ -", id))
+		}
+	}
+	c, code := a.client(ctx)
+	if code != exitOK {
+		return code
+	}
+	ctx, cancel, _ := a.withTimeout(ctx)
+	defer cancel()
+	var found []transferclient.Account
+	code = exitOK
+	for _, id := range pos {
+		acct, err := c.Account(ctx, id)
+		if err != nil {
+			if c := a.report(err); code == exitOK {
+				code = c
+			}
+			continue
+		}
+		found = append(found, acct)
+	}
+	if out := a.printAccounts(found); out != exitOK {
+		return out
+	}
+	return code
+}
+
+// withTimeout bounds the command by --timeout. The returned deadline is on the injected clock, for Wait; the
+// context's own deadline (on the real clock) stops a request that hangs.
+func (a *app) withTimeout(ctx context.Context) (context.Context, context.CancelFunc, time.Time) {
+	ctx, cancel := context.WithTimeout(ctx, a.g.timeout)
+	return ctx, cancel, a.deps.now().Add(a.g.timeout)
+}
+
+// shellQuote renders s so that it can be pasted into a POSIX shell as one argument.
+func shellQuote(s string) string {
+	if shellSafe.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+var shellSafe = regexp.MustCompile(`^[A-Za-z0-9._~:+=@%/,-]+$`)
+
+// parseAmount reads --amount: a positive integer of minor units, at most 10^11. Decimals are refused, not
+// converted: the tool does not guess a currency's exponent.
+func parseAmount(s string) (int64, error) {
+	switch {
+	case s == "":
+		return 0, errors.New("--amount is required (integer minor units, e.g. 1250 for 12.50 EUR)")
+	case strings.ContainsAny(s, ".,"):
+		return 0, fmt.Errorf("--amount %q: decimals are refused; give integer minor units (e.g. 1250 for 12.50 EUR)", s)
+	case !digitsPattern.MatchString(s):
+		return 0, fmt.Errorf("--amount %q: want a positive integer of minor units", s)
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 1 || n > maxAmount {
+		return 0, fmt.Errorf("--amount %q: must be 1 to %d minor units", s, int64(maxAmount))
+	}
+	return n, nil
+}
+
+// checkSubmit checks the request fields as the API will.
+func checkSubmit(r transferclient.SubmitRequest) error {
+	var errs []error
+	if !accountIDPattern.MatchString(r.SourceAccountID) {
+		errs = append(errs, fmt.Errorf("--from %q: want 1 to 64 characters of A-Z a-z 0-9 _ -", r.SourceAccountID))
+	}
+	if !accountIDPattern.MatchString(r.DestinationAccountID) {
+		errs = append(errs, fmt.Errorf("--to %q: want 1 to 64 characters of A-Z a-z 0-9 _ -", r.DestinationAccountID))
+	}
+	if r.SourceAccountID != "" && r.SourceAccountID == r.DestinationAccountID {
+		errs = append(errs, errors.New("--from and --to must differ"))
+	}
+	if !currencyPattern.MatchString(r.Currency) {
+		errs = append(errs, fmt.Errorf("--currency %q: want three upper-case letters (ISO 4217), e.g. EUR", r.Currency))
+	}
+	switch {
+	case !utf8.ValidString(r.Reference):
+		errs = append(errs, errors.New("--reference: not valid UTF-8"))
+	case utf8.RuneCountInString(r.Reference) > maxReferenceLen:
+		errs = append(errs, fmt.Errorf("--reference: at most %d characters", maxReferenceLen))
+	case strings.IndexFunc(r.Reference, unicode.IsControl) >= 0:
+		errs = append(errs, errors.New("--reference: control characters are not allowed"))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"text/tabwriter"
+
+	"github.com/transferflow/orchestrator/internal/transferclient"
+)
+
+// printTransfer writes the transfer (the API's JSON with --output json) and returns exitTransferFailed for a FAILED
+// transfer, exitOK otherwise.
+func (a *app) printTransfer(t transferclient.Transfer) int {
+	if a.g.output == "json" {
+		if code := a.printRaw(t.Raw, t); code != exitOK {
+			return code
+		}
+	} else {
+		c := transferclient.Clean
+		tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "transfer\t%s\n", c(t.TransferID))
+		fmt.Fprintf(tw, "status\t%s\n", c(t.Status))
+		fmt.Fprintf(tw, "from\t%s\n", c(t.SourceAccountID))
+		fmt.Fprintf(tw, "to\t%s\n", c(t.DestinationAccountID))
+		fmt.Fprintf(tw, "amount\t%d %s (minor units)\n", t.Amount, c(t.Currency))
+		if t.Reference != "" {
+			fmt.Fprintf(tw, "reference\t%s\n", c(t.Reference))
+		}
+		fmt.Fprintf(tw, "created\t%s\n", c(t.CreatedAt))
+		if t.CompletedAt != "" {
+			fmt.Fprintf(tw, "completed\t%s\n", c(t.CompletedAt))
+		} else if t.UpdatedAt != "" {
+			fmt.Fprintf(tw, "updated\t%s\n", c(t.UpdatedAt))
+		}
+		if t.Failure != nil {
+			fmt.Fprintf(tw, "failure\t%s: %s\n", c(t.Failure.Code), c(t.Failure.Message))
+		}
+		if t.ExecutionArn != "" {
+			fmt.Fprintf(tw, "execution\t%s\n", c(t.ExecutionArn))
+		}
+		if err := tw.Flush(); err != nil {
+			fmt.Fprintf(a.stderr, "transferctl: write output: %v\n", err)
+			return exitError
+		}
+	}
+	if t.Status == transferclient.StatusFailed {
+		return exitTransferFailed
+	}
+	return exitOK
+}
+
+// printAccounts writes the accounts as a table, or as a JSON array of the API's objects.
+func (a *app) printAccounts(accts []transferclient.Account) int {
+	if a.g.output == "json" {
+		raws := make([]json.RawMessage, 0, len(accts))
+		for _, acct := range accts {
+			raws = append(raws, acct.Raw)
+		}
+		return a.printJSON(raws)
+	}
+	if len(accts) == 0 {
+		return exitOK
+	}
+	c := transferclient.Clean
+	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ACCOUNT\tBALANCE (minor units)\tCURRENCY\tVERSION\tUPDATED")
+	for _, acct := range accts {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\n", c(acct.AccountID), acct.Balance, c(acct.Currency), acct.Version, c(acct.UpdatedAt))
+	}
+	if err := tw.Flush(); err != nil {
+		fmt.Fprintf(a.stderr, "transferctl: write output: %v\n", err)
+		return exitError
+	}
+	return exitOK
+}
+
+// printRaw writes the API's JSON indented, or v encoded when there is no raw JSON.
+func (a *app) printRaw(raw json.RawMessage, v any) int {
+	if raw == nil {
+		return a.printJSON(v)
+	}
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, raw, "", "  "); err != nil {
+		fmt.Fprintf(a.stderr, "transferctl: the API's answer is not JSON: %v\n", err)
+		return exitError
+	}
+	buf.WriteByte('\n')
+	if _, err := a.stdout.Write(buf.Bytes()); err != nil {
+		fmt.Fprintf(a.stderr, "transferctl: write output: %v\n", err)
+		return exitError
+	}
+	return exitOK
+}
+
+// printJSON writes v as indented JSON on stdout.
+func (a *app) printJSON(v any) int {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		fmt.Fprintf(a.stderr, "transferctl: encode output: %v\n", err)
+		return exitError
+	}
+	if _, err := a.stdout.Write(append(b, '\n')); err != nil {
+		fmt.Fprintf(a.stderr, "transferctl: write output: %v\n", err)
+		return exitError
+	}
+	return exitOK
+}
+
+// report writes an error of the client to stderr, with the invalid fields of a VALIDATION_ERROR and a hint for
+// API Gateway's 403s, and returns its exit code.
+func (a *app) report(err error) int {
+	fmt.Fprintf(a.stderr, "transferctl: %s\n", describe(err))
+	var apiErr *transferclient.APIError
+	if errors.As(err, &apiErr) {
+		for _, fe := range apiErr.Errors {
+			fmt.Fprintf(a.stderr, "  %s: %s\n", transferclient.Clean(fe.Field), transferclient.Clean(fe.Message))
+		}
+		if apiErr.Status == http.StatusForbidden && apiErr.Code == "" {
+			// API Gateway's own 403: an unknown path ("Missing Authentication Token"), or a missing or bad signature.
+			fmt.Fprintln(a.stderr, "hint: API Gateway refused the request; check --endpoint (with the stage path, e.g. /Prod), and for an IAM-protected API the AWS credentials, --region and --sign")
+		}
+	}
+	return exitCode(err)
+}
