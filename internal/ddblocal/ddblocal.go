@@ -152,7 +152,7 @@ func resolveAddr(addr string) (string, int, error) {
 	return host, port, nil
 }
 
-// waitReady polls the server with a ListTables request until it answers or the timeout passes.
+// waitReady polls the server's health endpoint (GET /) until it answers 200 or the timeout passes.
 func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	client := &http.Client{Timeout: time.Second}
@@ -162,9 +162,7 @@ func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 			return fmt.Errorf("dynoxide exited before it was ready: %v", s.err)
 		default:
 		}
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.URL, strings.NewReader("{}"))
-		req.Header.Set("X-Amz-Target", "DynamoDB_20120810.ListTables")
-		req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/", nil)
 		if resp, err := client.Do(req); err == nil {
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {

@@ -107,7 +107,7 @@ func (x *execution) run() {
 		}()
 	}
 	th := &thread{}
-	x.emit(th, true, EventExecutionStarted, "executionStartedEventDetails", map[string]any{
+	x.emit(th, false, EventExecutionStarted, "executionStartedEventDetails", map[string]any{
 		"input": x.rec.Input, "inputDetails": map[string]any{"truncated": false}, "roleArn": x.m.sm.RoleArn})
 	x.publish()
 	out, fail := x.runMachine(x.ctx, x.m.def, x.input, th, nil)
