@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -188,7 +189,7 @@ func callLambdaInvoke(ctx context.Context, x *execution, params any) (any, *fail
 	reqID := x.eng.opts.NewID()
 	headers := map[string]string{
 		"Connection": "keep-alive", "Content-Type": "application/json", "Content-Length": strconv.Itoa(len(out)),
-		"Date": time.Now().UTC().Format(time.RFC1123), "X-Amz-Executed-Version": "$LATEST", "x-amzn-Remapped-Content-Length": "0",
+		"Date": x.eng.opts.Clock.Now().UTC().Format(http.TimeFormat), "X-Amz-Executed-Version": "$LATEST", "x-amzn-Remapped-Content-Length": "0",
 		"x-amzn-RequestId": reqID,
 	}
 	return map[string]any{
