@@ -48,7 +48,8 @@ type Definition struct {
 	// ProcessorMode is the Map ItemProcessor ProcessorConfig.Mode ("INLINE" when absent).
 	ProcessorMode string
 
-	problems []*Error // decode problems found by Parse, reported by Validate
+	problems  []*Error // decode problems found by Parse, reported by Validate
+	hasStates bool     // the States field is present and an object
 }
 
 // OptPath is an InputPath, OutputPath or ResultPath field: absent (the default "$"), null, or a path.

@@ -102,6 +102,7 @@ func (p *decoder) machine(obj map[string]any, base string, top bool, raw []byte)
 		}
 		return def
 	}
+	def.hasStates = true
 	def.Order = stateOrder(raw, states)
 	for _, name := range def.Order {
 		sp := join(base, "States."+name)
@@ -528,7 +529,7 @@ func (p *decoder) rule(v any, rp string, top bool) *ChoiceRule {
 		if _, ok := obj["Variable"]; !ok {
 			p.errf(join(rp, "Variable"), "field is required with %s", r.Operator)
 		}
-	} else if r.Variable != "" {
+	} else if r.Variable != "" && len(ops) > 0 {
 		p.errf(join(rp, "Variable"), "field is not allowed with a boolean operator")
 	}
 	if top {

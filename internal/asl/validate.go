@@ -15,7 +15,7 @@ import (
 func Validate(def *Definition) error {
 	v := &validator{}
 	v.errs = append(v.errs, def.problems...)
-	v.machine(def, "", true)
+	v.machine(def, "")
 	if len(v.errs) == 0 {
 		return nil
 	}
@@ -50,9 +50,9 @@ func (v *validator) errf(path, format string, args ...any) {
 	v.errs = append(v.errs, &Error{Path: path, Msg: fmt.Sprintf(format, args...)})
 }
 
-func (v *validator) machine(def *Definition, base string, top bool) {
+func (v *validator) machine(def *Definition, base string) {
 	if len(def.States) == 0 {
-		if def.problems == nil || top {
+		if def.hasStates {
 			v.errf(join(base, "States"), "must contain at least one state")
 		}
 		return
@@ -216,14 +216,14 @@ func (v *validator) state(def *Definition, st *State, sp string) {
 			v.errf(join(sp, "Branches"), "must contain at least one branch")
 		}
 		for i, b := range st.Branches {
-			v.machine(b, fmt.Sprintf("%s.Branches[%d]", sp, i), false)
+			v.machine(b, fmt.Sprintf("%s.Branches[%d]", sp, i))
 		}
 	case TypeMap:
 		if st.ItemProcessor == nil {
 			v.errf(sp, "a Map state must have an ItemProcessor (or Iterator)")
 		} else {
 			name := "ItemProcessor"
-			v.machine(st.ItemProcessor, join(sp, name), false)
+			v.machine(st.ItemProcessor, join(sp, name))
 			if st.ItemProcessor.ProcessorMode == "DISTRIBUTED" {
 				v.errf(join(sp, "ItemProcessor.ProcessorConfig.Mode"), "DISTRIBUTED mode is not supported by this engine")
 			}
