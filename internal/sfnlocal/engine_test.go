@@ -557,3 +557,58 @@ func scrubMetadata(v any) {
 		}
 	}
 }
+
+func TestParallelAndMapFailures(t *testing.T) {
+	tests := []struct {
+		name       string
+		def        string
+		input      string
+		wantStatus string
+		wantError  string
+		wantOutput string
+	}{
+		{
+			name: "a failing branch fails the Parallel state with its own error",
+			def: `{"StartAt":"P","States":{"P":{"Type":"Parallel","End":true,"Branches":[
+			  {"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":10,"End":true}}},
+			  {"StartAt":"F","States":{"F":{"Type":"Fail","Error":"BranchBroke","Cause":"b2"}}}]}}}`,
+			input: `{}`, wantStatus: sfnlocal.StatusFailed, wantError: "BranchBroke",
+		},
+		{
+			name: "Catch on Parallel receives the branch error",
+			def: `{"StartAt":"P","States":{"P":{"Type":"Parallel","Next":"S","ResultPath":"$.r","Catch":[{"ErrorEquals":["BranchBroke"],"ResultPath":"$.err","Next":"S"}],
+			  "Branches":[{"StartAt":"F","States":{"F":{"Type":"Fail","Error":"BranchBroke","Cause":"b"}}}]},"S":{"Type":"Succeed"}}}`,
+			input: `{"in":1}`, wantStatus: sfnlocal.StatusSucceeded, wantOutput: `{"err":{"Cause":"b","Error":"BranchBroke"},"in":1}`,
+		},
+		{
+			name: "concurrent Map stops at the first failing item",
+			def: `{"StartAt":"M","States":{"M":{"Type":"Map","MaxConcurrency":0,"End":true,"ItemProcessor":{"StartAt":"C","States":{
+			  "C":{"Type":"Choice","Choices":[{"Variable":"$","NumericEquals":3,"Next":"Bad"}],"Default":"Ok"},
+			  "Bad":{"Type":"Fail","Error":"ItemBroke"},"Ok":{"Type":"Pass","End":true}}}}}}`,
+			input: `[1,2,3,4,5]`, wantStatus: sfnlocal.StatusFailed, wantError: "ItemBroke",
+		},
+		{
+			name: "Map keeps item order and applies ItemSelector with $$.Map.Item",
+			def: `{"StartAt":"M","States":{"M":{"Type":"Map","ItemsPath":"$.xs","End":true,
+			  "ItemSelector":{"i.$":"$$.Map.Item.Index","v.$":"$$.Map.Item.Value","k.$":"$.k"},
+			  "ItemProcessor":{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}}}}}`,
+			input: `{"xs":["a","b","c"],"k":0}`, wantStatus: sfnlocal.StatusSucceeded,
+			wantOutput: `[{"i":0,"k":0,"v":"a"},{"i":1,"k":0,"v":"b"},{"i":2,"k":0,"v":"c"}]`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			eng := newEngine(t, sfnlocal.Options{Clock: sfnlocal.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))})
+			rec := run(t, eng, tt.def, tt.input)
+			if rec.Status != tt.wantStatus {
+				t.Fatalf("status %s (%v %v)", rec.Status, rec.Error, rec.Cause)
+			}
+			if tt.wantError != "" && *rec.Error != tt.wantError {
+				t.Fatalf("error %s, want %s", *rec.Error, tt.wantError)
+			}
+			if tt.wantOutput != "" && *rec.Output != tt.wantOutput {
+				t.Fatalf("output %s, want %s", *rec.Output, tt.wantOutput)
+			}
+		})
+	}
+}

@@ -66,6 +66,10 @@ type failure struct {
 
 func (f *failure) String() string { return fmt.Sprintf("%s: %s", f.Error, f.Cause) }
 
+// stopped is the failure a branch of control reports when its context ended (the execution was stopped or timed
+// out, or a sibling Parallel branch or Map iteration failed); it is never reported as the execution's error.
+var stopped = &failure{Error: ErrNameRuntime, Cause: "execution stopped"}
+
 // runtimeFailure is a States.Runtime failure: neither retried nor caught.
 func runtimeFailure(cause string) *failure { return &failure{Error: ErrNameRuntime, Cause: cause} }
 

@@ -219,7 +219,7 @@ func (x *execution) runMachine(ctx context.Context, def *asl.Definition, input a
 	name := def.StartAt
 	for {
 		if ctx.Err() != nil {
-			return nil, &failure{Error: ErrNameRuntime, Cause: "execution stopped"}
+			return nil, stopped
 		}
 		st := def.States[name]
 		next, out, fail := x.runState(ctx, st, input, th)

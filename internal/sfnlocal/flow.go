@@ -187,7 +187,7 @@ func (x *execution) runWait(ctx context.Context, sr *stateRun, input any) (any, 
 		d = t.Sub(now)
 	}
 	if !x.sleep(ctx, d) {
-		return nil, &failure{Error: ErrNameRuntime, Cause: "execution stopped"}
+		return nil, stopped
 	}
 	return x.outputPath(sr, eff)
 }
@@ -222,12 +222,12 @@ func (x *execution) attemptParallel(ctx context.Context, sr *stateRun, eff, inpu
 	wg.Wait()
 	th.prev = x.lastEventID()
 	for _, f := range fails {
-		if f != nil && f.Cause != "execution stopped" {
+		if f != nil && f != stopped {
 			return nil, f
 		}
 	}
 	if ctx.Err() != nil {
-		return nil, &failure{Error: ErrNameRuntime, Cause: "execution stopped"}
+		return nil, stopped
 	}
 	x.emit(th, false, EventParallelSucceeded, "", nil)
 	return x.finishResult(sr, input, results)
@@ -284,7 +284,8 @@ func (x *execution) attemptMap(ctx context.Context, sr *stateRun, eff, input any
 		mu.Lock()
 		defer mu.Unlock()
 		if f != nil {
-			if f.Cause == "execution stopped" && firstFail != nil {
+			if f == stopped {
+				x.emit(it, false, EventMapIterAborted, "mapIterationAbortedEventDetails", map[string]any{"index": i, "name": st.Name})
 				return f
 			}
 			x.emit(it, false, EventMapIterFailed, "mapIterationFailedEventDetails", map[string]any{"index": i, "name": st.Name})
@@ -322,7 +323,7 @@ func (x *execution) attemptMap(ctx context.Context, sr *stateRun, eff, input any
 				defer func() { <-sem }()
 				if f := runOne(mctx, i); f != nil {
 					mu.Lock()
-					if firstFail == nil {
+					if firstFail == nil && f != stopped {
 						firstFail = f
 					}
 					mu.Unlock()
@@ -336,7 +337,7 @@ func (x *execution) attemptMap(ctx context.Context, sr *stateRun, eff, input any
 		}
 	}
 	if ctx.Err() != nil {
-		return nil, &failure{Error: ErrNameRuntime, Cause: "execution stopped"}
+		return nil, stopped
 	}
 	if lastSucceeded != 0 {
 		th.prev = lastSucceeded

@@ -105,7 +105,7 @@ func (x *execution) attemptTask(ctx context.Context, sr *stateRun, eff, input an
 			"resource": integ.resource, "error": f.Error})
 		return nil, f
 	case <-ctx.Done():
-		return nil, &failure{Error: ErrNameRuntime, Cause: "execution stopped"}
+		return nil, stopped
 	}
 	if res.fail != nil {
 		d := map[string]any{"resourceType": integ.resourceType, "resource": integ.resource, "error": res.fail.Error}
