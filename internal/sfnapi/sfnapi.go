@@ -46,6 +46,7 @@ type apiError struct {
 	Status  int
 }
 
+// Error returns "code: message".
 func (e *apiError) Error() string { return e.Code + ": " + e.Message }
 
 func errorf(code, format string, args ...any) *apiError {
@@ -158,7 +159,6 @@ func toAPIError(err error) *apiError {
 		{sfnlocal.ErrExecutionDoesNotExist, codeExecutionDoesNotExist},
 		{sfnlocal.ErrExecutionAlreadyExists, codeExecutionAlreadyExists},
 		{sfnlocal.ErrInvalidExecutionInput, codeInvalidExecutionInput},
-		{sfnlocal.ErrValidation, codeValidation},
 	} {
 		if errors.Is(err, m.target) {
 			return errorf(m.code, "%s", publicMessage(err))

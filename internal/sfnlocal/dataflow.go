@@ -73,6 +73,7 @@ type pathError struct {
 	err  error
 }
 
+// Error returns the underlying JSONPath error.
 func (e *pathError) Error() string { return e.err.Error() }
 
 // filterInput applies InputPath.

@@ -34,7 +34,6 @@ var (
 	ErrInvalidArn               = errors.New("sfnlocal: invalid arn")
 	ErrInvalidExecutionInput    = errors.New("sfnlocal: invalid execution input")
 	ErrInvalidDefinition        = errors.New("sfnlocal: invalid definition")
-	ErrValidation               = errors.New("sfnlocal: validation error")
 )
 
 // FunctionError is returned by a LambdaInvoker when the function itself failed (Lambda's X-Amz-Function-Error).
@@ -64,6 +63,7 @@ type failure struct {
 	Cause string
 }
 
+// String renders "error: cause" for logs.
 func (f *failure) String() string { return fmt.Sprintf("%s: %s", f.Error, f.Cause) }
 
 // stopped is the failure a branch of control reports when its context ended (the execution was stopped or timed

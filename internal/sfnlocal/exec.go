@@ -34,9 +34,8 @@ type stopCause struct {
 	fail   *failure
 }
 
+// Error names the status the execution stops with.
 func (s *stopCause) Error() string { return "execution " + s.status }
-
-var errEngineClosed = errors.New("sfnlocal: engine closed")
 
 // thread is a history cursor: the id that the next event of this branch of control points back to.
 type thread struct {
@@ -117,8 +116,8 @@ func (x *execution) run() {
 func (x *execution) finish(th *thread, out any, fail *failure) {
 	e := x.eng
 	cause := context.Cause(x.ctx)
-	if errors.Is(cause, errEngineClosed) || (cause != nil && errors.Is(e.ctx.Err(), context.Canceled) && !isStop(cause)) {
-		return
+	if cause != nil && !isStop(cause) && e.ctx.Err() != nil {
+		return // the engine was closed: the execution stays RUNNING in the store
 	}
 	x.mu.Lock()
 	now := e.opts.Clock.Now()
