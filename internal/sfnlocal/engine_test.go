@@ -612,3 +612,17 @@ func TestParallelAndMapFailures(t *testing.T) {
 		})
 	}
 }
+
+func TestPanickingInvokerFailsOnlyTheTask(t *testing.T) {
+	invoke := invokerFunc(func(context.Context, string, []byte) ([]byte, error) { panic("invoker bug") })
+	eng := newEngine(t, sfnlocal.Options{Lambda: invoke})
+	rec := run(t, eng, lambdaTask, `{"x":1}`)
+	if rec.Status != sfnlocal.StatusSucceeded {
+		t.Fatalf("status %s", rec.Status)
+	}
+	var out map[string]any
+	_ = json.Unmarshal([]byte(*rec.Output), &out)
+	if out["Error"] != "States.TaskFailed" || !strings.Contains(out["Cause"].(string), "invoker bug") {
+		t.Fatalf("caught %v", out)
+	}
+}

@@ -109,7 +109,7 @@ func (x *execution) run() {
 	x.emit(th, false, EventExecutionStarted, "executionStartedEventDetails", map[string]any{
 		"input": x.rec.Input, "inputDetails": map[string]any{"truncated": false}, "roleArn": x.m.sm.RoleArn})
 	x.publish()
-	out, fail := x.runMachine(x.ctx, x.m.def, x.input, th, nil)
+	out, fail := x.safeRunMachine(x.ctx, x.m.def, x.input, th, nil)
 	x.finish(th, out, fail)
 }
 
@@ -388,3 +388,15 @@ func (x *execution) runChoice(sr *stateRun, input any, th *thread) (string, any,
 
 // jsonInt returns n as a JSON number value.
 func jsonInt(n int64) json.Number { return json.Number(strconv.FormatInt(n, 10)) }
+
+// safeRunMachine is runMachine for the root of a goroutine: a panic inside the engine fails the branch of control
+// with States.Runtime instead of taking the process down.
+func (x *execution) safeRunMachine(ctx context.Context, def *asl.Definition, input any, th *thread, item map[string]any) (out any, fail *failure) {
+	defer func() {
+		if r := recover(); r != nil {
+			x.eng.opts.Logger.Error("engine panic", "executionArn", x.rec.Arn, "panic", fmt.Sprint(r))
+			out, fail = nil, runtimeFailure(fmt.Sprintf("internal error in the local engine: %v", r))
+		}
+	}()
+	return x.runMachine(ctx, def, input, th, item)
+}

@@ -212,7 +212,7 @@ func (x *execution) attemptParallel(ctx context.Context, sr *stateRun, eff, inpu
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out, f := x.runMachine(bctx, b, in, &thread{prev: started}, nil)
+			out, f := x.safeRunMachine(bctx, b, in, &thread{prev: started}, nil)
 			results[i], fails[i] = out, f
 			if f != nil {
 				cancel()
@@ -280,7 +280,7 @@ func (x *execution) attemptMap(ctx context.Context, sr *stateRun, eff, input any
 		it := &thread{prev: th.prev}
 		mu.Unlock()
 		x.emit(it, true, EventMapIterStarted, "mapIterationStartedEventDetails", map[string]any{"index": i, "name": st.Name})
-		out, f := x.runMachine(mctx, st.ItemProcessor, inputs[i], it, nil)
+		out, f := x.safeRunMachine(mctx, st.ItemProcessor, inputs[i], it, nil)
 		mu.Lock()
 		defer mu.Unlock()
 		if f != nil {

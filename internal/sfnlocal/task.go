@@ -88,7 +88,7 @@ func (x *execution) attemptTask(ctx context.Context, sr *stateRun, eff, input an
 	defer cancel()
 	ch := make(chan result, 1)
 	go func() {
-		out, f := integ.call(tctx, x, params)
+		out, f := safeCall(tctx, x, integ, params)
 		ch <- result{out, f}
 	}()
 	var timer <-chan time.Time
@@ -219,4 +219,16 @@ func httpMetadata(headers map[string]string, status int) map[string]any {
 		single[k] = v
 	}
 	return map[string]any{"AllHttpHeaders": all, "HttpHeaders": single, "HttpStatusCode": json.Number(strconv.Itoa(status))}
+}
+
+// safeCall runs an integration; a panic in it (for example in a LambdaInvoker) fails the task with
+// States.TaskFailed instead of taking the process down.
+func safeCall(ctx context.Context, x *execution, integ integration, params any) (out any, fail *failure) {
+	defer func() {
+		if r := recover(); r != nil {
+			x.eng.opts.Logger.Error("task integration panic", "executionArn", x.rec.Arn, "resource", integ.resource, "panic", fmt.Sprint(r))
+			out, fail = nil, &failure{Error: ErrNameTaskFailed, Cause: fmt.Sprintf("the integration panicked: %v", r)}
+		}
+	}()
+	return integ.call(ctx, x, params)
 }
