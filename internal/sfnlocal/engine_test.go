@@ -418,7 +418,10 @@ func sagaDefinition(t testing.TB, table string) string {
 		"DebitFunctionArn": "debit", "CreditFunctionArn": "credit", "TableName": table})
 }
 
-func TestSagaAgainstDynoxide(t *testing.T) {
+// startDynamo starts Dynoxide with a "transfers" table keyed by pk; without Dynoxide the test is skipped (or fails
+// under CI=true).
+func startDynamo(t *testing.T) *dynamodb.Client {
+	t.Helper()
 	if _, err := ddblocal.BinaryPath(); errors.Is(err, ddblocal.ErrBinaryNotFound) {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("dynoxide is required under CI: %v", err)
@@ -431,14 +434,63 @@ func TestSagaAgainstDynoxide(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = srv.Close() })
 	ddb := dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL), Credentials: staticCreds{}})
-	ctx := context.Background()
-	_, err = ddb.CreateTable(ctx, &dynamodb.CreateTableInput{TableName: aws.String("transfers"),
+	_, err = ddb.CreateTable(context.Background(), &dynamodb.CreateTableInput{TableName: aws.String("transfers"),
 		KeySchema:            []dtypes.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: dtypes.KeyTypeHash}},
 		AttributeDefinitions: []dtypes.AttributeDefinition{{AttributeName: aws.String("pk"), AttributeType: dtypes.ScalarAttributeTypeS}},
 		BillingMode:          dtypes.BillingModePayPerRequest})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ddb
+}
+
+func TestDynamoDBErrorsAreNamedLikeAWS(t *testing.T) {
+	ddb := startDynamo(t)
+	eng := newEngine(t, sfnlocal.Options{DynamoDB: ddb})
+	tests := []struct {
+		name      string
+		params    string
+		wantError string
+		wantCause string
+	}{
+		{
+			name:      "failed condition",
+			params:    `{"TableName":"transfers","Key":{"pk":{"S":"x"}},"UpdateExpression":"SET v = :v","ConditionExpression":"attribute_exists(pk)","ExpressionAttributeValues":{":v":{"N":"1"}}}`,
+			wantError: "DynamoDB.ConditionalCheckFailedException",
+			wantCause: "Error Code: ConditionalCheckFailedException",
+		},
+		{
+			name:      "missing table",
+			params:    `{"TableName":"nope","Key":{"pk":{"S":"x"}},"UpdateExpression":"SET v = :v","ExpressionAttributeValues":{":v":{"N":"1"}}}`,
+			wantError: "DynamoDB.ResourceNotFoundException",
+			wantCause: "(Service: AmazonDynamoDBv2; Status Code: 400; Error Code: ResourceNotFoundException; Request ID: ",
+		},
+		{
+			name:      "malformed attribute value",
+			params:    `{"TableName":"transfers","Key":{"pk":{"Q":"x"}},"UpdateExpression":"SET v = :v","ExpressionAttributeValues":{":v":{"N":"1"}}}`,
+			wantError: "DynamoDB.AmazonDynamoDBException",
+			wantCause: "unknown attribute type",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			def := `{"StartAt":"U","States":{"U":{"Type":"Task","Resource":"arn:aws:states:::dynamodb:updateItem","Parameters":` + tt.params +
+				`,"Catch":[{"ErrorEquals":["States.ALL"],"Next":"C"}],"End":true},"C":{"Type":"Pass","End":true}}}`
+			rec := run(t, eng, def, `{}`)
+			var out map[string]string
+			if err := json.Unmarshal([]byte(*rec.Output), &out); err != nil {
+				t.Fatalf("output %s: %v", *rec.Output, err)
+			}
+			if out["Error"] != tt.wantError || !strings.Contains(out["Cause"], tt.wantCause) {
+				t.Fatalf("caught %s / %s, want %s / …%s…", out["Error"], out["Cause"], tt.wantError, tt.wantCause)
+			}
+		})
+	}
+}
+
+func TestSagaAgainstDynoxide(t *testing.T) {
+	ddb := startDynamo(t)
+	ctx := context.Background()
 	tests := []struct {
 		name       string
 		creditErr  error
