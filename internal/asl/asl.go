@@ -3,11 +3,7 @@
 // (for example States.Debit.Retry[0].BackoffRate). The engine in package sfnlocal runs a validated Definition.
 package asl
 
-import (
-	"encoding/json"
-	"fmt"
-	"strings"
-)
+import "github.com/transferflow/orchestrator/internal/jsonvalue"
 
 // Error is one positioned problem in a definition. Path names the field, e.g. States.Debit.Retry[0].BackoffRate.
 type Error struct {
@@ -145,19 +141,9 @@ type State struct {
 	MaxConcurrencyPath string
 }
 
-// Decode parses JSON text into a generic value, keeping numbers as json.Number.
-func Decode(data []byte) (any, error) {
-	d := json.NewDecoder(strings.NewReader(string(data)))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, err
-	}
-	if d.More() {
-		return nil, fmt.Errorf("unexpected data after the JSON value")
-	}
-	return v, nil
-}
+// Decode parses JSON text into a generic value: objects as *jsonvalue.Object (key order kept), numbers as
+// json.Number.
+func Decode(data []byte) (any, error) { return jsonvalue.Decode(data) }
 
 // Load parses and validates a definition, returning the definition or all problems joined.
 func Load(data []byte) (*Definition, error) {

@@ -2,12 +2,13 @@ package asl
 
 import (
 	"encoding/json"
-
 	"fmt"
 	"math"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/transferflow/orchestrator/internal/jsonvalue"
 )
 
 // Parse decodes a definition document. It fails only when the text is not a JSON object; field-level problems
@@ -17,7 +18,7 @@ func Parse(data []byte) (*Definition, error) {
 	if err != nil {
 		return nil, &Error{Msg: "definition is not valid JSON: " + err.Error()}
 	}
-	obj, ok := v.(map[string]any)
+	obj, ok := jsonvalue.AsMap(v)
 	if !ok {
 		return nil, &Error{Msg: "definition must be a JSON object"}
 	}
@@ -74,7 +75,7 @@ func (p *decoder) machine(obj map[string]any, base string, top bool, raw []byte)
 		def.TimeoutSeconds = p.posInt(obj, base, "TimeoutSeconds")
 	}
 	if pc, ok := obj["ProcessorConfig"]; ok {
-		m, ok := pc.(map[string]any)
+		m, ok := jsonvalue.AsMap(pc)
 		if !ok {
 			p.errf(join(base, "ProcessorConfig"), "must be an object")
 		} else {
@@ -93,7 +94,7 @@ func (p *decoder) machine(obj map[string]any, base string, top bool, raw []byte)
 			}
 		}
 	}
-	states, ok := obj["States"].(map[string]any)
+	states, ok := jsonvalue.AsMap(obj["States"])
 	if !ok {
 		if _, present := obj["States"]; present {
 			p.errf(join(base, "States"), "must be an object")
@@ -106,7 +107,7 @@ func (p *decoder) machine(obj map[string]any, base string, top bool, raw []byte)
 	def.Order = stateOrder(raw, states)
 	for _, name := range def.Order {
 		sp := join(base, "States."+name)
-		so, ok := states[name].(map[string]any)
+		so, ok := jsonvalue.AsMap(states[name])
 		if !ok {
 			p.errf(sp, "state must be an object")
 			continue
@@ -225,7 +226,7 @@ func (p *decoder) state(name string, obj map[string]any, sp string) *State {
 		}
 		for i, b := range arr {
 			bp := fmt.Sprintf("%s.Branches[%d]", sp, i)
-			bo, isObj := b.(map[string]any)
+			bo, isObj := jsonvalue.AsMap(b)
 			if !isObj {
 				p.errf(bp, "must be an object")
 				continue
@@ -235,7 +236,7 @@ func (p *decoder) state(name string, obj map[string]any, sp string) *State {
 	}
 	for _, f := range []string{"ItemProcessor", "Iterator"} {
 		if v, ok := obj[f]; ok {
-			bo, isObj := v.(map[string]any)
+			bo, isObj := jsonvalue.AsMap(v)
 			if !isObj {
 				p.errf(join(sp, f), "must be an object")
 				continue
@@ -357,7 +358,7 @@ func (p *decoder) retry(obj map[string]any, sp string) []Retrier {
 	var out []Retrier
 	for i, x := range arr {
 		rp := fmt.Sprintf("%s.Retry[%d]", sp, i)
-		ro, isObj := x.(map[string]any)
+		ro, isObj := jsonvalue.AsMap(x)
 		if !isObj {
 			p.errf(rp, "must be an object")
 			continue
@@ -417,7 +418,7 @@ func (p *decoder) catch(obj map[string]any, sp string) []Catcher {
 	var out []Catcher
 	for i, x := range arr {
 		cp := fmt.Sprintf("%s.Catch[%d]", sp, i)
-		co, isObj := x.(map[string]any)
+		co, isObj := jsonvalue.AsMap(x)
 		if !isObj {
 			p.errf(cp, "must be an object")
 			continue
@@ -460,7 +461,7 @@ func IsComparisonOperator(name string) bool { _, ok := comparisonOperators[name]
 
 func (p *decoder) rule(v any, rp string, top bool) *ChoiceRule {
 	r := &ChoiceRule{}
-	obj, ok := v.(map[string]any)
+	obj, ok := jsonvalue.AsMap(v)
 	if !ok {
 		p.errf(rp, "choice rule must be an object")
 		return r

@@ -9,6 +9,7 @@ import (
 
 	"github.com/transferflow/orchestrator/internal/intrinsic"
 	"github.com/transferflow/orchestrator/internal/jsonpath"
+	"github.com/transferflow/orchestrator/internal/jsonvalue"
 )
 
 // Validate checks a parsed definition and returns every problem as a *Error, joined with errors.Join, or nil.
@@ -292,6 +293,9 @@ func (v *validator) checkPath(path, p string, reference bool) {
 
 // payload checks a Parameters/ResultSelector/ItemSelector template: every "x.$" value is a path or intrinsic.
 func (v *validator) payload(path string, tmpl any) {
+	if m, ok := jsonvalue.AsMap(tmpl); ok {
+		tmpl = m
+	}
 	switch t := tmpl.(type) {
 	case map[string]any:
 		keys := make([]string, 0, len(t))

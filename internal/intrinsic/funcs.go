@@ -1,7 +1,6 @@
 package intrinsic
 
 import (
-	"bytes"
 	"crypto/md5"
 	"crypto/sha1"
 	"crypto/sha256"
@@ -12,10 +11,11 @@ import (
 	"fmt"
 	"hash"
 	"math"
-	"reflect"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/transferflow/orchestrator/internal/jsonvalue"
 )
 
 type fn func(c *Call, args []any, env Env) (any, error)
@@ -99,16 +99,8 @@ func arr(c *Call, v any, i int) ([]any, error) {
 	return a, nil
 }
 
-// Marshal renders a value as compact JSON text with HTML characters unescaped.
-func Marshal(v any) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return fmt.Sprint(v)
-	}
-	return strings.TrimSuffix(b.String(), "\n")
-}
+// Marshal renders a value as compact JSON text, objects in key order.
+func Marshal(v any) string { return jsonvalue.Marshal(v) }
 
 // javaString renders a value the way AWS's States.Format prints non-string arguments.
 func javaString(v any) string {
@@ -117,6 +109,13 @@ func javaString(v any) string {
 		return t
 	case nil:
 		return "null"
+	case *jsonvalue.Object:
+		parts := make([]string, 0, t.Len())
+		for _, k := range t.Keys() {
+			v, _ := t.Get(k)
+			parts = append(parts, k+"="+javaString(v))
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
 	case map[string]any:
 		keys := make([]string, 0, len(t))
 		for k := range t {
@@ -183,10 +182,8 @@ func stringToJSON(c *Call, args []any, _ Env) (any, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, nil
 	}
-	d := json.NewDecoder(strings.NewReader(s))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
+	v, err := jsonvalue.Decode([]byte(s))
+	if err != nil {
 		return nil, failf(c, "Function States.StringToJson could not parse %q as JSON", s)
 	}
 	return normalizeNumbers(v), nil
@@ -203,9 +200,10 @@ func normalizeNumbers(v any) any {
 		for i := range t {
 			t[i] = normalizeNumbers(t[i])
 		}
-	case map[string]any:
-		for k := range t {
-			t[k] = normalizeNumbers(t[k])
+	case *jsonvalue.Object:
+		for _, k := range t.Keys() {
+			x, _ := t.Get(k)
+			t.Set(k, normalizeNumbers(x))
 		}
 	}
 	return v
@@ -246,43 +244,7 @@ func arrayPartition(c *Call, args []any, _ Env) (any, error) {
 }
 
 // Equal reports whether two JSON values are equal, numbers compared by value.
-func Equal(a, b any) bool {
-	if x, ok := a.(json.Number); ok {
-		y, ok := b.(json.Number)
-		if !ok {
-			return false
-		}
-		fx, e1 := strconv.ParseFloat(string(x), 64)
-		fy, e2 := strconv.ParseFloat(string(y), 64)
-		return e1 == nil && e2 == nil && fx == fy
-	}
-	switch x := a.(type) {
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !Equal(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, v := range x {
-			w, ok := y[k]
-			if !ok || !Equal(v, w) {
-				return false
-			}
-		}
-		return true
-	}
-	return reflect.DeepEqual(a, b)
-}
+func Equal(a, b any) bool { return jsonvalue.Equal(a, b) }
 
 func arrayContains(c *Call, args []any, _ Env) (any, error) {
 	if err := nargs(c, args, 2, 2); err != nil {
@@ -439,8 +401,8 @@ func jsonMerge(c *Call, args []any, _ Env) (any, error) {
 	if err := nargs(c, args, 3, 3); err != nil {
 		return nil, err
 	}
-	a, ok1 := args[0].(map[string]any)
-	b, ok2 := args[1].(map[string]any)
+	a, ok1 := toObject(args[0])
+	b, ok2 := toObject(args[1])
 	if !ok1 || !ok2 {
 		return nil, failf(c, "Function States.JsonMerge expects two objects")
 	}
@@ -451,14 +413,38 @@ func jsonMerge(c *Call, args []any, _ Env) (any, error) {
 	if deep {
 		return nil, failf(c, "Function States.JsonMerge supports only a shallow merge (false)")
 	}
-	out := make(map[string]any, len(a)+len(b))
-	for k, v := range a {
-		out[k] = v
+	merged := a.Clone()
+	for _, k := range b.Keys() {
+		v, _ := b.Get(k)
+		merged.Set(k, v)
 	}
-	for k, v := range b {
-		out[k] = v
+	// Step Functions returns the merged object in java.util.HashMap order.
+	out := jsonvalue.NewObject(merged.Len())
+	for _, k := range jsonvalue.HashMapOrder(merged.Keys()) {
+		v, _ := merged.Get(k)
+		out.Set(k, v)
 	}
 	return out, nil
+}
+
+// toObject returns v as an *jsonvalue.Object; plain maps are taken in key order.
+func toObject(v any) (*jsonvalue.Object, bool) {
+	switch t := v.(type) {
+	case *jsonvalue.Object:
+		return t, true
+	case map[string]any:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		o := jsonvalue.NewObject(len(keys))
+		for _, k := range keys {
+			o.Set(k, t[k])
+		}
+		return o, true
+	}
+	return nil, false
 }
 
 func mathRandom(c *Call, args []any, env Env) (any, error) {

@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/transferflow/orchestrator/internal/jsonvalue"
 )
 
 // ErrNoMatch reports that a definite path matched nothing in the document.
@@ -403,13 +405,13 @@ func (p *Path) Bracketed() string { return p.bracketed() }
 func (s segment) apply(v any, out []any) []any {
 	switch s.kind {
 	case segName:
-		if m, ok := v.(map[string]any); ok {
+		if m, ok := jsonvalue.AsMap(v); ok {
 			if x, ok := m[s.name]; ok {
 				out = append(out, x)
 			}
 		}
 	case segUnionNames:
-		if m, ok := v.(map[string]any); ok {
+		if m, ok := jsonvalue.AsMap(v); ok {
 			for _, n := range s.names {
 				if x, ok := m[n]; ok {
 					out = append(out, x)
@@ -488,6 +490,11 @@ func (s segment) apply(v any, out []any) []any {
 
 func appendChildren(v any, out []any) []any {
 	switch t := v.(type) {
+	case *jsonvalue.Object:
+		for _, k := range t.Keys() {
+			x, _ := t.Get(k)
+			out = append(out, x)
+		}
 	case map[string]any:
 		for _, k := range sortedKeys(t) {
 			out = append(out, t[k])
@@ -500,6 +507,17 @@ func appendChildren(v any, out []any) []any {
 
 func deepScan(v any, s segment, out []any) []any {
 	switch t := v.(type) {
+	case *jsonvalue.Object:
+		for _, k := range t.Keys() {
+			if s.kind == segDeepWildcard || k == s.name {
+				x, _ := t.Get(k)
+				out = append(out, x)
+			}
+		}
+		for _, k := range t.Keys() {
+			x, _ := t.Get(k)
+			out = deepScan(x, s, out)
+		}
 	case map[string]any:
 		for _, k := range sortedKeys(t) {
 			if s.kind == segDeepWildcard || k == s.name {
@@ -539,21 +557,27 @@ func setAt(cur any, segs []segment, value any, src string) (any, error) {
 	s := segs[0]
 	switch s.kind {
 	case segName:
-		m, ok := cur.(map[string]any)
-		if !ok {
-			if cur != nil {
-				return nil, fmt.Errorf("jsonpath: set %s: cannot write field %q into a %s", src, s.name, typeName(cur))
+		var obj *jsonvalue.Object
+		switch t := cur.(type) {
+		case *jsonvalue.Object:
+			obj = t.Clone()
+		case map[string]any:
+			obj = jsonvalue.NewObject(len(t) + 1)
+			for _, k := range sortedKeys(t) {
+				obj.Set(k, t[k])
 			}
-			m = map[string]any{}
-		} else {
-			m = cloneMap(m)
+		case nil:
+			obj = jsonvalue.NewObject(1)
+		default:
+			return nil, fmt.Errorf("jsonpath: set %s: cannot write field %q into a %s", src, s.name, typeName(cur))
 		}
-		child, err := setAt(m[s.name], segs[1:], value, src)
+		old, _ := obj.Get(s.name)
+		child, err := setAt(old, segs[1:], value, src)
 		if err != nil {
 			return nil, err
 		}
-		m[s.name] = child
-		return m, nil
+		obj.Set(s.name, child)
+		return obj, nil
 	case segIndex:
 		a, ok := cur.([]any)
 		if !ok {
@@ -577,17 +601,9 @@ func setAt(cur any, segs []segment, value any, src string) (any, error) {
 	return nil, fmt.Errorf("jsonpath: set %s: not a reference path", src)
 }
 
-func cloneMap(m map[string]any) map[string]any {
-	c := make(map[string]any, len(m)+1)
-	for k, v := range m {
-		c[k] = v
-	}
-	return c
-}
-
 func typeName(v any) string {
 	switch v.(type) {
-	case map[string]any:
+	case map[string]any, *jsonvalue.Object:
 		return "object"
 	case []any:
 		return "array"

@@ -1,6 +1,7 @@
 package sfnlocal_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,8 +20,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	dtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/transferflow/orchestrator/internal/asl"
 	"github.com/transferflow/orchestrator/internal/ddblocal"
+	"github.com/transferflow/orchestrator/internal/jsonvalue"
 	"github.com/transferflow/orchestrator/internal/sfnlocal"
 )
 
@@ -270,6 +271,9 @@ func runCase(t *testing.T, ddb *dynamodb.Client, c *conformanceCase) string {
 		if d := m.compare("/expected/output", want, got); d != "" {
 			return "output: " + d
 		}
+		if d := m.keyOrderDiff("/expected/output", c.Expected.Output, []byte(deref(rec.Output))); d != "" {
+			return "output key order: " + d
+		}
 	}
 	if c.Expected.Error != nil {
 		if d := m.compare("/expected/error", *c.Expected.Error, deref(rec.Error)); d != "" {
@@ -305,18 +309,24 @@ func sanitize(id string) string {
 	return id
 }
 
+// mustDecode parses JSON text into plain maps and slices (numbers as json.Number), or returns the text itself
+// when it is not JSON.
 func mustDecode(b []byte) any {
-	v, err := asl.Decode(b)
-	if err != nil {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
 		return string(b)
 	}
 	return v
 }
 
 type matcher struct {
-	c        *conformanceCase
-	volatile map[string]bool
-	opaque   map[string]bool
+	c              *conformanceCase
+	volatile       map[string]bool
+	opaque         map[string]bool
+	orderedHistory []any
+	rawDetail      map[string]string // "index/detailsKey/field" -> the engine's JSON text
 }
 
 var bracketToken = regexp.MustCompile(`<[A-Za-z][A-Za-z0-9_.:+-]*>`)
@@ -485,10 +495,11 @@ func (m *matcher) compareEvent(ptr string, want map[string]any, got map[string]a
 			ws, wok := wd[k].(string)
 			gs, gok := gd[k].(string)
 			if wok && gok && jsonTextFields[k] && ws != gs && !m.volatile[ptr+"/"+dk+"/"+k] {
-				wv, err1 := asl.Decode([]byte(ws))
-				gv, err2 := asl.Decode([]byte(gs))
-				if err1 == nil && err2 == nil {
-					wd[k], gd[k] = wv, gv
+				wv, gv := mustDecode([]byte(ws)), mustDecode([]byte(gs))
+				if _, bad := wv.(string); !bad || ws == `""` {
+					if _, bad := gv.(string); !bad || gs == `""` {
+						wd[k], gd[k] = wv, gv
+					}
 				}
 			}
 		}
@@ -498,7 +509,13 @@ func (m *matcher) compareEvent(ptr string, want map[string]any, got map[string]a
 
 func (m *matcher) compareHistory(want []any, events []sfnlocal.Event) string {
 	var got []map[string]any
-	for _, e := range events {
+	m.rawDetail = map[string]string{}
+	for i, e := range events {
+		for _, f := range []string{"input", "output", "parameters"} {
+			if text, ok := e.Details[f].(string); ok {
+				m.rawDetail[fmt.Sprintf("%d/%s/%s", i, e.DetailsKey, f)] = text
+			}
+		}
 		got = append(got, normalizeEvent(e))
 	}
 	if m.c.Normalization == "parallel-branch-events-sorted" {
@@ -512,6 +529,9 @@ func (m *matcher) compareHistory(want []any, events []sfnlocal.Event) string {
 		w := want[i].(map[string]any)
 		if _, isNum := w["id"].(json.Number); isNum {
 			if d := m.compareEvent(fmt.Sprintf("/history/%d", i), w, got[i], true); d != "" {
+				return d
+			}
+			if d := m.eventKeyOrder(i, got[i]); d != "" {
 				return d
 			}
 			continue
@@ -547,6 +567,57 @@ func (m *matcher) compareHistory(want []any, events []sfnlocal.Event) string {
 		i = j - 1
 	}
 	return ""
+}
+
+// eventKeyOrder checks the key order of the JSON objects inside event i's text fields against the recording,
+// which kept it (the snapshot sorted only the API's own objects).
+func (m *matcher) eventKeyOrder(i int, got map[string]any) string {
+	if m.orderedHistory == nil {
+		v, err := jsonvalue.Decode(m.c.History)
+		if err != nil {
+			return ""
+		}
+		m.orderedHistory, _ = v.([]any)
+	}
+	if i >= len(m.orderedHistory) {
+		return ""
+	}
+	ev, ok := m.orderedHistory[i].(*jsonvalue.Object)
+	if !ok {
+		return ""
+	}
+	for _, dk := range ev.Keys() {
+		wd, ok := mustGet(ev, dk).(*jsonvalue.Object)
+		if !ok {
+			continue
+		}
+		gd, ok := got[dk].(map[string]any)
+		if !ok {
+			continue
+		}
+		for _, f := range []string{"input", "output", "parameters"} {
+			w, ok := mustGet(wd, f).(*jsonvalue.Object)
+			if !ok {
+				continue
+			}
+			if _, ok := gd[f]; !ok {
+				continue
+			}
+			g, err := jsonvalue.Decode([]byte(m.rawDetail[fmt.Sprintf("%d/%s/%s", i, dk, f)]))
+			if err != nil {
+				continue
+			}
+			if d := m.orderDiff(fmt.Sprintf("/history/%d/%s/%s", i, dk, f), w, g); d != "" {
+				return "key order: " + d
+			}
+		}
+	}
+	return ""
+}
+
+func mustGet(o *jsonvalue.Object, k string) any {
+	v, _ := o.Get(k)
+	return v
 }
 
 func typesOf(evs []map[string]any) string {
@@ -589,4 +660,60 @@ func parallelTransform(events []map[string]any) []map[string]any {
 		}
 	}
 	return events
+}
+
+// keyOrderDiff compares the key order of every object in want with the same object in got (AWS keeps the order in
+// which keys were written; so does the engine).
+func (m *matcher) keyOrderDiff(ptr string, want, got []byte) string {
+	w, err1 := jsonvalue.Decode(want)
+	g, err2 := jsonvalue.Decode(got)
+	if err1 != nil || err2 != nil {
+		return ""
+	}
+	return m.orderDiff(ptr, w, g)
+}
+
+func (m *matcher) orderDiff(ptr string, w, g any) string {
+	switch wt := w.(type) {
+	case *jsonvalue.Object:
+		gt, ok := g.(*jsonvalue.Object)
+		if !ok {
+			return ""
+		}
+		var wk, gk []string
+		for _, k := range wt.Keys() {
+			if !m.opaque[k] {
+				wk = append(wk, k)
+			}
+		}
+		for _, k := range gt.Keys() {
+			if !m.opaque[k] {
+				gk = append(gk, k)
+			}
+		}
+		if strings.Join(wk, ",") != strings.Join(gk, ",") {
+			return fmt.Sprintf("%s: keys %v, got %v", ptr, wt.Keys(), gt.Keys())
+		}
+		for _, k := range wt.Keys() {
+			if m.opaque[k] {
+				continue
+			}
+			a, _ := wt.Get(k)
+			b, _ := gt.Get(k)
+			if d := m.orderDiff(ptr+"/"+k, a, b); d != "" {
+				return d
+			}
+		}
+	case []any:
+		ga, ok := g.([]any)
+		if !ok || len(ga) != len(wt) {
+			return ""
+		}
+		for i := range wt {
+			if d := m.orderDiff(fmt.Sprintf("%s/%d", ptr, i), wt[i], ga[i]); d != "" {
+				return d
+			}
+		}
+	}
+	return ""
 }

@@ -9,10 +9,11 @@ import (
 	"github.com/transferflow/orchestrator/internal/asl"
 	"github.com/transferflow/orchestrator/internal/intrinsic"
 	"github.com/transferflow/orchestrator/internal/jsonpath"
+	"github.com/transferflow/orchestrator/internal/jsonvalue"
 )
 
-// marshal renders a value as compact JSON text.
-func marshal(v any) string { return intrinsic.Marshal(v) }
+// marshal renders a value as compact JSON text, objects in key order.
+func marshal(v any) string { return jsonvalue.Marshal(v) }
 
 var pathCache sync.Map // string -> *jsonpath.Path
 
@@ -91,7 +92,7 @@ func (x *execution) selectPath(sr *stateRun, p asl.OptPath, doc any) (any, *fail
 		return doc, nil
 	}
 	if p.Null {
-		return map[string]any{}, nil
+		return jsonvalue.NewObject(0), nil
 	}
 	v, err := x.get(sr, p.Path, doc)
 	if err != nil {
@@ -136,39 +137,52 @@ func (x *execution) resultPath(sr *stateRun, p asl.OptPath, input, result any) (
 // payload evaluates a Parameters, ResultSelector or ItemSelector template against doc.
 func (x *execution) payload(sr *stateRun, tmpl any, doc any) (any, *failure) {
 	switch t := tmpl.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, v := range t {
+	case *jsonvalue.Object:
+		// Literal fields come first, in the template's order; the ".$" fields follow in the order Step Functions
+		// emits them (java.util.HashMap iteration order of the result names).
+		out := jsonvalue.NewObject(t.Len())
+		var dynamic []string
+		for _, k := range t.Keys() {
+			v, _ := t.Get(k)
 			if strings.HasSuffix(k, ".$") {
-				s, _ := v.(string)
-				var val any
-				var err error
-				if intrinsic.Is(s) {
-					val, err = x.evalIntrinsic(sr, s, doc)
-					if err != nil {
-						var pe *pathError
-						if errors.As(err, &pe) {
-							return nil, x.runtimeErr(sr, "The JSONPath '%s' specified for the field '%s' could not be found in the input '%s'",
-								pe.path, k, marshal(doc))
-						}
-						return nil, &failure{Error: ErrNameIntrinsicFailure, Cause: fmt.Sprintf(
-							"An error occurred while executing the state '%s' (entered at the event id #%d). %v", sr.st.Name, sr.enteredID, err)}
-					}
-				} else {
-					val, err = x.get(sr, s, doc)
-					if err != nil {
-						return nil, x.runtimeErr(sr, "The JSONPath '%s' specified for the field '%s' could not be found in the input '%s'",
-							s, k, marshal(doc))
-					}
-				}
-				out[strings.TrimSuffix(k, ".$")] = val
+				dynamic = append(dynamic, strings.TrimSuffix(k, ".$"))
 				continue
 			}
 			val, fail := x.payload(sr, v, doc)
 			if fail != nil {
 				return nil, fail
 			}
-			out[k] = val
+			out.Set(k, val)
+		}
+		values := make(map[string]any, len(dynamic))
+		for _, name := range dynamic {
+			k := name + ".$"
+			v, _ := t.Get(k)
+			s, _ := v.(string)
+			var val any
+			var err error
+			if intrinsic.Is(s) {
+				val, err = x.evalIntrinsic(sr, s, doc)
+				if err != nil {
+					var pe *pathError
+					if errors.As(err, &pe) {
+						return nil, x.runtimeErr(sr, "The JSONPath '%s' specified for the field '%s' could not be found in the input '%s'",
+							pe.path, k, marshal(doc))
+					}
+					return nil, &failure{Error: ErrNameIntrinsicFailure, Cause: fmt.Sprintf(
+						"An error occurred while executing the state '%s' (entered at the event id #%d). %v", sr.st.Name, sr.enteredID, err)}
+				}
+			} else {
+				val, err = x.get(sr, s, doc)
+				if err != nil {
+					return nil, x.runtimeErr(sr, "The JSONPath '%s' specified for the field '%s' could not be found in the input '%s'",
+						s, k, marshal(doc))
+				}
+			}
+			values[name] = val
+		}
+		for _, name := range jsonvalue.HashMapOrder(dynamic) {
+			out.Set(name, values[name])
 		}
 		return out, nil
 	case []any:

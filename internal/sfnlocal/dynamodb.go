@@ -16,6 +16,8 @@ import (
 	"github.com/aws/smithy-go"
 	smithymiddleware "github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/transferflow/orchestrator/internal/jsonvalue"
 )
 
 // dynamoAPI is the part of *dynamodb.Client the dynamodb:* integrations use.
@@ -60,7 +62,7 @@ func (p *dynamoParams) item(k string) map[string]types.AttributeValue {
 	if !ok || v == nil {
 		return nil
 	}
-	m, isMap := v.(map[string]any)
+	m, isMap := jsonvalue.AsMap(v)
 	if !isMap {
 		p.errs = append(p.errs, fmt.Sprintf("%s must be a map of attribute values", k))
 		return nil
@@ -73,7 +75,7 @@ func (p *dynamoParams) item(k string) map[string]types.AttributeValue {
 }
 
 func (p *dynamoParams) names() map[string]string {
-	v, ok := p.m["ExpressionAttributeNames"].(map[string]any)
+	v, ok := jsonvalue.AsMap(p.m["ExpressionAttributeNames"])
 	if !ok {
 		return nil
 	}
@@ -95,7 +97,7 @@ func (p *dynamoParams) failure() *failure {
 }
 
 func newDynamoParams(params any) *dynamoParams {
-	m, _ := params.(map[string]any)
+	m, _ := jsonvalue.AsMap(params)
 	return &dynamoParams{m: m}
 }
 
@@ -290,7 +292,7 @@ func attributeMap(m map[string]any) (map[string]types.AttributeValue, error) {
 }
 
 func attributeValue(v any) (types.AttributeValue, error) {
-	m, ok := v.(map[string]any)
+	m, ok := jsonvalue.AsMap(v)
 	if !ok || len(m) != 1 {
 		return nil, fmt.Errorf("an attribute value must be an object with exactly one type key")
 	}
@@ -328,7 +330,7 @@ func attributeValue(v any) (types.AttributeValue, error) {
 		case "NULL":
 			return &types.AttributeValueMemberNULL{Value: true}, nil
 		case "M":
-			mm, ok := val.(map[string]any)
+			mm, ok := jsonvalue.AsMap(val)
 			if !ok {
 				return nil, fmt.Errorf("M must be an object")
 			}

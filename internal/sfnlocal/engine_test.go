@@ -630,7 +630,7 @@ func TestParallelAndMapFailures(t *testing.T) {
 			name: "Catch on Parallel receives the branch error",
 			def: `{"StartAt":"P","States":{"P":{"Type":"Parallel","Next":"S","ResultPath":"$.r","Catch":[{"ErrorEquals":["BranchBroke"],"ResultPath":"$.err","Next":"S"}],
 			  "Branches":[{"StartAt":"F","States":{"F":{"Type":"Fail","Error":"BranchBroke","Cause":"b"}}}]},"S":{"Type":"Succeed"}}}`,
-			input: `{"in":1}`, wantStatus: sfnlocal.StatusSucceeded, wantOutput: `{"err":{"Cause":"b","Error":"BranchBroke"},"in":1}`,
+			input: `{"in":1}`, wantStatus: sfnlocal.StatusSucceeded, wantOutput: `{"in":1,"err":{"Error":"BranchBroke","Cause":"b"}}`,
 		},
 		{
 			name: "concurrent Map stops at the first failing item",
@@ -645,7 +645,7 @@ func TestParallelAndMapFailures(t *testing.T) {
 			  "ItemSelector":{"i.$":"$$.Map.Item.Index","v.$":"$$.Map.Item.Value","k.$":"$.k"},
 			  "ItemProcessor":{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}}}}}`,
 			input: `{"xs":["a","b","c"],"k":0}`, wantStatus: sfnlocal.StatusSucceeded,
-			wantOutput: `[{"i":0,"k":0,"v":"a"},{"i":1,"k":0,"v":"b"},{"i":2,"k":0,"v":"c"}]`,
+			wantOutput: `[{"v":"a","i":0,"k":0},{"v":"b","i":1,"k":0},{"v":"c","i":2,"k":0}]`,
 		},
 	}
 	for _, tt := range tests {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/transferflow/orchestrator/internal/asl"
 	"github.com/transferflow/orchestrator/internal/intrinsic"
+	"github.com/transferflow/orchestrator/internal/jsonvalue"
 )
 
 // execution is the run-time state of one execution. The definition it runs is shared and read-only.
@@ -109,7 +110,7 @@ func (x *execution) run() {
 	x.emit(th, false, EventExecutionStarted, "executionStartedEventDetails", map[string]any{
 		"input": x.rec.Input, "inputDetails": map[string]any{"truncated": false}, "roleArn": x.m.sm.RoleArn})
 	x.publish()
-	out, fail := x.safeRunMachine(x.ctx, x.m.def, x.input, th, nil)
+	out, fail := x.safeRunMachine(x.ctx, x.m.def, x.input, th)
 	x.finish(th, out, fail)
 }
 
@@ -187,26 +188,24 @@ type stateRun struct {
 	st        *asl.State
 	enteredID int64
 	entered   time.Time
-	mapItem   map[string]any // $$.Map.Item while evaluating an ItemSelector
+	mapItem   *jsonvalue.Object // $$.Map.Item while evaluating an ItemSelector
 	retry     int
 }
 
 // contextObject builds $$ for the state.
-func (x *execution) contextObject(sr *stateRun) map[string]any {
-	state := map[string]any{"Name": sr.st.Name, "EnteredTime": formatTime(sr.entered)}
+func (x *execution) contextObject(sr *stateRun) *jsonvalue.Object {
+	state := jsonvalue.FromPairs("Name", sr.st.Name, "EnteredTime", formatTime(sr.entered))
 	if sr.st.Type == asl.TypeTask {
-		state["RetryCount"] = jsonInt(int64(sr.retry))
+		state.Set("RetryCount", jsonInt(int64(sr.retry)))
 	}
-	obj := map[string]any{
-		"Execution": map[string]any{
-			"Id": x.rec.Arn, "Input": x.input, "Name": x.rec.Name, "RoleArn": x.m.sm.RoleArn,
-			"StartTime": formatTime(x.rec.StartDate), "RedriveCount": jsonInt(0),
-		},
-		"StateMachine": map[string]any{"Id": x.m.sm.Arn, "Name": x.m.sm.Name},
-		"State":        state,
-	}
+	obj := jsonvalue.FromPairs(
+		"Execution", jsonvalue.FromPairs("Id", x.rec.Arn, "Input", x.input, "StartTime", formatTime(x.rec.StartDate),
+			"Name", x.rec.Name, "RoleArn", x.m.sm.RoleArn, "RedriveCount", jsonInt(0)),
+		"StateMachine", jsonvalue.FromPairs("Id", x.m.sm.Arn, "Name", x.m.sm.Name),
+		"State", state,
+	)
 	if sr.mapItem != nil {
-		obj["Map"] = map[string]any{"Item": sr.mapItem}
+		obj.Set("Map", jsonvalue.FromPairs("Item", sr.mapItem))
 	}
 	return obj
 }
@@ -214,7 +213,7 @@ func (x *execution) contextObject(sr *stateRun) map[string]any {
 func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 
 // runMachine runs a definition (the machine, a branch or an iteration) from StartAt to a terminal state.
-func (x *execution) runMachine(ctx context.Context, def *asl.Definition, input any, th *thread, item map[string]any) (any, *failure) {
+func (x *execution) runMachine(ctx context.Context, def *asl.Definition, input any, th *thread) (any, *failure) {
 	name := def.StartAt
 	for {
 		if ctx.Err() != nil {
@@ -391,12 +390,12 @@ func jsonInt(n int64) json.Number { return json.Number(strconv.FormatInt(n, 10))
 
 // safeRunMachine is runMachine for the root of a goroutine: a panic inside the engine fails the branch of control
 // with States.Runtime instead of taking the process down.
-func (x *execution) safeRunMachine(ctx context.Context, def *asl.Definition, input any, th *thread, item map[string]any) (out any, fail *failure) {
+func (x *execution) safeRunMachine(ctx context.Context, def *asl.Definition, input any, th *thread) (out any, fail *failure) {
 	defer func() {
 		if r := recover(); r != nil {
 			x.eng.opts.Logger.Error("engine panic", "executionArn", x.rec.Arn, "panic", fmt.Sprint(r))
 			out, fail = nil, runtimeFailure(fmt.Sprintf("internal error in the local engine: %v", r))
 		}
 	}()
-	return x.runMachine(ctx, def, input, th, item)
+	return x.runMachine(ctx, def, input, th)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/transferflow/orchestrator/internal/asl"
+	"github.com/transferflow/orchestrator/internal/jsonvalue"
 )
 
 // uncatchable reports errors that Retry and Catch never handle (States.ALL excludes them).
@@ -115,7 +116,7 @@ func (x *execution) runWithRetry(ctx context.Context, sr *stateRun, input any, t
 			if !matches(c.ErrorEquals, fail.Error, task) {
 				continue
 			}
-			errOut := map[string]any{"Error": fail.Error, "Cause": fail.Cause}
+			errOut := jsonvalue.FromPairs("Error", fail.Error, "Cause", fail.Cause)
 			out, f := x.resultPath(sr, c.ResultPath, input, errOut)
 			if f != nil {
 				return nil, false, "", f
@@ -212,7 +213,7 @@ func (x *execution) attemptParallel(ctx context.Context, sr *stateRun, eff, inpu
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out, f := x.safeRunMachine(bctx, b, in, &thread{prev: started}, nil)
+			out, f := x.safeRunMachine(bctx, b, in, &thread{prev: started})
 			results[i], fails[i] = out, f
 			if f != nil {
 				cancel()
@@ -263,7 +264,7 @@ func (x *execution) attemptMap(ctx context.Context, sr *stateRun, eff, input any
 		inputs[i] = item
 		if hasSelector {
 			isr := *sr
-			isr.mapItem = map[string]any{"Index": json.Number(strconv.Itoa(i)), "Value": item}
+			isr.mapItem = jsonvalue.FromPairs("Index", json.Number(strconv.Itoa(i)), "Value", item)
 			v, f := x.payload(&isr, selector, eff)
 			if f != nil {
 				return nil, f
@@ -280,7 +281,7 @@ func (x *execution) attemptMap(ctx context.Context, sr *stateRun, eff, input any
 		it := &thread{prev: th.prev}
 		mu.Unlock()
 		x.emit(it, true, EventMapIterStarted, "mapIterationStartedEventDetails", map[string]any{"index": i, "name": st.Name})
-		out, f := x.safeRunMachine(mctx, st.ItemProcessor, inputs[i], it, nil)
+		out, f := x.safeRunMachine(mctx, st.ItemProcessor, inputs[i], it)
 		mu.Lock()
 		defer mu.Unlock()
 		if f != nil {

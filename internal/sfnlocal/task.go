@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/transferflow/orchestrator/internal/asl"
+	"github.com/transferflow/orchestrator/internal/jsonvalue"
 )
 
 // integration names a task resource: its resourceType and resource as history events report them.
@@ -133,7 +134,7 @@ func lambdaFailure(err error) *failure {
 		if name == "" {
 			name = "Lambda.Unknown"
 		}
-		return &failure{Error: name, Cause: marshal(map[string]any{"errorMessage": fe.Message, "errorType": fe.Type})}
+		return &failure{Error: name, Cause: marshal(jsonvalue.FromPairs("errorMessage", fe.Message, "errorType", fe.Type))}
 	}
 	var se *ServiceError
 	if errors.As(err, &se) {
@@ -170,7 +171,7 @@ func decodePayload(b []byte) any {
 
 // callLambdaInvoke runs arn:aws:states:::lambda:invoke and shapes the result like AWS.
 func callLambdaInvoke(ctx context.Context, x *execution, params any) (any, *failure) {
-	p, _ := params.(map[string]any)
+	p, _ := jsonvalue.AsMap(params)
 	name, _ := p["FunctionName"].(string)
 	if name == "" {
 		return nil, &failure{Error: "Lambda.InvalidParameterValueException", Cause: "FunctionName is required"}
@@ -180,7 +181,7 @@ func callLambdaInvoke(ctx context.Context, x *execution, params any) (any, *fail
 	}
 	payload, ok := p["Payload"]
 	if !ok {
-		payload = map[string]any{}
+		payload = jsonvalue.NewObject(0)
 	}
 	out, fail := invokeLambda(ctx, x, name, payload)
 	if fail != nil {
@@ -192,13 +193,13 @@ func callLambdaInvoke(ctx context.Context, x *execution, params any) (any, *fail
 		"Date": x.eng.opts.Clock.Now().UTC().Format(http.TimeFormat), "X-Amz-Executed-Version": "$LATEST", "x-amzn-Remapped-Content-Length": "0",
 		"x-amzn-RequestId": reqID,
 	}
-	return map[string]any{
-		"ExecutedVersion":     "$LATEST",
-		"Payload":             decodePayload(out),
-		"SdkHttpMetadata":     httpMetadata(headers, 200),
-		"SdkResponseMetadata": map[string]any{"RequestId": reqID},
-		"StatusCode":          json.Number("200"),
-	}, nil
+	return jsonvalue.FromPairs(
+		"ExecutedVersion", "$LATEST",
+		"Payload", decodePayload(out),
+		"SdkHttpMetadata", httpMetadata(headers, 200),
+		"SdkResponseMetadata", jsonvalue.FromPairs("RequestId", reqID),
+		"StatusCode", json.Number("200"),
+	), nil
 }
 
 // callLambdaDirect runs a Task whose Resource is a Lambda function ARN: the result is the function's output.
