@@ -2,7 +2,6 @@ package sfnlocal
 
 import (
 	"context"
-	"encoding/json"
 	"sync"
 	"time"
 )
@@ -57,39 +56,33 @@ type Store interface {
 	Load(ctx context.Context) ([]StateMachine, []*ExecutionRecord, error)
 }
 
-// MemoryStore is a Store that keeps JSON copies in memory; it is the default.
+// MemoryStore is a Store that keeps copies in memory; it is the default. Events are immutable once written, so a
+// copy shares their details.
 type MemoryStore struct {
 	mu   sync.Mutex
-	sms  map[string][]byte
-	exec map[string][]byte
+	sms  map[string]StateMachine
+	exec map[string]*ExecutionRecord
 }
 
 // NewMemoryStore returns an empty MemoryStore.
 func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{sms: map[string][]byte{}, exec: map[string][]byte{}}
+	return &MemoryStore{sms: map[string]StateMachine{}, exec: map[string]*ExecutionRecord{}}
 }
 
-// SaveStateMachine stores a copy of sm.
+// SaveStateMachine stores sm.
 func (s *MemoryStore) SaveStateMachine(_ context.Context, sm StateMachine) error {
-	b, err := json.Marshal(sm)
-	if err != nil {
-		return err
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.sms[sm.Arn] = b
+	s.sms[sm.Arn] = sm
 	return nil
 }
 
 // SaveExecution stores a copy of rec.
 func (s *MemoryStore) SaveExecution(_ context.Context, rec *ExecutionRecord) error {
-	b, err := json.Marshal(rec)
-	if err != nil {
-		return err
-	}
+	c := rec.Clone()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.exec[rec.Arn] = b
+	s.exec[rec.Arn] = c
 	return nil
 }
 
@@ -97,21 +90,13 @@ func (s *MemoryStore) SaveExecution(_ context.Context, rec *ExecutionRecord) err
 func (s *MemoryStore) Load(_ context.Context) ([]StateMachine, []*ExecutionRecord, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var sms []StateMachine
-	for _, b := range s.sms {
-		var sm StateMachine
-		if err := json.Unmarshal(b, &sm); err != nil {
-			return nil, nil, err
-		}
+	sms := make([]StateMachine, 0, len(s.sms))
+	for _, sm := range s.sms {
 		sms = append(sms, sm)
 	}
-	var recs []*ExecutionRecord
-	for _, b := range s.exec {
-		var r ExecutionRecord
-		if err := json.Unmarshal(b, &r); err != nil {
-			return nil, nil, err
-		}
-		recs = append(recs, &r)
+	recs := make([]*ExecutionRecord, 0, len(s.exec))
+	for _, r := range s.exec {
+		recs = append(recs, r.Clone())
 	}
 	return sms, recs, nil
 }
