@@ -59,6 +59,9 @@ type Options struct {
 	MaxHistoryEvents int
 	// ExecutionTimeout, when positive, overrides every state machine's TimeoutSeconds.
 	ExecutionTimeout time.Duration
+	// CheckpointEveryState saves each running execution to the Store before every top-level state, so that Restore
+	// can resume it (use it with a persistent Store; it costs one save per state).
+	CheckpointEveryState bool
 }
 
 // Engine keeps state machines and executions and runs them. It is safe for concurrent use.
@@ -120,9 +123,10 @@ func (e *Engine) Subscribe(s Subscriber) {
 	e.opts.Subscribers = append(e.opts.Subscribers, s)
 }
 
-// Restore loads the store's state machines and closed executions into the engine. Executions that were still
-// running when the store was written are marked ABORTED with error States.Runtime: resuming them is not
-// implemented yet.
+// Restore loads the store's state machines and executions into the engine. A running execution that has a
+// checkpoint (Options.CheckpointEveryState) resumes there: the top-level state that was interrupted runs again
+// (Task side effects may therefore happen twice). Running executions without a checkpoint are closed as ABORTED
+// with error States.Runtime.
 func (e *Engine) Restore(ctx context.Context) error {
 	sms, recs, err := e.opts.Store.Load(ctx)
 	if err != nil {
@@ -138,14 +142,35 @@ func (e *Engine) Restore(ctx context.Context) error {
 		e.sms[sm.Arn] = &machine{sm: sm, def: def}
 	}
 	for _, r := range recs {
+		m := e.sms[r.StateMachineArn]
+		if r.Status == StatusRunning && r.Checkpoint != nil && m != nil {
+			input, ierr := asl.Decode([]byte(r.Input))
+			cpInput, cerr := asl.Decode([]byte(r.Checkpoint.Input))
+			if _, ok := m.def.States[r.Checkpoint.State]; ok && ierr == nil && cerr == nil {
+				x := newExecution(e, m, r.Arn, r.Name, r.Input, input)
+				x.rec = r
+				e.exec[r.Arn] = x
+				e.wg.Add(1)
+				go func(cp Checkpoint) {
+					defer e.wg.Done()
+					x.resume(cp, cpInput)
+				}(*r.Checkpoint)
+				continue
+			}
+		}
 		if r.Status == StatusRunning {
 			r.Status = StatusAborted
 			now := e.opts.Clock.Now()
 			r.StopDate = &now
 			msg, cause := ErrNameRuntime, "the local engine restarted while the execution was running"
 			r.Error, r.Cause = &msg, &cause
+			r.History = append(r.History, Event{ID: int64(len(r.History)) + 1, PreviousEventID: int64(len(r.History)),
+				Timestamp: now, Type: EventExecutionAborted, DetailsKey: "executionAbortedEventDetails",
+				Details: map[string]any{"error": msg, "cause": cause}})
 		}
-		e.exec[r.Arn] = &execution{eng: e, rec: r, done: closedChan()}
+		ctx, cancel := context.WithCancelCause(e.ctx)
+		cancel(nil)
+		e.exec[r.Arn] = &execution{eng: e, m: m, rec: r, ctx: ctx, cancel: cancel, closed: true, done: closedChan()}
 	}
 	return nil
 }

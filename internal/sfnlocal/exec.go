@@ -91,27 +91,61 @@ func (x *execution) lastEventID() int64 {
 
 func (x *execution) run() {
 	defer close(x.done)
-	e := x.eng
-	timeout := time.Duration(x.m.def.TimeoutSeconds) * time.Second
-	if e.opts.ExecutionTimeout > 0 {
-		timeout = e.opts.ExecutionTimeout
-	}
-	if timeout > 0 {
-		timer := e.opts.Clock.After(timeout)
-		go func() {
-			select {
-			case <-timer:
-				x.cancel(&stopCause{status: StatusTimedOut, fail: &failure{Error: ErrNameTimeout}})
-			case <-x.done:
-			}
-		}()
-	}
+	x.startTimer(x.m.def.TimeoutSeconds)
 	th := &thread{}
 	x.emit(th, false, EventExecutionStarted, "executionStartedEventDetails", map[string]any{
 		"input": x.rec.Input, "inputDetails": map[string]any{"truncated": false}, "roleArn": x.m.sm.RoleArn})
 	x.publish()
-	out, fail := x.safeRunMachine(x.ctx, x.m.def, x.input, th)
+	out, fail := x.safeRunMachine(x.ctx, x.m.def, x.m.def.StartAt, x.input, th)
 	x.finish(th, out, fail)
+}
+
+// resume continues a restored execution at its checkpoint: the state that was running is entered again.
+func (x *execution) resume(cp Checkpoint, input any) {
+	defer close(x.done)
+	x.startTimer(x.m.def.TimeoutSeconds)
+	th := &thread{prev: cp.PreviousEventID}
+	out, fail := x.safeRunMachine(x.ctx, x.m.def, cp.State, input, th)
+	x.finish(th, out, fail)
+}
+
+// startTimer ends the execution TIMED_OUT once its timeout, counted from its start date, has passed.
+func (x *execution) startTimer(timeoutSeconds int64) {
+	e := x.eng
+	timeout := time.Duration(timeoutSeconds) * time.Second
+	if e.opts.ExecutionTimeout > 0 {
+		timeout = e.opts.ExecutionTimeout
+	}
+	if timeout <= 0 {
+		return
+	}
+	timer := e.opts.Clock.After(timeout - e.opts.Clock.Now().Sub(x.rec.StartDate))
+	go func() {
+		select {
+		case <-timer:
+			x.cancel(&stopCause{status: StatusTimedOut, fail: &failure{Error: ErrNameTimeout}})
+		case <-x.done:
+		}
+	}()
+}
+
+// checkpoint records, before a top-level state is entered, where a restarted engine would resume, and saves the
+// execution when Options.CheckpointEveryState is set.
+func (x *execution) checkpoint(state string, input any, th *thread) {
+	if !x.eng.opts.CheckpointEveryState {
+		return
+	}
+	x.mu.Lock()
+	if x.closed || x.ctx.Err() != nil {
+		x.mu.Unlock()
+		return
+	}
+	x.rec.Checkpoint = &Checkpoint{State: state, Input: marshal(input), PreviousEventID: th.prev}
+	snap := x.rec.Clone()
+	x.mu.Unlock()
+	if err := x.eng.opts.Store.SaveExecution(context.Background(), snap); err != nil {
+		x.eng.opts.Logger.Error("save execution checkpoint", "executionArn", snap.Arn, "error", err)
+	}
 }
 
 func (x *execution) finish(th *thread, out any, fail *failure) {
@@ -124,6 +158,7 @@ func (x *execution) finish(th *thread, out any, fail *failure) {
 	now := e.opts.Clock.Now()
 	rec := x.rec
 	rec.StopDate = &now
+	rec.Checkpoint = nil
 	var typ, key string
 	details := map[string]any{}
 	var sc *stopCause
@@ -212,12 +247,16 @@ func (x *execution) contextObject(sr *stateRun) *jsonvalue.Object {
 
 func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 
-// runMachine runs a definition (the machine, a branch or an iteration) from StartAt to a terminal state.
-func (x *execution) runMachine(ctx context.Context, def *asl.Definition, input any, th *thread) (any, *failure) {
-	name := def.StartAt
+// runMachine runs a definition (the machine, a branch or an iteration) from the state start to a terminal state.
+func (x *execution) runMachine(ctx context.Context, def *asl.Definition, start string, input any, th *thread) (any, *failure) {
+	name := start
+	top := def == x.m.def
 	for {
 		if ctx.Err() != nil {
 			return nil, stopped
+		}
+		if top {
+			x.checkpoint(name, input, th)
 		}
 		st := def.States[name]
 		next, out, fail := x.runState(ctx, st, input, th)
@@ -390,12 +429,12 @@ func jsonInt(n int64) json.Number { return json.Number(strconv.FormatInt(n, 10))
 
 // safeRunMachine is runMachine for the root of a goroutine: a panic inside the engine fails the branch of control
 // with States.Runtime instead of taking the process down.
-func (x *execution) safeRunMachine(ctx context.Context, def *asl.Definition, input any, th *thread) (out any, fail *failure) {
+func (x *execution) safeRunMachine(ctx context.Context, def *asl.Definition, start string, input any, th *thread) (out any, fail *failure) {
 	defer func() {
 		if r := recover(); r != nil {
 			x.eng.opts.Logger.Error("engine panic", "executionArn", x.rec.Arn, "panic", fmt.Sprint(r))
 			out, fail = nil, runtimeFailure(fmt.Sprintf("internal error in the local engine: %v", r))
 		}
 	}()
-	return x.runMachine(ctx, def, input, th)
+	return x.runMachine(ctx, def, start, input, th)
 }

@@ -213,7 +213,7 @@ func (x *execution) attemptParallel(ctx context.Context, sr *stateRun, eff, inpu
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out, f := x.safeRunMachine(bctx, b, in, &thread{prev: started})
+			out, f := x.safeRunMachine(bctx, b, b.StartAt, in, &thread{prev: started})
 			results[i], fails[i] = out, f
 			if f != nil {
 				cancel()
@@ -281,7 +281,7 @@ func (x *execution) attemptMap(ctx context.Context, sr *stateRun, eff, input any
 		it := &thread{prev: th.prev}
 		mu.Unlock()
 		x.emit(it, true, EventMapIterStarted, "mapIterationStartedEventDetails", map[string]any{"index": i, "name": st.Name})
-		out, f := x.safeRunMachine(mctx, st.ItemProcessor, inputs[i], it)
+		out, f := x.safeRunMachine(mctx, st.ItemProcessor, st.ItemProcessor.StartAt, inputs[i], it)
 		mu.Lock()
 		defer mu.Unlock()
 		if f != nil {

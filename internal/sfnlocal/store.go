@@ -38,12 +38,26 @@ type ExecutionRecord struct {
 	StartDate       time.Time  `json:"startDate"`
 	StopDate        *time.Time `json:"stopDate,omitempty"`
 	History         []Event    `json:"history"`
+	// Checkpoint is where a running execution resumes after a restart (Options.CheckpointEveryState).
+	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
+}
+
+// Checkpoint is the position of a running execution between two top-level states: the state about to be
+// entered, its input, and the id its StateEntered event points back to. History holds exactly the events before it.
+type Checkpoint struct {
+	State           string `json:"state"`
+	Input           string `json:"input"`
+	PreviousEventID int64  `json:"previousEventId"`
 }
 
 // Clone returns a deep copy of the record, safe to keep or hand out.
 func (r *ExecutionRecord) Clone() *ExecutionRecord {
 	c := *r
 	c.History = append([]Event(nil), r.History...)
+	if r.Checkpoint != nil {
+		cp := *r.Checkpoint
+		c.Checkpoint = &cp
+	}
 	return &c
 }
 
