@@ -89,6 +89,27 @@ func (s *Server) listStateMachines(ctx context.Context, body json.RawMessage) (a
 	return out, nil
 }
 
+func (s *Server) updateStateMachine(ctx context.Context, body json.RawMessage) (any, error) {
+	var in struct {
+		StateMachineArn string `json:"stateMachineArn"`
+		Definition      string `json:"definition"`
+		RoleArn         string `json:"roleArn"`
+	}
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	if err := required("stateMachineArn", in.StateMachineArn); err != nil {
+		return nil, err
+	}
+	if in.Definition == "" && in.RoleArn == "" {
+		return nil, errorf(codeMissingUpdate, "Either the definition or the roleArn must be specified")
+	}
+	if _, err := s.eng.UpdateStateMachine(ctx, in.StateMachineArn, in.Definition, in.RoleArn); err != nil {
+		return nil, err
+	}
+	return map[string]any{"updateDate": epoch(s.eng.Now())}, nil
+}
+
 func (s *Server) deleteStateMachine(ctx context.Context, body json.RawMessage) (any, error) {
 	var in struct {
 		StateMachineArn string `json:"stateMachineArn"`

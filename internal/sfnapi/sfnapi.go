@@ -34,6 +34,7 @@ const (
 	codeValidation                = "ValidationException"
 	codeSerialization             = "SerializationException"
 	codeUnknownOperation          = "UnknownOperationException"
+	codeMissingUpdate             = "MissingRequiredParameter"
 	codeInternal                  = "InternalFailure"
 )
 
@@ -73,6 +74,7 @@ func New(eng *sfnlocal.Engine, logger *slog.Logger) *Server {
 		"DescribeStateMachine":             s.describeStateMachine,
 		"ListStateMachines":                s.listStateMachines,
 		"DeleteStateMachine":               s.deleteStateMachine,
+		"UpdateStateMachine":               s.updateStateMachine,
 		"ValidateStateMachineDefinition":   s.validateDefinition,
 		"StartExecution":                   s.startExecution,
 		"DescribeExecution":                s.describeExecution,

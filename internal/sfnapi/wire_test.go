@@ -121,3 +121,35 @@ func TestDescribeStateMachineForExecution(t *testing.T) {
 		t.Fatalf("describe for execution = %+v", d)
 	}
 }
+
+func TestUpdateStateMachine(t *testing.T) {
+	srv := sfnapi.StartT(t, sfnlocal.Options{})
+	c := srv.Client()
+	ctx := context.Background()
+	smArn := create(t, c, "upd", passChoice)
+	newDef := `{"StartAt":"P","States":{"P":{"Type":"Pass","Result":"v2","End":true}}}`
+	if _, err := c.UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(smArn), Definition: aws.String(newDef)}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(smArn)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := srv.Engine.Wait(ctx, aws.ToString(out.ExecutionArn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Output == nil || *rec.Output != `"v2"` {
+		t.Fatalf("execution after update returned %v", rec.Output)
+	}
+	_, err = c.UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(smArn), Definition: aws.String(`{"StartAt":"Q","States":{}}`)})
+	var inv *types.InvalidDefinition
+	if !errors.As(err, &inv) {
+		t.Fatalf("invalid definition: %v", err)
+	}
+	_, err = c.UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(smArn)})
+	var missing *types.MissingRequiredParameter
+	if !errors.As(err, &missing) {
+		t.Fatalf("no change: %v, want MissingRequiredParameter", err)
+	}
+}

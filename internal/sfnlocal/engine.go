@@ -116,6 +116,9 @@ func (e *Engine) Close() {
 	e.wg.Wait()
 }
 
+// Now returns the engine clock's time.
+func (e *Engine) Now() time.Time { return e.opts.Clock.Now() }
+
 // Subscribe adds a status-change subscriber.
 func (e *Engine) Subscribe(s Subscriber) {
 	e.mu.Lock()
@@ -285,6 +288,43 @@ func (e *Engine) ListStateMachines(_ context.Context) []StateMachine {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// UpdateStateMachine replaces the definition and/or role of a state machine (empty values keep the current ones)
+// and returns the updated state machine. Running executions keep the definition they started with.
+func (e *Engine) UpdateStateMachine(ctx context.Context, arn, definition, roleArn string) (StateMachine, error) {
+	if _, err := ParseArn(arn, "stateMachine"); err != nil {
+		return StateMachine{}, err
+	}
+	var def *asl.Definition
+	if definition != "" {
+		d, err := asl.Load([]byte(definition))
+		if err != nil {
+			return StateMachine{}, &DefinitionError{Err: err}
+		}
+		def = d
+	}
+	e.mu.Lock()
+	old, ok := e.sms[arn]
+	if !ok {
+		e.mu.Unlock()
+		return StateMachine{}, fmt.Errorf("%w: %s", ErrStateMachineDoesNotExist, arn)
+	}
+	sm := old.sm
+	if def == nil {
+		def = old.def
+	} else {
+		sm.Definition = definition
+	}
+	if roleArn != "" {
+		sm.RoleArn = roleArn
+	}
+	e.sms[arn] = &machine{sm: sm, def: def}
+	e.mu.Unlock()
+	if err := e.opts.Store.SaveStateMachine(ctx, sm); err != nil {
+		return StateMachine{}, fmt.Errorf("save state machine %s: %w", arn, err)
+	}
+	return sm, nil
 }
 
 // DeleteStateMachine removes a state machine; its executions are kept.
