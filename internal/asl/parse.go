@@ -23,7 +23,7 @@ func Parse(data []byte) (*Definition, error) {
 		return nil, &Error{Msg: "definition must be a JSON object"}
 	}
 	p := &decoder{}
-	def := p.machine(obj, "", true, data)
+	def := p.machine(obj, "", true)
 	def.problems = p.errs
 	return def, nil
 }
@@ -47,7 +47,7 @@ var machineFields = map[string]bool{"Comment": true, "StartAt": true, "States": 
 	"Version": true, "QueryLanguage": true}
 
 // machine decodes a state machine or a branch/processor object at path base.
-func (p *decoder) machine(obj map[string]any, base string, top bool, raw []byte) *Definition {
+func (p *decoder) machine(obj map[string]any, base string, top bool) *Definition {
 	def := &Definition{States: map[string]*State{}, ProcessorMode: "INLINE"}
 	for k := range obj {
 		if machineFields[k] {
@@ -104,7 +104,7 @@ func (p *decoder) machine(obj map[string]any, base string, top bool, raw []byte)
 		return def
 	}
 	def.hasStates = true
-	def.Order = stateOrder(raw, states)
+	def.Order = stateOrder(states)
 	for _, name := range def.Order {
 		sp := join(base, "States."+name)
 		so, ok := jsonvalue.AsMap(states[name])
@@ -118,7 +118,7 @@ func (p *decoder) machine(obj map[string]any, base string, top bool, raw []byte)
 }
 
 // stateOrder returns the state names sorted, so that problems are reported in a stable order.
-func stateOrder(_ []byte, states map[string]any) []string {
+func stateOrder(states map[string]any) []string {
 	names := make([]string, 0, len(states))
 	for k := range states {
 		names = append(names, k)
@@ -231,7 +231,7 @@ func (p *decoder) state(name string, obj map[string]any, sp string) *State {
 				p.errf(bp, "must be an object")
 				continue
 			}
-			st.Branches = append(st.Branches, p.machine(bo, bp, false, nil))
+			st.Branches = append(st.Branches, p.machine(bo, bp, false))
 		}
 	}
 	for _, f := range []string{"ItemProcessor", "Iterator"} {
@@ -245,7 +245,7 @@ func (p *decoder) state(name string, obj map[string]any, sp string) *State {
 				p.errf(join(sp, f), "only one of ItemProcessor and Iterator may be given")
 				continue
 			}
-			st.ItemProcessor = p.machine(bo, join(sp, f), false, nil)
+			st.ItemProcessor = p.machine(bo, join(sp, f), false)
 		}
 	}
 	st.ItemsPath = p.optPath(obj, sp, "ItemsPath")

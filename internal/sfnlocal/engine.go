@@ -109,8 +109,8 @@ func New(opts Options) *Engine {
 	return &Engine{opts: opts, sms: map[string]*machine{}, exec: map[string]*execution{}, ctx: ctx, cancel: cancel}
 }
 
-// Close aborts nothing but stops waiting: it cancels running executions' contexts and waits for their goroutines.
-// Executions interrupted this way keep status RUNNING in the store (a restarted engine may resume them).
+// Close stops the engine: it interrupts running executions and waits for their goroutines. Interrupted executions
+// are not closed: they stay RUNNING in the store, where a restarted engine's Restore finds them.
 func (e *Engine) Close() {
 	e.cancel()
 	e.wg.Wait()
