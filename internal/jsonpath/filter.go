@@ -1,6 +1,7 @@
 package jsonpath
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -107,38 +108,12 @@ func (c cond) eval(v any) bool {
 	}
 	if a, ok := toFloat(got); ok {
 		if b, ok := toFloat(c.lit); ok {
-			switch c.op {
-			case "==":
-				return a == b
-			case "!=":
-				return a != b
-			case "<":
-				return a < b
-			case "<=":
-				return a <= b
-			case ">":
-				return a > b
-			case ">=":
-				return a >= b
-			}
+			return compareOrdered(c.op, a, b)
 		}
 	}
 	if a, ok := got.(string); ok {
 		if b, ok := c.lit.(string); ok {
-			switch c.op {
-			case "==":
-				return a == b
-			case "!=":
-				return a != b
-			case "<":
-				return a < b
-			case "<=":
-				return a <= b
-			case ">":
-				return a > b
-			case ">=":
-				return a >= b
-			}
+			return compareOrdered(c.op, a, b)
 		}
 	}
 	switch c.op {
@@ -146,6 +121,25 @@ func (c cond) eval(v any) bool {
 		return fmt.Sprint(got) == fmt.Sprint(c.lit)
 	case "!=":
 		return fmt.Sprint(got) != fmt.Sprint(c.lit)
+	}
+	return false
+}
+
+// compareOrdered applies a filter comparison operator to two ordered values.
+func compareOrdered[T cmp.Ordered](op string, a, b T) bool {
+	switch op {
+	case "==":
+		return a == b
+	case "!=":
+		return a != b
+	case "<":
+		return a < b
+	case "<=":
+		return a <= b
+	case ">":
+		return a > b
+	case ">=":
+		return a >= b
 	}
 	return false
 }

@@ -82,11 +82,7 @@ func (s *Server) listStateMachines(ctx context.Context, body json.RawMessage) (a
 	for _, sm := range sms[start:end] {
 		items = append(items, map[string]any{"stateMachineArn": sm.Arn, "name": sm.Name, "type": sm.Type, "creationDate": epoch(sm.CreationDate)})
 	}
-	out := map[string]any{"stateMachines": items}
-	if next != "" {
-		out["nextToken"] = next
-	}
-	return out, nil
+	return withNextToken(map[string]any{"stateMachines": items}, next), nil
 }
 
 func (s *Server) updateStateMachine(ctx context.Context, body json.RawMessage) (any, error) {
@@ -284,11 +280,7 @@ func (s *Server) listExecutions(ctx context.Context, body json.RawMessage) (any,
 		}
 		items = append(items, item)
 	}
-	out := map[string]any{"executions": items}
-	if next != "" {
-		out["nextToken"] = next
-	}
-	return out, nil
+	return withNextToken(map[string]any{"executions": items}, next), nil
 }
 
 func (s *Server) stopExecution(ctx context.Context, body json.RawMessage) (any, error) {
@@ -350,9 +342,13 @@ func (s *Server) getExecutionHistory(ctx context.Context, body json.RawMessage) 
 		}
 		out = append(out, e)
 	}
-	res := map[string]any{"events": out}
+	return withNextToken(map[string]any{"events": out}, next), nil
+}
+
+// withNextToken adds nextToken to a page when there is a next one.
+func withNextToken(page map[string]any, next string) map[string]any {
 	if next != "" {
-		res["nextToken"] = next
+		page["nextToken"] = next
 	}
-	return res, nil
+	return page
 }

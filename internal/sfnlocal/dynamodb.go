@@ -108,108 +108,115 @@ func dynamoClient(x *execution) (dynamoAPI, *failure) {
 	return x.eng.opts.DynamoDB, nil
 }
 
-func dynamoPutItem(ctx context.Context, x *execution, params any) (any, *failure) {
-	c, f := dynamoClient(x)
-	if f != nil {
-		return nil, f
+// dynamoResult is what one DynamoDB item call returns: the attribute map to report and under which name
+// ("Item" or "Attributes"), and the response metadata.
+type dynamoResult struct {
+	field string
+	attrs map[string]types.AttributeValue
+	md    smithymiddleware.Metadata
+}
+
+// dynamoTask turns one DynamoDB item call into a task integration: it reads the Parameters, calls DynamoDB and
+// shapes the result (or the error) as Step Functions does.
+func dynamoTask(call func(ctx context.Context, c dynamoAPI, p *dynamoParams) (dynamoResult, error)) func(context.Context, *execution, any) (any, *failure) {
+	return func(ctx context.Context, x *execution, params any) (any, *failure) {
+		c, f := dynamoClient(x)
+		if f != nil {
+			return nil, f
+		}
+		res, err := call(ctx, c, newDynamoParams(params))
+		var pe *paramsError
+		if errors.As(err, &pe) {
+			return nil, pe.failure
+		}
+		if err != nil {
+			return nil, dynamoFailure(err)
+		}
+		out := jsonvalue.NewObject(3)
+		if res.attrs != nil {
+			out.Set(res.field, attributesJSON(res.attrs))
+		}
+		return withSdkMetadata(out, res.md), nil
 	}
-	p := newDynamoParams(params)
+}
+
+// paramsError carries a Parameters problem found before calling DynamoDB.
+type paramsError struct{ failure *failure }
+
+func (e *paramsError) Error() string { return e.failure.Cause }
+
+func (p *dynamoParams) check() error {
+	if f := p.failure(); f != nil {
+		return &paramsError{failure: f}
+	}
+	return nil
+}
+
+func (p *dynamoParams) returnValues() types.ReturnValue {
+	if s := p.str("ReturnValues"); s != nil {
+		return types.ReturnValue(*s)
+	}
+	return ""
+}
+
+var dynamoPutItem = dynamoTask(func(ctx context.Context, c dynamoAPI, p *dynamoParams) (dynamoResult, error) {
 	in := &dynamodb.PutItemInput{TableName: p.str("TableName"), Item: p.item("Item"),
 		ConditionExpression: p.str("ConditionExpression"), ExpressionAttributeNames: p.names(),
-		ExpressionAttributeValues: p.item("ExpressionAttributeValues")}
-	if s := p.str("ReturnValues"); s != nil {
-		in.ReturnValues = types.ReturnValue(*s)
-	}
-	if f := p.failure(); f != nil {
-		return nil, f
+		ExpressionAttributeValues: p.item("ExpressionAttributeValues"), ReturnValues: p.returnValues()}
+	if err := p.check(); err != nil {
+		return dynamoResult{}, err
 	}
 	out, err := c.PutItem(ctx, in)
 	if err != nil {
-		return nil, dynamoFailure(err)
+		return dynamoResult{}, err
 	}
-	res := map[string]any{}
-	if out.Attributes != nil {
-		res["Attributes"] = attributesJSON(out.Attributes)
-	}
-	return withSdkMetadata(res, out.ResultMetadata), nil
-}
+	return dynamoResult{field: "Attributes", attrs: out.Attributes, md: out.ResultMetadata}, nil
+})
 
-func dynamoGetItem(ctx context.Context, x *execution, params any) (any, *failure) {
-	c, f := dynamoClient(x)
-	if f != nil {
-		return nil, f
-	}
-	p := newDynamoParams(params)
+var dynamoGetItem = dynamoTask(func(ctx context.Context, c dynamoAPI, p *dynamoParams) (dynamoResult, error) {
 	in := &dynamodb.GetItemInput{TableName: p.str("TableName"), Key: p.item("Key"),
 		ProjectionExpression: p.str("ProjectionExpression"), ExpressionAttributeNames: p.names()}
 	if b, ok := p.m["ConsistentRead"].(bool); ok {
 		in.ConsistentRead = &b
 	}
-	if f := p.failure(); f != nil {
-		return nil, f
+	if err := p.check(); err != nil {
+		return dynamoResult{}, err
 	}
 	out, err := c.GetItem(ctx, in)
 	if err != nil {
-		return nil, dynamoFailure(err)
+		return dynamoResult{}, err
 	}
-	res := map[string]any{}
-	if out.Item != nil {
-		res["Item"] = attributesJSON(out.Item)
-	}
-	return withSdkMetadata(res, out.ResultMetadata), nil
-}
+	return dynamoResult{field: "Item", attrs: out.Item, md: out.ResultMetadata}, nil
+})
 
-func dynamoUpdateItem(ctx context.Context, x *execution, params any) (any, *failure) {
-	c, f := dynamoClient(x)
-	if f != nil {
-		return nil, f
-	}
-	p := newDynamoParams(params)
+var dynamoUpdateItem = dynamoTask(func(ctx context.Context, c dynamoAPI, p *dynamoParams) (dynamoResult, error) {
 	in := &dynamodb.UpdateItemInput{TableName: p.str("TableName"), Key: p.item("Key"),
 		UpdateExpression: p.str("UpdateExpression"), ConditionExpression: p.str("ConditionExpression"),
-		ExpressionAttributeNames: p.names(), ExpressionAttributeValues: p.item("ExpressionAttributeValues")}
-	if s := p.str("ReturnValues"); s != nil {
-		in.ReturnValues = types.ReturnValue(*s)
-	}
-	if f := p.failure(); f != nil {
-		return nil, f
+		ExpressionAttributeNames: p.names(), ExpressionAttributeValues: p.item("ExpressionAttributeValues"),
+		ReturnValues: p.returnValues()}
+	if err := p.check(); err != nil {
+		return dynamoResult{}, err
 	}
 	out, err := c.UpdateItem(ctx, in)
 	if err != nil {
-		return nil, dynamoFailure(err)
+		return dynamoResult{}, err
 	}
-	res := map[string]any{}
-	if out.Attributes != nil {
-		res["Attributes"] = attributesJSON(out.Attributes)
-	}
-	return withSdkMetadata(res, out.ResultMetadata), nil
-}
+	return dynamoResult{field: "Attributes", attrs: out.Attributes, md: out.ResultMetadata}, nil
+})
 
-func dynamoDeleteItem(ctx context.Context, x *execution, params any) (any, *failure) {
-	c, f := dynamoClient(x)
-	if f != nil {
-		return nil, f
-	}
-	p := newDynamoParams(params)
+var dynamoDeleteItem = dynamoTask(func(ctx context.Context, c dynamoAPI, p *dynamoParams) (dynamoResult, error) {
 	in := &dynamodb.DeleteItemInput{TableName: p.str("TableName"), Key: p.item("Key"),
 		ConditionExpression: p.str("ConditionExpression"), ExpressionAttributeNames: p.names(),
-		ExpressionAttributeValues: p.item("ExpressionAttributeValues")}
-	if s := p.str("ReturnValues"); s != nil {
-		in.ReturnValues = types.ReturnValue(*s)
-	}
-	if f := p.failure(); f != nil {
-		return nil, f
+		ExpressionAttributeValues: p.item("ExpressionAttributeValues"), ReturnValues: p.returnValues()}
+	if err := p.check(); err != nil {
+		return dynamoResult{}, err
 	}
 	out, err := c.DeleteItem(ctx, in)
 	if err != nil {
-		return nil, dynamoFailure(err)
+		return dynamoResult{}, err
 	}
-	res := map[string]any{}
-	if out.Attributes != nil {
-		res["Attributes"] = attributesJSON(out.Attributes)
-	}
-	return withSdkMetadata(res, out.ResultMetadata), nil
-}
+	return dynamoResult{field: "Attributes", attrs: out.Attributes, md: out.ResultMetadata}, nil
+})
 
 // modeledDynamoErrors are the error codes the AWS SDK for Java models as their own exception types; Step Functions
 // names every other DynamoDB error DynamoDB.AmazonDynamoDBException.
@@ -245,7 +252,7 @@ func dynamoFailure(err error) *failure {
 }
 
 // withSdkMetadata adds SdkHttpMetadata and SdkResponseMetadata built from the raw HTTP response.
-func withSdkMetadata(res map[string]any, md smithymiddleware.Metadata) map[string]any {
+func withSdkMetadata(res *jsonvalue.Object, md smithymiddleware.Metadata) *jsonvalue.Object {
 	reqID, _ := awsmiddleware.GetRequestIDMetadata(md)
 	headers := map[string]string{}
 	status := 200
@@ -257,8 +264,8 @@ func withSdkMetadata(res map[string]any, md smithymiddleware.Metadata) map[strin
 			}
 		}
 	}
-	res["SdkHttpMetadata"] = httpMetadata(headers, status)
-	res["SdkResponseMetadata"] = map[string]any{"RequestId": reqID}
+	res.Set("SdkHttpMetadata", httpMetadata(headers, status))
+	res.Set("SdkResponseMetadata", jsonvalue.FromPairs("RequestId", reqID))
 	return res
 }
 
