@@ -678,3 +678,24 @@ func TestPanickingInvokerFailsOnlyTheTask(t *testing.T) {
 		t.Fatalf("caught %v", out)
 	}
 }
+
+func TestFailedStatusEventCarriesErrorAndCause(t *testing.T) {
+	events := make(chan []byte, 4)
+	eng := newEngine(t, sfnlocal.Options{Subscribers: []sfnlocal.Subscriber{func(_ context.Context, ev []byte) { events <- ev }}})
+	run(t, eng, `{"StartAt":"F","States":{"F":{"Type":"Fail","Error":"Boom","Cause":"it broke"}}}`, `{}`)
+	<-events // RUNNING
+	var ev struct {
+		Detail struct {
+			Status, Error, Cause string
+			Output               *string
+			StopDate             *int64
+		}
+	}
+	if err := json.Unmarshal(<-events, &ev); err != nil {
+		t.Fatal(err)
+	}
+	d := ev.Detail
+	if d.Status != "FAILED" || d.Error != "Boom" || d.Cause != "it broke" || d.Output != nil || d.StopDate == nil {
+		t.Fatalf("FAILED detail = %+v", d)
+	}
+}
