@@ -1,0 +1,158 @@
+// Package asl holds the Amazon States Language (JSONPath query language) definition model: Parse turns a definition
+// document into an immutable *Definition, Validate reports every problem with the path of the offending field
+// (for example States.Debit.Retry[0].BackoffRate). The engine in package sfnlocal runs a validated Definition.
+package asl
+
+import "github.com/transferflow/orchestrator/internal/jsonvalue"
+
+// Error is one positioned problem in a definition. Path names the field, e.g. States.Debit.Retry[0].BackoffRate.
+type Error struct {
+	Path string
+	Msg  string
+}
+
+// Error returns "path: message".
+func (e *Error) Error() string {
+	if e.Path == "" {
+		return e.Msg
+	}
+	return e.Path + ": " + e.Msg
+}
+
+// State types.
+const (
+	TypePass     = "Pass"
+	TypeTask     = "Task"
+	TypeChoice   = "Choice"
+	TypeWait     = "Wait"
+	TypeSucceed  = "Succeed"
+	TypeFail     = "Fail"
+	TypeParallel = "Parallel"
+	TypeMap      = "Map"
+)
+
+// Definition is a parsed state machine, or a Parallel branch, or a Map item processor. It must not be modified
+// after Parse returns: executions share it.
+type Definition struct {
+	Comment        string
+	StartAt        string
+	States         map[string]*State
+	Order          []string // state names in document order
+	TimeoutSeconds int64    // 0: none
+	Version        string
+	QueryLanguage  string
+	// ProcessorMode is the Map ItemProcessor ProcessorConfig.Mode ("INLINE" when absent).
+	ProcessorMode string
+
+	problems  []*Error // decode problems found by Parse, reported by Validate
+	hasStates bool     // the States field is present and an object
+}
+
+// OptPath is an InputPath, OutputPath or ResultPath field: absent (the default "$"), null, or a path.
+type OptPath struct {
+	Set  bool
+	Null bool
+	Path string
+}
+
+// Retrier is one entry of a state's Retry field.
+type Retrier struct {
+	ErrorEquals     []string
+	IntervalSeconds int64
+	MaxAttempts     int64
+	BackoffRate     float64
+	MaxDelaySeconds int64 // 0: no cap
+	JitterStrategy  string
+}
+
+// Catcher is one entry of a state's Catch field.
+type Catcher struct {
+	ErrorEquals []string
+	Next        string
+	ResultPath  OptPath
+}
+
+// ChoiceRule is a Choice rule: a comparison (Variable, Operator, Operand), or a boolean combination (And, Or, Not).
+// Top-level rules carry Next.
+type ChoiceRule struct {
+	Variable string
+	Operator string // e.g. StringEquals, NumericLessThanPath, IsPresent
+	Operand  any    // the literal, or the path for *Path operators
+	And      []*ChoiceRule
+	Or       []*ChoiceRule
+	Not      *ChoiceRule
+	Next     string
+}
+
+// State is one state of a definition. Only the fields of its Type are meaningful.
+type State struct {
+	Name    string
+	Type    string
+	Comment string
+	Next    string
+	End     bool
+
+	InputPath      OptPath
+	OutputPath     OptPath
+	ResultPath     OptPath
+	Parameters     any // nil when absent (HasParameters false)
+	HasParameters  bool
+	ResultSelector any
+	HasSelector    bool
+
+	// Pass
+	Result    any
+	HasResult bool
+
+	// Task
+	Resource             string
+	TimeoutSeconds       int64
+	TimeoutSecondsPath   string
+	HeartbeatSeconds     int64
+	HeartbeatSecondsPath string
+	Retry                []Retrier
+	Catch                []Catcher
+
+	// Choice
+	Choices []*ChoiceRule
+	Default string
+
+	// Wait
+	Seconds       *int64
+	SecondsPath   string
+	Timestamp     string
+	TimestampPath string
+
+	// Fail
+	Error     string
+	ErrorPath string
+	Cause     string
+	CausePath string
+
+	// Parallel
+	Branches []*Definition
+
+	// Map
+	ItemProcessor      *Definition
+	ItemsPath          OptPath
+	ItemSelector       any
+	HasItemSelector    bool
+	MaxConcurrency     int64
+	MaxConcurrencyPath string
+}
+
+// Decode parses JSON text into a generic value: objects as *jsonvalue.Object (key order kept), numbers as
+// json.Number.
+func Decode(data []byte) (any, error) { return jsonvalue.Decode(data) }
+
+// Load parses and validates a definition, returning the definition or all problems joined.
+func Load(data []byte) (*Definition, error) {
+	def, err := Parse(data)
+	if err != nil {
+		return nil, err
+	}
+	if err := Validate(def); err != nil {
+		return nil, err
+	}
+	return def, nil
+}

@@ -1,0 +1,354 @@
+package sfnapi
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/transferflow/orchestrator/internal/asl"
+	"github.com/transferflow/orchestrator/internal/sfnlocal"
+)
+
+func (s *Server) createStateMachine(ctx context.Context, body json.RawMessage) (any, error) {
+	var in struct {
+		Name       string `json:"name"`
+		Definition string `json:"definition"`
+		RoleArn    string `json:"roleArn"`
+		Type       string `json:"type"`
+	}
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	for _, f := range [][2]string{{"name", in.Name}, {"definition", in.Definition}, {"roleArn", in.RoleArn}} {
+		if err := required(f[0], f[1]); err != nil {
+			return nil, err
+		}
+	}
+	if in.Type != "" && in.Type != "STANDARD" && in.Type != "EXPRESS" {
+		return nil, errorf(codeValidation, "1 validation error detected: Value '%s' at 'type' failed to satisfy constraint: Member must satisfy enum value set: [STANDARD, EXPRESS]", in.Type)
+	}
+	sm, err := s.eng.CreateStateMachine(ctx, sfnlocal.CreateInput{Name: in.Name, Definition: in.Definition, RoleArn: in.RoleArn, Type: in.Type})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"stateMachineArn": sm.Arn, "creationDate": epoch(sm.CreationDate)}, nil
+}
+
+func describeMachine(sm sfnlocal.StateMachine) map[string]any {
+	return map[string]any{
+		"stateMachineArn":      sm.Arn,
+		"name":                 sm.Name,
+		"status":               "ACTIVE",
+		"definition":           sm.Definition,
+		"roleArn":              sm.RoleArn,
+		"type":                 sm.Type,
+		"creationDate":         epoch(sm.CreationDate),
+		"loggingConfiguration": map[string]any{"level": "OFF", "includeExecutionData": false},
+		"tracingConfiguration": map[string]any{"enabled": false},
+	}
+}
+
+func (s *Server) describeStateMachine(ctx context.Context, body json.RawMessage) (any, error) {
+	var in struct {
+		StateMachineArn string `json:"stateMachineArn"`
+	}
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	if err := required("stateMachineArn", in.StateMachineArn); err != nil {
+		return nil, err
+	}
+	sm, err := s.eng.DescribeStateMachine(ctx, in.StateMachineArn)
+	if err != nil {
+		return nil, err
+	}
+	return describeMachine(sm), nil
+}
+
+func (s *Server) listStateMachines(ctx context.Context, body json.RawMessage) (any, error) {
+	var in struct {
+		MaxResults int    `json:"maxResults"`
+		NextToken  string `json:"nextToken"`
+	}
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	sms := s.eng.ListStateMachines(ctx)
+	start, end, next, err := page(len(sms), in.NextToken, in.MaxResults, 100, 1000)
+	if err != nil {
+		return nil, err
+	}
+	items := []any{}
+	for _, sm := range sms[start:end] {
+		items = append(items, map[string]any{"stateMachineArn": sm.Arn, "name": sm.Name, "type": sm.Type, "creationDate": epoch(sm.CreationDate)})
+	}
+	return withNextToken(map[string]any{"stateMachines": items}, next), nil
+}
+
+func (s *Server) updateStateMachine(ctx context.Context, body json.RawMessage) (any, error) {
+	var in struct {
+		StateMachineArn string `json:"stateMachineArn"`
+		Definition      string `json:"definition"`
+		RoleArn         string `json:"roleArn"`
+	}
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	if err := required("stateMachineArn", in.StateMachineArn); err != nil {
+		return nil, err
+	}
+	if in.Definition == "" && in.RoleArn == "" {
+		return nil, errorf(codeMissingUpdate, "Either the definition or the roleArn must be specified")
+	}
+	if _, err := s.eng.UpdateStateMachine(ctx, in.StateMachineArn, in.Definition, in.RoleArn); err != nil {
+		return nil, err
+	}
+	return map[string]any{"updateDate": epoch(s.eng.Now())}, nil
+}
+
+func (s *Server) deleteStateMachine(ctx context.Context, body json.RawMessage) (any, error) {
+	var in struct {
+		StateMachineArn string `json:"stateMachineArn"`
+	}
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	if err := required("stateMachineArn", in.StateMachineArn); err != nil {
+		return nil, err
+	}
+	return struct{}{}, s.eng.DeleteStateMachine(ctx, in.StateMachineArn)
+}
+
+func (s *Server) validateDefinition(_ context.Context, body json.RawMessage) (any, error) {
+	var in struct {
+		Definition string `json:"definition"`
+	}
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	if err := required("definition", in.Definition); err != nil {
+		return nil, err
+	}
+	diags := []any{}
+	if _, err := asl.Load([]byte(in.Definition)); err != nil {
+		for _, e := range asl.Errors(err) {
+			diags = append(diags, map[string]any{"severity": "ERROR", "code": "SCHEMA_VALIDATION_FAILED", "message": e.Msg,
+				"location": "/" + strings.ReplaceAll(e.Path, ".", "/")})
+		}
+	}
+	result := "OK"
+	if len(diags) > 0 {
+		result = "FAIL"
+	}
+	return map[string]any{"result": result, "diagnostics": diags, "truncated": false}, nil
+}
+
+func (s *Server) startExecution(ctx context.Context, body json.RawMessage) (any, error) {
+	var in struct {
+		StateMachineArn string  `json:"stateMachineArn"`
+		Name            string  `json:"name"`
+		Input           *string `json:"input"`
+	}
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	if err := required("stateMachineArn", in.StateMachineArn); err != nil {
+		return nil, err
+	}
+	input := "{}"
+	if in.Input != nil {
+		input = *in.Input
+	}
+	rec, err := s.eng.StartExecution(ctx, sfnlocal.StartInput{StateMachineArn: in.StateMachineArn, Name: in.Name, Input: input})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"executionArn": rec.Arn, "startDate": epoch(rec.StartDate)}, nil
+}
+
+func describeRecord(r *sfnlocal.ExecutionRecord) map[string]any {
+	out := map[string]any{
+		"executionArn":    r.Arn,
+		"stateMachineArn": r.StateMachineArn,
+		"name":            r.Name,
+		"status":          r.Status,
+		"startDate":       epoch(r.StartDate),
+		"input":           r.Input,
+		"inputDetails":    map[string]any{"included": true},
+		"redriveCount":    0,
+	}
+	if r.StopDate != nil {
+		out["stopDate"] = epoch(*r.StopDate)
+		if r.Status == sfnlocal.StatusSucceeded {
+			out["redriveStatus"] = "NOT_REDRIVABLE"
+			out["redriveStatusReason"] = "Execution is SUCCEEDED and cannot be redriven"
+		} else {
+			out["redriveStatus"] = "REDRIVABLE"
+		}
+	} else {
+		out["redriveStatus"] = "NOT_REDRIVABLE"
+		out["redriveStatusReason"] = "Execution is RUNNING and cannot be redriven"
+	}
+	if r.Output != nil {
+		out["output"] = *r.Output
+		out["outputDetails"] = map[string]any{"included": true}
+	}
+	if r.Error != nil {
+		out["error"] = *r.Error
+	}
+	if r.Cause != nil {
+		out["cause"] = *r.Cause
+	}
+	return out
+}
+
+type executionArnInput struct {
+	ExecutionArn string `json:"executionArn"`
+}
+
+func (s *Server) describeExecution(ctx context.Context, body json.RawMessage) (any, error) {
+	var in executionArnInput
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	if err := required("executionArn", in.ExecutionArn); err != nil {
+		return nil, err
+	}
+	r, err := s.eng.DescribeExecution(ctx, in.ExecutionArn)
+	if err != nil {
+		return nil, err
+	}
+	return describeRecord(r), nil
+}
+
+func (s *Server) describeStateMachineForExecution(ctx context.Context, body json.RawMessage) (any, error) {
+	var in executionArnInput
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	if err := required("executionArn", in.ExecutionArn); err != nil {
+		return nil, err
+	}
+	r, err := s.eng.DescribeExecution(ctx, in.ExecutionArn)
+	if err != nil {
+		return nil, err
+	}
+	sm, err := s.eng.DescribeStateMachine(ctx, r.StateMachineArn)
+	if err != nil {
+		return nil, err
+	}
+	out := describeMachine(sm)
+	delete(out, "status")
+	delete(out, "creationDate")
+	delete(out, "type")
+	out["updateDate"] = epoch(sm.CreationDate)
+	return out, nil
+}
+
+var executionStatuses = map[string]bool{"RUNNING": true, "SUCCEEDED": true, "FAILED": true, "TIMED_OUT": true, "ABORTED": true, "PENDING_REDRIVE": true}
+
+func (s *Server) listExecutions(ctx context.Context, body json.RawMessage) (any, error) {
+	var in struct {
+		StateMachineArn string `json:"stateMachineArn"`
+		StatusFilter    string `json:"statusFilter"`
+		MaxResults      int    `json:"maxResults"`
+		NextToken       string `json:"nextToken"`
+	}
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	if err := required("stateMachineArn", in.StateMachineArn); err != nil {
+		return nil, err
+	}
+	if in.StatusFilter != "" && !executionStatuses[in.StatusFilter] {
+		return nil, errorf(codeValidation, "1 validation error detected: Value '%s' at 'statusFilter' failed to satisfy constraint: Member must satisfy enum value set: [RUNNING, SUCCEEDED, FAILED, TIMED_OUT, ABORTED, PENDING_REDRIVE]", in.StatusFilter)
+	}
+	recs, err := s.eng.ListExecutions(ctx, in.StateMachineArn, in.StatusFilter)
+	if err != nil {
+		return nil, err
+	}
+	start, end, next, err := page(len(recs), in.NextToken, in.MaxResults, 100, 1000)
+	if err != nil {
+		return nil, err
+	}
+	items := []any{}
+	for _, r := range recs[start:end] {
+		item := map[string]any{"executionArn": r.Arn, "stateMachineArn": r.StateMachineArn, "name": r.Name,
+			"status": r.Status, "startDate": epoch(r.StartDate)}
+		if r.StopDate != nil {
+			item["stopDate"] = epoch(*r.StopDate)
+		}
+		items = append(items, item)
+	}
+	return withNextToken(map[string]any{"executions": items}, next), nil
+}
+
+func (s *Server) stopExecution(ctx context.Context, body json.RawMessage) (any, error) {
+	var in struct {
+		ExecutionArn string `json:"executionArn"`
+		Error        string `json:"error"`
+		Cause        string `json:"cause"`
+	}
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	if err := required("executionArn", in.ExecutionArn); err != nil {
+		return nil, err
+	}
+	stop, err := s.eng.StopExecution(ctx, in.ExecutionArn, in.Error, in.Cause)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"stopDate": epoch(stop)}, nil
+}
+
+func (s *Server) getExecutionHistory(ctx context.Context, body json.RawMessage) (any, error) {
+	var in struct {
+		ExecutionArn         string `json:"executionArn"`
+		MaxResults           int    `json:"maxResults"`
+		NextToken            string `json:"nextToken"`
+		ReverseOrder         bool   `json:"reverseOrder"`
+		IncludeExecutionData *bool  `json:"includeExecutionData"`
+	}
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	if err := required("executionArn", in.ExecutionArn); err != nil {
+		return nil, err
+	}
+	events, err := s.eng.History(ctx, in.ExecutionArn)
+	if err != nil {
+		return nil, err
+	}
+	if in.ReverseOrder {
+		for i, j := 0, len(events)-1; i < j; i, j = i+1, j-1 {
+			events[i], events[j] = events[j], events[i]
+		}
+	}
+	start, end, next, err := page(len(events), in.NextToken, in.MaxResults, 100, 1000)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]sfnlocal.Event, 0, end-start)
+	for _, e := range events[start:end] {
+		if in.IncludeExecutionData != nil && !*in.IncludeExecutionData && e.Details != nil {
+			d := make(map[string]any, len(e.Details))
+			for k, v := range e.Details {
+				if k != "input" && k != "output" && k != "parameters" {
+					d[k] = v
+				}
+			}
+			e.Details = d
+		}
+		out = append(out, e)
+	}
+	return withNextToken(map[string]any{"events": out}, next), nil
+}
+
+// withNextToken adds nextToken to a page when there is a next one.
+func withNextToken(page map[string]any, next string) map[string]any {
+	if next != "" {
+		page["nextToken"] = next
+	}
+	return page
+}

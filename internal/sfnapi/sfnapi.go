@@ -1,0 +1,223 @@
+// Package sfnapi serves the AWS Step Functions JSON 1.0 API (POST / with X-Amz-Target: AWSStepFunctions.<Op>) on
+// top of the sfnlocal engine, so the AWS SDKs and the AWS CLI can use it through an endpoint URL. Request and
+// response shapes and error types follow the real service.
+package sfnapi
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/transferflow/orchestrator/internal/asl"
+	"github.com/transferflow/orchestrator/internal/sfnlocal"
+)
+
+// Wire error types, as the Step Functions API names them.
+const (
+	codeExecutionAlreadyExists    = "ExecutionAlreadyExists"
+	codeExecutionDoesNotExist     = "ExecutionDoesNotExist"
+	codeStateMachineDoesNotExist  = "StateMachineDoesNotExist"
+	codeStateMachineAlreadyExists = "StateMachineAlreadyExists"
+	codeInvalidArn                = "InvalidArn"
+	codeInvalidName               = "InvalidName"
+	codeInvalidDefinition         = "InvalidDefinition"
+	codeInvalidExecutionInput     = "InvalidExecutionInput"
+	codeInvalidToken              = "InvalidToken"
+	codeValidation                = "ValidationException"
+	codeSerialization             = "SerializationException"
+	codeUnknownOperation          = "UnknownOperationException"
+	codeMissingUpdate             = "MissingRequiredParameter"
+	codeInternal                  = "InternalFailure"
+)
+
+const targetPrefix = "AWSStepFunctions."
+
+// apiError is an error answered with HTTP 400 (or 500 for internal failures) and {"__type","message"}.
+type apiError struct {
+	Code    string
+	Message string
+	Status  int
+}
+
+// Error returns "code: message".
+func (e *apiError) Error() string { return e.Code + ": " + e.Message }
+
+func errorf(code, format string, args ...any) *apiError {
+	return &apiError{Code: code, Message: fmt.Sprintf(format, args...), Status: http.StatusBadRequest}
+}
+
+type opFunc func(ctx context.Context, body json.RawMessage) (any, error)
+
+// Server is the HTTP handler of the Step Functions API.
+type Server struct {
+	eng    *sfnlocal.Engine
+	logger *slog.Logger
+	ops    map[string]opFunc
+}
+
+// New returns a Server serving eng. A nil logger discards messages.
+func New(eng *sfnlocal.Engine, logger *slog.Logger) *Server {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{eng: eng, logger: logger}
+	s.ops = map[string]opFunc{
+		"CreateStateMachine":               s.createStateMachine,
+		"DescribeStateMachine":             s.describeStateMachine,
+		"ListStateMachines":                s.listStateMachines,
+		"DeleteStateMachine":               s.deleteStateMachine,
+		"UpdateStateMachine":               s.updateStateMachine,
+		"ValidateStateMachineDefinition":   s.validateDefinition,
+		"StartExecution":                   s.startExecution,
+		"DescribeExecution":                s.describeExecution,
+		"DescribeStateMachineForExecution": s.describeStateMachineForExecution,
+		"ListExecutions":                   s.listExecutions,
+		"StopExecution":                    s.stopExecution,
+		"GetExecutionHistory":              s.getExecutionHistory,
+	}
+	return s
+}
+
+// ServeHTTP dispatches on X-Amz-Target and writes the JSON answer or the error.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		s.write(w, nil, errorf(codeUnknownOperation, "only POST is supported"))
+		return
+	}
+	target := r.Header.Get("X-Amz-Target")
+	op, ok := s.ops[strings.TrimPrefix(target, targetPrefix)]
+	if !ok || !strings.HasPrefix(target, targetPrefix) {
+		s.write(w, nil, errorf(codeUnknownOperation, "operation %q is not supported", target))
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 4<<20))
+	if err != nil {
+		s.write(w, nil, errorf(codeSerialization, "cannot read the request body"))
+		return
+	}
+	if len(strings.TrimSpace(string(body))) == 0 {
+		body = []byte("{}")
+	}
+	if !json.Valid(body) {
+		s.write(w, nil, errorf(codeSerialization, "the request body is not valid JSON"))
+		return
+	}
+	out, err := op(r.Context(), body)
+	s.write(w, out, err)
+}
+
+func (s *Server) write(w http.ResponseWriter, out any, err error) {
+	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+	w.Header().Set("X-Amzn-RequestId", sfnlocal.NewUUID())
+	if err != nil {
+		ae := toAPIError(err)
+		if ae.Status >= 500 {
+			s.logger.Error("step functions api", "error", err)
+		}
+		w.Header().Set("X-Amzn-ErrorType", ae.Code)
+		w.WriteHeader(ae.Status)
+		_ = json.NewEncoder(w).Encode(map[string]string{"__type": ae.Code, "message": ae.Message})
+		return
+	}
+	if out == nil {
+		out = struct{}{}
+	}
+	_ = json.NewEncoder(w).Encode(out)
+}
+
+// toAPIError maps engine errors to wire errors.
+func toAPIError(err error) *apiError {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	var de *sfnlocal.DefinitionError
+	if errors.As(err, &de) {
+		var msgs []string
+		for _, e := range asl.Errors(de.Err) {
+			msgs = append(msgs, e.Error())
+		}
+		if len(msgs) == 0 {
+			msgs = []string{de.Err.Error()}
+		}
+		return errorf(codeInvalidDefinition, "Invalid State Machine Definition: '%s'", strings.Join(msgs, ", "))
+	}
+	for _, m := range []struct {
+		target error
+		code   string
+	}{
+		{sfnlocal.ErrInvalidArn, codeInvalidArn},
+		{sfnlocal.ErrInvalidName, codeInvalidName},
+		{sfnlocal.ErrStateMachineDoesNotExist, codeStateMachineDoesNotExist},
+		{sfnlocal.ErrStateMachineExists, codeStateMachineAlreadyExists},
+		{sfnlocal.ErrExecutionDoesNotExist, codeExecutionDoesNotExist},
+		{sfnlocal.ErrExecutionAlreadyExists, codeExecutionAlreadyExists},
+		{sfnlocal.ErrInvalidExecutionInput, codeInvalidExecutionInput},
+	} {
+		if errors.Is(err, m.target) {
+			return errorf(m.code, "%s", publicMessage(err))
+		}
+	}
+	return &apiError{Code: codeInternal, Message: "internal failure", Status: http.StatusInternalServerError}
+}
+
+// publicMessage strips the package prefix from an engine error message.
+func publicMessage(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "sfnlocal: ")
+	if msg == "" {
+		return msg
+	}
+	return strings.ToUpper(msg[:1]) + msg[1:]
+}
+
+// epoch renders a time as the API does: seconds since the epoch with milliseconds.
+func epoch(t time.Time) json.Number {
+	return json.Number(strconv.FormatFloat(float64(t.UnixMilli())/1000, 'f', 3, 64))
+}
+
+func decode(body json.RawMessage, v any) error {
+	if err := json.Unmarshal(body, v); err != nil {
+		return errorf(codeSerialization, "cannot decode the request: %v", err)
+	}
+	return nil
+}
+
+func required(field, value string) error {
+	if value == "" {
+		return errorf(codeValidation, "1 validation error detected: Value null at '%s' failed to satisfy constraint: Member must not be null", field)
+	}
+	return nil
+}
+
+// page slices n items by nextToken and maxResults; it returns the range and the next token.
+func page(n int, token string, maxResults, def, limit int) (int, int, string, error) {
+	start := 0
+	if token != "" {
+		b, err := base64.RawURLEncoding.DecodeString(token)
+		i, err2 := strconv.Atoi(string(b))
+		if err != nil || err2 != nil || i < 0 || i > n {
+			return 0, 0, "", errorf(codeInvalidToken, "Invalid Token: '%s'", token)
+		}
+		start = i
+	}
+	if maxResults < 0 || maxResults > limit {
+		return 0, 0, "", errorf(codeValidation, "1 validation error detected: Value '%d' at 'maxResults' failed to satisfy constraint: Member must have value less than or equal to %d", maxResults, limit)
+	}
+	if maxResults == 0 {
+		maxResults = def
+	}
+	end := min(start+maxResults, n)
+	next := ""
+	if end < n {
+		next = base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(end)))
+	}
+	return start, end, next, nil
+}

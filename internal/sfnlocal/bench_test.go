@@ -1,0 +1,113 @@
+package sfnlocal_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/transferflow/orchestrator/internal/sfnlocal"
+)
+
+// tenStates is a 10-state Pass/Choice workflow.
+const tenStates = `{
+  "StartAt": "S1",
+  "States": {
+    "S1": {"Type": "Pass", "Result": {"n": 3, "kind": "b"}, "ResultPath": "$.r", "Next": "C1"},
+    "C1": {"Type": "Choice", "Choices": [{"Variable": "$.r.n", "NumericGreaterThan": 2, "Next": "S2"}], "Default": "Fail"},
+    "S2": {"Type": "Pass", "Parameters": {"n.$": "$.r.n", "msg.$": "States.Format('n={}', $.r.n)"}, "ResultPath": "$.p", "Next": "C2"},
+    "C2": {"Type": "Choice", "Choices": [
+      {"And": [{"Variable": "$.r.kind", "StringEquals": "b"}, {"Variable": "$.p.msg", "IsPresent": true}], "Next": "S3"}
+    ], "Default": "Fail"},
+    "S3": {"Type": "Pass", "InputPath": "$.p", "ResultPath": "$.q", "Next": "C3"},
+    "C3": {"Type": "Choice", "Choices": [{"Variable": "$.q.n", "NumericEquals": 3, "Next": "S4"}], "Default": "Fail"},
+    "S4": {"Type": "Pass", "OutputPath": "$.q", "Next": "C4"},
+    "C4": {"Type": "Choice", "Choices": [{"Not": {"Variable": "$.msg", "StringEquals": "x"}, "Next": "Done"}], "Default": "Fail"},
+    "Fail": {"Type": "Fail", "Error": "Unexpected"},
+    "Done": {"Type": "Succeed"}
+  }
+}`
+
+// instantDynamo answers every item operation at once with an empty result.
+type instantDynamo struct{}
+
+func (instantDynamo) PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	return &dynamodb.PutItemOutput{}, nil
+}
+
+func (instantDynamo) GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	return &dynamodb.GetItemOutput{}, nil
+}
+
+func (instantDynamo) UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	return &dynamodb.UpdateItemOutput{}, nil
+}
+
+func (instantDynamo) DeleteItem(context.Context, *dynamodb.DeleteItemInput, ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
+	return &dynamodb.DeleteItemOutput{}, nil
+}
+
+// transferDefinition returns statemachine/transfer.asl.json when the module has it, else the equivalent saga in
+// testdata, with every ${Name} substituted by Name.
+func transferDefinition(b *testing.B) (string, string) {
+	b.Helper()
+	path := filepath.Join("..", "..", "statemachine", "transfer.asl.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		path = filepath.Join("testdata", "saga.asl.json")
+		if data, err = os.ReadFile(path); err != nil {
+			b.Fatal(err)
+		}
+	}
+	subs := map[string]string{}
+	for _, m := range regexp.MustCompile(`\$\{([A-Za-z0-9_]+)\}`).FindAllStringSubmatch(string(data), -1) {
+		subs[m[1]] = m[1]
+	}
+	return path, sfnlocal.SubstituteDefinition(string(data), subs)
+}
+
+const transferInput = `{"id":"t1","transferId":"t1","sourceAccountId":"a","destinationAccountId":"b","amount":5,"currency":"EUR","recordKey":"TRANSFER#t1"}`
+
+func benchmarkExecutions(b *testing.B, eng *sfnlocal.Engine, def, input string) {
+	ctx := context.Background()
+	sm, err := eng.CreateStateMachine(ctx, sfnlocal.CreateInput{Name: "bench", Definition: def, RoleArn: testRoleArn})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		rec, err := eng.StartExecution(ctx, sfnlocal.StartInput{StateMachineArn: sm.Arn, Input: input})
+		if err != nil {
+			b.Fatal(err)
+		}
+		rec, err = eng.Wait(ctx, rec.Arn)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if rec.Status != sfnlocal.StatusSucceeded {
+			b.Fatalf("status %s: %v %v", rec.Status, rec.Error, rec.Cause)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "executions/s")
+}
+
+// BenchmarkPassChoice10 runs the 10-state Pass/Choice workflow end to end, one execution at a time.
+func BenchmarkPassChoice10(b *testing.B) {
+	eng := sfnlocal.New(sfnlocal.Options{})
+	defer eng.Close()
+	benchmarkExecutions(b, eng, tenStates, `{"x":1}`)
+}
+
+// BenchmarkTransfer runs the transfer workflow with instant Lambda and DynamoDB integrations.
+func BenchmarkTransfer(b *testing.B) {
+	path, def := transferDefinition(b)
+	b.Logf("definition: %s", path)
+	invoke := invokerFunc(func(context.Context, string, []byte) ([]byte, error) { return []byte(`{"ok":true}`), nil })
+	eng := sfnlocal.New(sfnlocal.Options{Lambda: invoke, DynamoDB: instantDynamo{}})
+	defer eng.Close()
+	benchmarkExecutions(b, eng, def, transferInput)
+}

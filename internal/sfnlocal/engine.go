@@ -1,0 +1,510 @@
+package sfnlocal
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/transferflow/orchestrator/internal/asl"
+)
+
+// DefaultMaxHistoryEvents is the history size at which AWS fails an execution.
+const DefaultMaxHistoryEvents = 25000
+
+// maxPayloadBytes is the Step Functions payload limit (256 KiB) for inputs, outputs and state results.
+const maxPayloadBytes = 256 * 1024
+
+// LambdaInvoker runs a Lambda function. FunctionName is passed through as written in the definition: a name, a
+// full or partial ARN, possibly with a qualifier. A function error is returned as *FunctionError, a Lambda service
+// error as *ServiceError; any other error surfaces as Lambda.ServiceException.
+type LambdaInvoker interface {
+	Invoke(ctx context.Context, functionName string, payload []byte) ([]byte, error)
+}
+
+// Subscriber receives every execution status change as the JSON text of an EventBridge event with detail-type
+// "Step Functions Execution Status Change". It is called from the execution's goroutine, in order; it must not
+// block for long.
+type Subscriber func(ctx context.Context, event []byte)
+
+// Options configures an Engine. Zero values select the defaults noted on each field.
+type Options struct {
+	// Clock is the time source (default SystemClock).
+	Clock Clock
+	// NewID returns a new unique id, used for execution names, event ids and States.UUID (default random UUIDv4).
+	NewID func() string
+	// Lambda runs lambda:invoke tasks; without it those tasks fail with Lambda.ServiceException.
+	Lambda LambdaInvoker
+	// DynamoDB runs the dynamodb:* tasks; without it those tasks fail with DynamoDB.AmazonDynamoDBException.
+	DynamoDB DynamoDBAPI
+	// Subscribers receive status-change events.
+	Subscribers []Subscriber
+	// Store persists state machines and executions (default a MemoryStore).
+	Store Store
+	// Region and AccountID appear in ARNs and events (default us-east-1 and 123456789012).
+	Region    string
+	AccountID string
+	// Logger receives operational messages (default discards them).
+	Logger *slog.Logger
+	// MaxHistoryEvents bounds each execution's history (default 25,000, as on AWS).
+	MaxHistoryEvents int
+	// ExecutionTimeout, when positive, overrides every state machine's TimeoutSeconds.
+	ExecutionTimeout time.Duration
+	// CheckpointEveryState saves each running execution to the Store before every top-level state, so that Restore
+	// can resume it (use it with a persistent Store; it costs one save per state).
+	CheckpointEveryState bool
+}
+
+// Engine keeps state machines and executions and runs them. It is safe for concurrent use.
+type Engine struct {
+	opts Options
+
+	mu   sync.Mutex
+	sms  map[string]*machine // by ARN
+	exec map[string]*execution
+	wg   sync.WaitGroup
+
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+type machine struct {
+	sm  StateMachine
+	def *asl.Definition
+}
+
+// New returns an Engine with the given options.
+func New(opts Options) *Engine {
+	if opts.Clock == nil {
+		opts.Clock = SystemClock{}
+	}
+	if opts.NewID == nil {
+		opts.NewID = NewUUID
+	}
+	if opts.Store == nil {
+		opts.Store = NewMemoryStore()
+	}
+	if opts.Region == "" {
+		opts.Region = "us-east-1"
+	}
+	if opts.AccountID == "" {
+		opts.AccountID = "123456789012"
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.MaxHistoryEvents <= 0 {
+		opts.MaxHistoryEvents = DefaultMaxHistoryEvents
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Engine{opts: opts, sms: map[string]*machine{}, exec: map[string]*execution{}, ctx: ctx, cancel: cancel}
+}
+
+// Close stops the engine: it interrupts running executions and waits for their goroutines. Interrupted executions
+// are not closed: they stay RUNNING in the store, where a restarted engine's Restore finds them.
+func (e *Engine) Close() {
+	e.cancel()
+	e.wg.Wait()
+}
+
+// Now returns the engine clock's time.
+func (e *Engine) Now() time.Time { return e.opts.Clock.Now() }
+
+// Subscribe adds a status-change subscriber.
+func (e *Engine) Subscribe(s Subscriber) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.opts.Subscribers = append(e.opts.Subscribers, s)
+}
+
+// Restore loads the store's state machines and executions into the engine. A running execution that has a
+// checkpoint (Options.CheckpointEveryState) resumes there: the top-level state that was interrupted runs again
+// (Task side effects may therefore happen twice). Running executions without a checkpoint are closed as ABORTED
+// with error States.Runtime.
+func (e *Engine) Restore(ctx context.Context) error {
+	sms, recs, err := e.opts.Store.Load(ctx)
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, sm := range sms {
+		def, err := asl.Load([]byte(sm.Definition))
+		if err != nil {
+			return fmt.Errorf("restore state machine %s: %w", sm.Arn, err)
+		}
+		e.sms[sm.Arn] = &machine{sm: sm, def: def}
+	}
+	for _, r := range recs {
+		m := e.sms[r.StateMachineArn]
+		if r.Status == StatusRunning && r.Checkpoint != nil && m != nil {
+			input, ierr := asl.Decode([]byte(r.Input))
+			cpInput, cerr := asl.Decode([]byte(r.Checkpoint.Input))
+			if _, ok := m.def.States[r.Checkpoint.State]; ok && ierr == nil && cerr == nil {
+				x := newExecution(e, m, r.Arn, r.Name, r.Input, input)
+				x.rec = r
+				e.exec[r.Arn] = x
+				e.wg.Add(1)
+				go func(cp Checkpoint) {
+					defer e.wg.Done()
+					x.resume(cp, cpInput)
+				}(*r.Checkpoint)
+				continue
+			}
+		}
+		if r.Status == StatusRunning {
+			r.Status = StatusAborted
+			now := e.opts.Clock.Now()
+			r.StopDate = &now
+			msg, cause := ErrNameRuntime, "the local engine restarted while the execution was running"
+			r.Error, r.Cause = &msg, &cause
+			r.History = append(r.History, Event{ID: int64(len(r.History)) + 1, PreviousEventID: int64(len(r.History)),
+				Timestamp: now, Type: EventExecutionAborted, DetailsKey: "executionAbortedEventDetails",
+				Details: map[string]any{"error": msg, "cause": cause}})
+		}
+		ctx, cancel := context.WithCancelCause(e.ctx)
+		cancel(nil)
+		e.exec[r.Arn] = &execution{eng: e, m: m, rec: r, ctx: ctx, cancel: cancel, closed: true, done: closedChan()}
+	}
+	return nil
+}
+
+func closedChan() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}
+
+// NewUUID returns a random version 4 UUID.
+func NewUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+func randomInt(lo, hi int64) int64 {
+	n, err := rand.Int(rand.Reader, big.NewInt(hi-lo))
+	if err != nil {
+		return lo
+	}
+	return lo + n.Int64()
+}
+
+var nameRE = regexp.MustCompile("^[^\\s<>{}\\[\\]?*\"#%\\\\^|~`$&,;:/\\x00-\\x1f\\x7f-\\x9f]{1,80}$")
+
+// ValidName reports whether s is a valid state machine or execution name.
+func ValidName(s string) bool { return utf8.RuneCountInString(s) <= 80 && nameRE.MatchString(s) }
+
+// StateMachineArn returns the ARN of the state machine called name.
+func (e *Engine) StateMachineArn(name string) string {
+	return fmt.Sprintf("arn:aws:states:%s:%s:stateMachine:%s", e.opts.Region, e.opts.AccountID, name)
+}
+
+func (e *Engine) executionArn(smName, name string) string {
+	return fmt.Sprintf("arn:aws:states:%s:%s:execution:%s:%s", e.opts.Region, e.opts.AccountID, smName, name)
+}
+
+// CreateInput is the input of CreateStateMachine.
+type CreateInput struct {
+	Name       string
+	Definition string
+	RoleArn    string
+	Type       string // STANDARD (default) or EXPRESS
+}
+
+// CreateStateMachine validates and stores a state machine. It returns ErrInvalidName, a *DefinitionError
+// (matching ErrInvalidDefinition) or ErrStateMachineExists when one with that name but another definition exists.
+func (e *Engine) CreateStateMachine(ctx context.Context, in CreateInput) (StateMachine, error) {
+	if !ValidName(in.Name) {
+		return StateMachine{}, fmt.Errorf("%w: %q", ErrInvalidName, in.Name)
+	}
+	def, err := asl.Load([]byte(in.Definition))
+	if err != nil {
+		return StateMachine{}, &DefinitionError{Err: err}
+	}
+	if in.Type == "" {
+		in.Type = "STANDARD"
+	}
+	arn := e.StateMachineArn(in.Name)
+	e.mu.Lock()
+	if old, ok := e.sms[arn]; ok {
+		e.mu.Unlock()
+		if old.sm.Definition == in.Definition && old.sm.RoleArn == in.RoleArn && old.sm.Type == in.Type {
+			return old.sm, nil
+		}
+		return StateMachine{}, fmt.Errorf("%w: %s", ErrStateMachineExists, arn)
+	}
+	sm := StateMachine{Arn: arn, Name: in.Name, Definition: in.Definition, RoleArn: in.RoleArn, Type: in.Type,
+		CreationDate: e.opts.Clock.Now()}
+	e.sms[arn] = &machine{sm: sm, def: def}
+	e.mu.Unlock()
+	if err := e.opts.Store.SaveStateMachine(ctx, sm); err != nil {
+		return StateMachine{}, fmt.Errorf("save state machine %s: %w", arn, err)
+	}
+	return sm, nil
+}
+
+// ParseArn splits arn:aws:states:region:account:kind:rest; it returns ErrInvalidArn when it is not one.
+func ParseArn(arn, kind string) ([]string, error) {
+	parts := strings.Split(arn, ":")
+	if len(parts) < 7 || parts[0] != "arn" || parts[2] != "states" || parts[5] != kind {
+		return nil, fmt.Errorf("%w: %q", ErrInvalidArn, arn)
+	}
+	return parts[6:], nil
+}
+
+// DescribeStateMachine returns the state machine with the ARN.
+func (e *Engine) DescribeStateMachine(_ context.Context, arn string) (StateMachine, error) {
+	if _, err := ParseArn(arn, "stateMachine"); err != nil {
+		return StateMachine{}, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	m, ok := e.sms[arn]
+	if !ok {
+		return StateMachine{}, fmt.Errorf("%w: %s", ErrStateMachineDoesNotExist, arn)
+	}
+	return m.sm, nil
+}
+
+// ListStateMachines returns every state machine, by name.
+func (e *Engine) ListStateMachines(_ context.Context) []StateMachine {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]StateMachine, 0, len(e.sms))
+	for _, m := range e.sms {
+		out = append(out, m.sm)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// UpdateStateMachine replaces the definition and/or role of a state machine (empty values keep the current ones)
+// and returns the updated state machine. Running executions keep the definition they started with.
+func (e *Engine) UpdateStateMachine(ctx context.Context, arn, definition, roleArn string) (StateMachine, error) {
+	if _, err := ParseArn(arn, "stateMachine"); err != nil {
+		return StateMachine{}, err
+	}
+	var def *asl.Definition
+	if definition != "" {
+		d, err := asl.Load([]byte(definition))
+		if err != nil {
+			return StateMachine{}, &DefinitionError{Err: err}
+		}
+		def = d
+	}
+	e.mu.Lock()
+	old, ok := e.sms[arn]
+	if !ok {
+		e.mu.Unlock()
+		return StateMachine{}, fmt.Errorf("%w: %s", ErrStateMachineDoesNotExist, arn)
+	}
+	sm := old.sm
+	if def == nil {
+		def = old.def
+	} else {
+		sm.Definition = definition
+	}
+	if roleArn != "" {
+		sm.RoleArn = roleArn
+	}
+	e.sms[arn] = &machine{sm: sm, def: def}
+	e.mu.Unlock()
+	if err := e.opts.Store.SaveStateMachine(ctx, sm); err != nil {
+		return StateMachine{}, fmt.Errorf("save state machine %s: %w", arn, err)
+	}
+	return sm, nil
+}
+
+// DeleteStateMachine removes a state machine; its executions are kept.
+func (e *Engine) DeleteStateMachine(_ context.Context, arn string) error {
+	if _, err := ParseArn(arn, "stateMachine"); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.sms, arn)
+	return nil
+}
+
+// StartInput is the input of StartExecution.
+type StartInput struct {
+	StateMachineArn string
+	Name            string // empty: a new UUID
+	Input           string // empty: "{}"
+}
+
+// StartExecution starts an execution and returns its record as of the start. Following the rules of standard
+// workflows, starting a name that is running with the same input returns that execution; a name that is closed,
+// or running with another input, is ErrExecutionAlreadyExists.
+func (e *Engine) StartExecution(ctx context.Context, in StartInput) (*ExecutionRecord, error) {
+	parts, err := ParseArn(in.StateMachineArn, "stateMachine")
+	if err != nil {
+		return nil, err
+	}
+	if in.Name == "" {
+		in.Name = e.opts.NewID()
+	} else if !ValidName(in.Name) {
+		return nil, fmt.Errorf("%w: %q", ErrInvalidName, in.Name)
+	}
+	if in.Input == "" {
+		in.Input = "{}"
+	}
+	if len(in.Input) > maxPayloadBytes {
+		return nil, fmt.Errorf("%w: input exceeds %d bytes", ErrInvalidExecutionInput, maxPayloadBytes)
+	}
+	input, err := asl.Decode([]byte(in.Input))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidExecutionInput, err)
+	}
+	e.mu.Lock()
+	m, ok := e.sms[in.StateMachineArn]
+	if !ok {
+		e.mu.Unlock()
+		return nil, fmt.Errorf("%w: %s", ErrStateMachineDoesNotExist, in.StateMachineArn)
+	}
+	arn := e.executionArn(parts[0], in.Name)
+	if old, ok := e.exec[arn]; ok {
+		rec := old.snapshot()
+		e.mu.Unlock()
+		if rec.Status == StatusRunning && rec.Input == in.Input {
+			return rec, nil
+		}
+		return nil, fmt.Errorf("%w: %s", ErrExecutionAlreadyExists, arn)
+	}
+	x := newExecution(e, m, arn, in.Name, in.Input, input)
+	e.exec[arn] = x
+	e.wg.Add(1)
+	e.mu.Unlock()
+	rec := x.snapshot()
+	if err := e.opts.Store.SaveExecution(ctx, rec); err != nil {
+		e.opts.Logger.Error("save execution", "executionArn", arn, "error", err)
+	}
+	go func() {
+		defer e.wg.Done()
+		x.run()
+	}()
+	return rec, nil
+}
+
+func (e *Engine) lookup(arn string) (*execution, error) {
+	if _, err := ParseArn(arn, "execution"); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	x, ok := e.exec[arn]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrExecutionDoesNotExist, arn)
+	}
+	return x, nil
+}
+
+// DescribeExecution returns the execution's current record (its History is included).
+func (e *Engine) DescribeExecution(_ context.Context, arn string) (*ExecutionRecord, error) {
+	x, err := e.lookup(arn)
+	if err != nil {
+		return nil, err
+	}
+	return x.snapshot(), nil
+}
+
+// History returns the execution's events so far.
+func (e *Engine) History(ctx context.Context, arn string) ([]Event, error) {
+	rec, err := e.DescribeExecution(ctx, arn)
+	if err != nil {
+		return nil, err
+	}
+	return rec.History, nil
+}
+
+// ListExecutions returns the state machine's executions, newest first, optionally only those with status.
+func (e *Engine) ListExecutions(_ context.Context, smArn, status string) ([]*ExecutionRecord, error) {
+	if _, err := ParseArn(smArn, "stateMachine"); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	_, ok := e.sms[smArn]
+	var xs []*execution
+	for _, x := range e.exec {
+		xs = append(xs, x)
+	}
+	e.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrStateMachineDoesNotExist, smArn)
+	}
+	var out []*ExecutionRecord
+	for _, x := range xs {
+		r := x.snapshot()
+		if r.StateMachineArn != smArn || (status != "" && r.Status != status) {
+			continue
+		}
+		r.History = nil
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].StartDate.Equal(out[j].StartDate) {
+			return out[i].StartDate.After(out[j].StartDate)
+		}
+		return out[i].Arn > out[j].Arn
+	})
+	return out, nil
+}
+
+// StopExecution aborts a running execution with the given error and cause and returns the stop date. Stopping a
+// closed execution changes nothing.
+func (e *Engine) StopExecution(_ context.Context, arn, errName, cause string) (time.Time, error) {
+	x, err := e.lookup(arn)
+	if err != nil {
+		return time.Time{}, err
+	}
+	x.abort(&failure{Error: errName, Cause: cause})
+	<-x.done
+	r := x.snapshot()
+	if r.StopDate == nil {
+		return e.opts.Clock.Now(), nil
+	}
+	return *r.StopDate, nil
+}
+
+// Wait blocks until the execution is closed (or ctx ends) and returns its record.
+func (e *Engine) Wait(ctx context.Context, arn string) (*ExecutionRecord, error) {
+	x, err := e.lookup(arn)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case <-x.done:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("wait for %s: %w", arn, ctx.Err())
+	}
+	return x.snapshot(), nil
+}
+
+// SubstituteDefinition replaces every ${Name} in a definition with the JSON-escaped value of subs[Name], as SAM's
+// DefinitionSubstitutions does. Placeholders without a value are left as they are.
+func SubstituteDefinition(def string, subs map[string]string) string {
+	return placeholderRE.ReplaceAllStringFunc(def, func(m string) string {
+		v, ok := subs[m[2:len(m)-1]]
+		if !ok {
+			return m
+		}
+		b, _ := json.Marshal(v)
+		return string(b[1 : len(b)-1])
+	})
+}
+
+var placeholderRE = regexp.MustCompile(`\$\{[A-Za-z0-9_.:-]+\}`)
+
+var errNoLambda = errors.New("no Lambda invoker is configured")

@@ -1,0 +1,85 @@
+package sfnlocal
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Predefined error names of the Amazon States Language.
+const (
+	ErrNameAll                 = "States.ALL"
+	ErrNameHeartbeatTimeout    = "States.HeartbeatTimeout"
+	ErrNameTimeout             = "States.Timeout"
+	ErrNameTaskFailed          = "States.TaskFailed"
+	ErrNamePermissions         = "States.Permissions"
+	ErrNameResultPathMatch     = "States.ResultPathMatchFailure"
+	ErrNameParameterPathFail   = "States.ParameterPathFailure"
+	ErrNameBranchFailed        = "States.BranchFailed"
+	ErrNameNoChoiceMatched     = "States.NoChoiceMatched"
+	ErrNameIntrinsicFailure    = "States.IntrinsicFailure"
+	ErrNameExceedToleratedFail = "States.ExceedToleratedFailureThreshold"
+	ErrNameItemReaderFailed    = "States.ItemReaderFailed"
+	ErrNameResultWriterFailed  = "States.ResultWriterFailed"
+	ErrNameRuntime             = "States.Runtime"
+	ErrNameDataLimitExceeded   = "States.DataLimitExceeded"
+)
+
+// Sentinel errors of the engine's management operations; sfnapi maps them to the API's error types.
+var (
+	ErrStateMachineDoesNotExist = errors.New("sfnlocal: state machine does not exist")
+	ErrStateMachineExists       = errors.New("sfnlocal: state machine already exists")
+	ErrExecutionDoesNotExist    = errors.New("sfnlocal: execution does not exist")
+	ErrExecutionAlreadyExists   = errors.New("sfnlocal: execution already exists")
+	ErrInvalidName              = errors.New("sfnlocal: invalid name")
+	ErrInvalidArn               = errors.New("sfnlocal: invalid arn")
+	ErrInvalidExecutionInput    = errors.New("sfnlocal: invalid execution input")
+	ErrInvalidDefinition        = errors.New("sfnlocal: invalid definition")
+)
+
+// FunctionError is returned by a LambdaInvoker when the function itself failed (Lambda's X-Amz-Function-Error).
+// The engine surfaces Type as the task's error name and {"errorMessage":…,"errorType":…} as its cause.
+type FunctionError struct {
+	Type    string
+	Message string
+}
+
+// Error returns "Type: Message".
+func (e *FunctionError) Error() string { return e.Type + ": " + e.Message }
+
+// ServiceError is returned by a LambdaInvoker to report a Lambda service error by name, for example
+// Lambda.ServiceException, Lambda.TooManyRequestsException or Lambda.ResourceNotFoundException. Name is used
+// verbatim as the task's error name.
+type ServiceError struct {
+	Name    string
+	Message string
+}
+
+// Error returns "Name: Message".
+func (e *ServiceError) Error() string { return e.Name + ": " + e.Message }
+
+// failure is a state or execution failure: an ASL error name and cause.
+type failure struct {
+	Error string
+	Cause string
+}
+
+// String renders "error: cause" for logs.
+func (f *failure) String() string { return fmt.Sprintf("%s: %s", f.Error, f.Cause) }
+
+// stopped is the failure a branch of control reports when its context ended (the execution was stopped or timed
+// out, or a sibling Parallel branch or Map iteration failed); it is never reported as the execution's error.
+var stopped = &failure{Error: ErrNameRuntime, Cause: "execution stopped"}
+
+// runtimeFailure is a States.Runtime failure: neither retried nor caught.
+func runtimeFailure(cause string) *failure { return &failure{Error: ErrNameRuntime, Cause: cause} }
+
+// DefinitionError wraps the positioned validation problems of a rejected definition.
+type DefinitionError struct {
+	Err error
+}
+
+// Error returns the joined problems.
+func (e *DefinitionError) Error() string { return e.Err.Error() }
+
+// Unwrap returns ErrInvalidDefinition and the problems.
+func (e *DefinitionError) Unwrap() []error { return []error{ErrInvalidDefinition, e.Err} }

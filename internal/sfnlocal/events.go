@@ -1,0 +1,84 @@
+package sfnlocal
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// StatusChangeDetailType is the detail-type of the EventBridge events the engine publishes.
+const StatusChangeDetailType = "Step Functions Execution Status Change"
+
+// statusChangeEvent builds the EventBridge event AWS sends for the execution's current status.
+func (x *execution) statusChangeEvent() []byte {
+	x.mu.Lock()
+	r := x.rec
+	detail := map[string]any{
+		"executionArn":        r.Arn,
+		"stateMachineArn":     r.StateMachineArn,
+		"name":                r.Name,
+		"status":              r.Status,
+		"startDate":           r.StartDate.UnixMilli(),
+		"stopDate":            nil,
+		"input":               r.Input,
+		"output":              nil,
+		"inputDetails":        map[string]any{"included": true},
+		"outputDetails":       nil,
+		"error":               nil,
+		"cause":               nil,
+		"redriveCount":        0,
+		"redriveDate":         nil,
+		"redriveStatus":       "NOT_REDRIVABLE",
+		"redriveStatusReason": "Execution is RUNNING and cannot be redriven",
+	}
+	if r.StopDate != nil {
+		detail["stopDate"] = r.StopDate.UnixMilli()
+		if r.Status == StatusSucceeded {
+			detail["redriveStatusReason"] = "Execution is SUCCEEDED and cannot be redriven"
+		} else {
+			detail["redriveStatus"] = "REDRIVABLE"
+			delete(detail, "redriveStatusReason")
+		}
+	}
+	if r.Output != nil {
+		detail["output"] = *r.Output
+		detail["outputDetails"] = map[string]any{"included": true}
+	}
+	if r.Error != nil {
+		detail["error"] = *r.Error
+	}
+	if r.Cause != nil {
+		detail["cause"] = *r.Cause
+	}
+	when := r.StartDate
+	if r.StopDate != nil {
+		when = *r.StopDate
+	}
+	x.mu.Unlock()
+	ev := map[string]any{
+		"version":     "0",
+		"id":          x.eng.opts.NewID(),
+		"detail-type": StatusChangeDetailType,
+		"source":      "aws.states",
+		"account":     x.eng.opts.AccountID,
+		"time":        when.UTC().Format("2006-01-02T15:04:05Z"),
+		"region":      x.eng.opts.Region,
+		"resources":   []string{r.Arn},
+		"detail":      detail,
+	}
+	b, _ := json.Marshal(ev)
+	return b
+}
+
+// publish sends the current status to every subscriber.
+func (x *execution) publish() {
+	x.eng.mu.Lock()
+	subs := append([]Subscriber(nil), x.eng.opts.Subscribers...)
+	x.eng.mu.Unlock()
+	if len(subs) == 0 {
+		return
+	}
+	ev := x.statusChangeEvent()
+	for _, s := range subs {
+		s(context.Background(), ev)
+	}
+}

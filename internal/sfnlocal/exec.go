@@ -1,0 +1,440 @@
+package sfnlocal
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/transferflow/orchestrator/internal/asl"
+	"github.com/transferflow/orchestrator/internal/intrinsic"
+	"github.com/transferflow/orchestrator/internal/jsonvalue"
+)
+
+// execution is the run-time state of one execution. The definition it runs is shared and read-only.
+type execution struct {
+	eng   *Engine
+	m     *machine
+	input any
+
+	mu     sync.Mutex
+	rec    *ExecutionRecord
+	closed bool
+
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	done   chan struct{}
+}
+
+// stopCause is the cancellation cause of an execution that ends other than by running to completion.
+type stopCause struct {
+	status string
+	fail   *failure
+}
+
+// Error names the status the execution stops with.
+func (s *stopCause) Error() string { return "execution " + s.status }
+
+// thread is a history cursor: the id that the next event of this branch of control points back to.
+type thread struct {
+	prev int64
+}
+
+func newExecution(e *Engine, m *machine, arn, name, rawInput string, input any) *execution {
+	ctx, cancel := context.WithCancelCause(e.ctx)
+	rec := &ExecutionRecord{Arn: arn, StateMachineArn: m.sm.Arn, Name: name, Status: StatusRunning, Input: rawInput,
+		StartDate: e.opts.Clock.Now()}
+	return &execution{eng: e, m: m, input: input, rec: rec, ctx: ctx, cancel: cancel, done: make(chan struct{})}
+}
+
+func (x *execution) snapshot() *ExecutionRecord {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.rec.Clone()
+}
+
+func (x *execution) abort(f *failure) {
+	x.cancel(&stopCause{status: StatusAborted, fail: f})
+}
+
+// emit appends an event whose previousEventId is th.prev; when advance is set, th.prev becomes the new id.
+// It returns the new id, or 0 when the execution is closing and the event was dropped.
+func (x *execution) emit(th *thread, advance bool, typ, key string, details map[string]any) int64 {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closed || x.ctx.Err() != nil {
+		return 0
+	}
+	if len(x.rec.History) >= x.eng.opts.MaxHistoryEvents-1 {
+		x.cancel(&stopCause{status: StatusFailed, fail: &failure{Error: ErrNameRuntime,
+			Cause: fmt.Sprintf("The execution reached the maximum number of history events (%d).", x.eng.opts.MaxHistoryEvents)}})
+		return 0
+	}
+	id := int64(len(x.rec.History)) + 1
+	x.rec.History = append(x.rec.History, Event{ID: id, PreviousEventID: th.prev, Timestamp: x.eng.opts.Clock.Now(),
+		Type: typ, DetailsKey: key, Details: details})
+	if advance {
+		th.prev = id
+	}
+	return id
+}
+
+// lastEventID returns the id of the newest event.
+func (x *execution) lastEventID() int64 {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return int64(len(x.rec.History))
+}
+
+func (x *execution) run() {
+	defer close(x.done)
+	x.startTimer(x.m.def.TimeoutSeconds)
+	th := &thread{}
+	x.emit(th, false, EventExecutionStarted, "executionStartedEventDetails", map[string]any{
+		"input": x.rec.Input, "inputDetails": map[string]any{"truncated": false}, "roleArn": x.m.sm.RoleArn})
+	x.publish()
+	out, fail := x.safeRunMachine(x.ctx, x.m.def, x.m.def.StartAt, x.input, th)
+	x.finish(th, out, fail)
+}
+
+// resume continues a restored execution at its checkpoint: the state that was running is entered again.
+func (x *execution) resume(cp Checkpoint, input any) {
+	defer close(x.done)
+	x.startTimer(x.m.def.TimeoutSeconds)
+	th := &thread{prev: cp.PreviousEventID}
+	out, fail := x.safeRunMachine(x.ctx, x.m.def, cp.State, input, th)
+	x.finish(th, out, fail)
+}
+
+// startTimer ends the execution TIMED_OUT once its timeout, counted from its start date, has passed.
+func (x *execution) startTimer(timeoutSeconds int64) {
+	e := x.eng
+	timeout := time.Duration(timeoutSeconds) * time.Second
+	if e.opts.ExecutionTimeout > 0 {
+		timeout = e.opts.ExecutionTimeout
+	}
+	if timeout <= 0 {
+		return
+	}
+	timer := e.opts.Clock.After(timeout - e.opts.Clock.Now().Sub(x.rec.StartDate))
+	go func() {
+		select {
+		case <-timer:
+			x.cancel(&stopCause{status: StatusTimedOut, fail: &failure{Error: ErrNameTimeout}})
+		case <-x.done:
+		}
+	}()
+}
+
+// checkpoint records, before a top-level state is entered, where a restarted engine would resume, and saves the
+// execution when Options.CheckpointEveryState is set.
+func (x *execution) checkpoint(state string, input any, th *thread) {
+	if !x.eng.opts.CheckpointEveryState {
+		return
+	}
+	x.mu.Lock()
+	if x.closed || x.ctx.Err() != nil {
+		x.mu.Unlock()
+		return
+	}
+	x.rec.Checkpoint = &Checkpoint{State: state, Input: marshal(input), PreviousEventID: th.prev}
+	snap := x.rec.Clone()
+	x.mu.Unlock()
+	if err := x.eng.opts.Store.SaveExecution(context.Background(), snap); err != nil {
+		x.eng.opts.Logger.Error("save execution checkpoint", "executionArn", snap.Arn, "error", err)
+	}
+}
+
+func (x *execution) finish(th *thread, out any, fail *failure) {
+	e := x.eng
+	cause := context.Cause(x.ctx)
+	if cause != nil && !isStop(cause) && e.ctx.Err() != nil {
+		return // the engine was closed: the execution stays RUNNING in the store
+	}
+	x.mu.Lock()
+	now := e.opts.Clock.Now()
+	rec := x.rec
+	rec.StopDate = &now
+	rec.Checkpoint = nil
+	var typ, key string
+	details := map[string]any{}
+	var sc *stopCause
+	switch {
+	case errors.As(cause, &sc):
+		rec.Status = sc.status
+		switch sc.status {
+		case StatusTimedOut:
+			typ, key = EventExecutionTimedOut, "executionTimedOutEventDetails"
+		case StatusAborted:
+			typ, key = EventExecutionAborted, "executionAbortedEventDetails"
+		default:
+			typ, key = EventExecutionFailed, "executionFailedEventDetails"
+		}
+		if sc.fail != nil {
+			fail = sc.fail
+		} else {
+			fail = nil
+		}
+	case fail != nil:
+		rec.Status = StatusFailed
+		typ, key = EventExecutionFailed, "executionFailedEventDetails"
+	default:
+		rec.Status = StatusSucceeded
+		typ, key = EventExecutionSucceeded, "executionSucceededEventDetails"
+		text := marshal(out)
+		rec.Output = &text
+		details["output"] = text
+		details["outputDetails"] = map[string]any{"truncated": false}
+	}
+	if fail != nil && rec.Status != StatusSucceeded {
+		if fail.Error != "" {
+			s := fail.Error
+			rec.Error = &s
+			details["error"] = s
+		}
+		if fail.Cause != "" {
+			s := fail.Cause
+			rec.Cause = &s
+			details["cause"] = s
+		}
+	}
+	rec.History = append(rec.History, Event{ID: int64(len(rec.History)) + 1, PreviousEventID: th.prev, Timestamp: now,
+		Type: typ, DetailsKey: key, Details: details})
+	x.closed = true
+	snap := rec.Clone()
+	x.mu.Unlock()
+	x.cancel(nil)
+	if err := e.opts.Store.SaveExecution(context.Background(), snap); err != nil {
+		e.opts.Logger.Error("save execution", "executionArn", snap.Arn, "error", err)
+	}
+	x.publish()
+}
+
+func isStop(err error) bool {
+	var sc *stopCause
+	return errors.As(err, &sc)
+}
+
+// stateRun carries what one state's run needs besides the definition.
+type stateRun struct {
+	st        *asl.State
+	enteredID int64
+	entered   time.Time
+	mapItem   *jsonvalue.Object // $$.Map.Item while evaluating an ItemSelector
+	retry     int
+}
+
+// contextObject builds $$ for the state.
+func (x *execution) contextObject(sr *stateRun) *jsonvalue.Object {
+	state := jsonvalue.FromPairs("Name", sr.st.Name, "EnteredTime", formatTime(sr.entered))
+	if sr.st.Type == asl.TypeTask {
+		state.Set("RetryCount", jsonInt(int64(sr.retry)))
+	}
+	obj := jsonvalue.FromPairs(
+		"Execution", jsonvalue.FromPairs("Id", x.rec.Arn, "Input", x.input, "StartTime", formatTime(x.rec.StartDate),
+			"Name", x.rec.Name, "RoleArn", x.m.sm.RoleArn, "RedriveCount", jsonInt(0)),
+		"StateMachine", jsonvalue.FromPairs("Id", x.m.sm.Arn, "Name", x.m.sm.Name),
+		"State", state,
+	)
+	if sr.mapItem != nil {
+		obj.Set("Map", jsonvalue.FromPairs("Item", sr.mapItem))
+	}
+	return obj
+}
+
+func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// runMachine runs a definition (the machine, a branch or an iteration) from the state start to a terminal state.
+func (x *execution) runMachine(ctx context.Context, def *asl.Definition, start string, input any, th *thread) (any, *failure) {
+	name := start
+	top := def == x.m.def
+	for {
+		if ctx.Err() != nil {
+			return nil, stopped
+		}
+		if top {
+			x.checkpoint(name, input, th)
+		}
+		st := def.States[name]
+		next, out, fail := x.runState(ctx, st, input, th)
+		if fail != nil {
+			return nil, fail
+		}
+		if next == "" {
+			return out, nil
+		}
+		input, name = out, next
+	}
+}
+
+func (x *execution) runtimeErr(sr *stateRun, format string, args ...any) *failure {
+	return runtimeFailure(fmt.Sprintf("An error occurred while executing the state '%s' (entered at the event id #%d). ",
+		sr.st.Name, sr.enteredID) + fmt.Sprintf(format, args...))
+}
+
+func stateEventPrefix(t string) string { return t + "State" }
+
+// runState runs one state: it returns the next state's name ("" at the end of the machine) and the output.
+func (x *execution) runState(ctx context.Context, st *asl.State, input any, th *thread) (string, any, *failure) {
+	sr := &stateRun{st: st, entered: x.eng.opts.Clock.Now()}
+	sr.enteredID = x.emit(th, true, stateEventPrefix(st.Type)+"Entered", "stateEnteredEventDetails", map[string]any{
+		"name": st.Name, "input": marshal(input), "inputDetails": map[string]any{"truncated": false}})
+	switch st.Type {
+	case asl.TypeFail:
+		return x.runFail(sr, input)
+	case asl.TypeChoice:
+		return x.runChoice(sr, input, th)
+	}
+	var out any
+	var fail *failure
+	var next string
+	switch st.Type {
+	case asl.TypePass:
+		out, fail = x.runPass(sr, input)
+	case asl.TypeWait:
+		out, fail = x.runWait(ctx, sr, input)
+	case asl.TypeSucceed:
+		out, fail = x.filterInput(sr, input)
+		if fail == nil {
+			out, fail = x.outputPath(sr, out)
+		}
+	case asl.TypeTask, asl.TypeParallel, asl.TypeMap:
+		var caught bool
+		out, caught, next, fail = x.runWithRetry(ctx, sr, input, th)
+		if fail != nil {
+			return "", nil, fail
+		}
+		if caught {
+			return x.exit(sr, th, next, out)
+		}
+	}
+	if fail != nil {
+		return "", nil, fail
+	}
+	return x.exit(sr, th, st.Next, out)
+}
+
+// exit checks the output size and emits the StateExited event.
+func (x *execution) exit(sr *stateRun, th *thread, next string, out any) (string, any, *failure) {
+	text := marshal(out)
+	if len(text) > maxPayloadBytes {
+		return "", nil, &failure{Error: ErrNameDataLimitExceeded, Cause: fmt.Sprintf(
+			"The state/task '%s' returned a result with a size exceeding the maximum number of bytes service limit.", sr.st.Name)}
+	}
+	x.emit(th, true, stateEventPrefix(sr.st.Type)+"Exited", "stateExitedEventDetails", map[string]any{
+		"name": sr.st.Name, "output": text, "outputDetails": map[string]any{"truncated": false}})
+	if sr.st.End {
+		next = ""
+	}
+	return next, out, nil
+}
+
+func (x *execution) runPass(sr *stateRun, input any) (any, *failure) {
+	st := sr.st
+	eff, fail := x.filterInput(sr, input)
+	if fail != nil {
+		return nil, fail
+	}
+	if st.HasParameters {
+		eff, fail = x.payload(sr, st.Parameters, eff)
+		if fail != nil {
+			return nil, fail
+		}
+	}
+	result := eff
+	if st.HasResult {
+		result = st.Result
+	}
+	out, fail := x.resultPath(sr, st.ResultPath, input, result)
+	if fail != nil {
+		return nil, fail
+	}
+	return x.outputPath(sr, out)
+}
+
+func (x *execution) runFail(sr *stateRun, input any) (string, any, *failure) {
+	st := sr.st
+	f := &failure{Error: st.Error, Cause: st.Cause}
+	for _, p := range []struct {
+		field, path string
+		dst         *string
+	}{{"ErrorPath", st.ErrorPath, &f.Error}, {"CausePath", st.CausePath, &f.Cause}} {
+		if p.path == "" {
+			continue
+		}
+		var v any
+		var err error
+		if intrinsic.Is(p.path) {
+			v, err = x.evalIntrinsic(sr, p.path, input)
+			if err != nil {
+				return "", nil, x.runtimeErr(sr, "%v", err)
+			}
+		} else {
+			v, err = x.get(sr, p.path, input)
+			if err != nil {
+				return "", nil, x.runtimeErr(sr, "The JSONPath '%s' specified for the field '%s' could not be found in the input '%s'",
+					p.path, p.field, marshal(input))
+			}
+		}
+		s, ok := v.(string)
+		if !ok {
+			return "", nil, x.runtimeErr(sr, "The JSONPath '%s' specified for the field '%s' does not resolve to a string: %s",
+				p.path, p.field, marshal(v))
+		}
+		*p.dst = s
+	}
+	return "", nil, f
+}
+
+func (x *execution) runChoice(sr *stateRun, input any, th *thread) (string, any, *failure) {
+	st := sr.st
+	eff, fail := x.filterInput(sr, input)
+	if fail != nil {
+		return "", nil, fail
+	}
+	next := ""
+	for _, r := range st.Choices {
+		ok, fail := x.evalRule(sr, r, eff)
+		if fail != nil {
+			return "", nil, fail
+		}
+		if ok {
+			next = r.Next
+			break
+		}
+	}
+	if next == "" {
+		next = st.Default
+	}
+	if next == "" {
+		return "", nil, &failure{Error: ErrNameNoChoiceMatched, Cause: fmt.Sprintf(
+			"An error occurred while executing the state '%s' (entered at the event id #%d). Failed to transition out of the state. The state does not point to a next state.",
+			st.Name, sr.enteredID)}
+	}
+	out, fail := x.outputPath(sr, eff)
+	if fail != nil {
+		return "", nil, fail
+	}
+	text := marshal(out)
+	x.emit(th, true, "ChoiceStateExited", "stateExitedEventDetails", map[string]any{
+		"name": st.Name, "output": text, "outputDetails": map[string]any{"truncated": false}})
+	return next, out, nil
+}
+
+// jsonInt returns n as a JSON number value.
+func jsonInt(n int64) json.Number { return json.Number(strconv.FormatInt(n, 10)) }
+
+// safeRunMachine is runMachine for the root of a goroutine: a panic inside the engine fails the branch of control
+// with States.Runtime instead of taking the process down.
+func (x *execution) safeRunMachine(ctx context.Context, def *asl.Definition, start string, input any, th *thread) (out any, fail *failure) {
+	defer func() {
+		if r := recover(); r != nil {
+			x.eng.opts.Logger.Error("engine panic", "executionArn", x.rec.Arn, "panic", fmt.Sprint(r))
+			out, fail = nil, runtimeFailure(fmt.Sprintf("internal error in the local engine: %v", r))
+		}
+	}()
+	return x.runMachine(ctx, def, start, input, th)
+}

@@ -1,0 +1,355 @@
+package sfnlocal
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/transferflow/orchestrator/internal/asl"
+	"github.com/transferflow/orchestrator/internal/jsonvalue"
+)
+
+// uncatchable reports errors that Retry and Catch never handle (States.ALL excludes them).
+func uncatchable(f *failure) bool {
+	return f.Error == ErrNameRuntime || f.Error == ErrNameDataLimitExceeded
+}
+
+func matches(names []string, errName string, task bool) bool {
+	for _, n := range names {
+		switch {
+		case n == errName:
+			return true
+		case n == ErrNameAll:
+			return true
+		case n == ErrNameTaskFailed && task && errName != ErrNameTimeout && errName != ErrNameHeartbeatTimeout:
+			return true
+		}
+	}
+	return false
+}
+
+// backoff returns the delay before retry number attempt (0-based) of r.
+func backoff(r asl.Retrier, attempt int64) time.Duration {
+	secs := float64(r.IntervalSeconds) * math.Pow(r.BackoffRate, float64(attempt))
+	if r.MaxDelaySeconds > 0 && secs > float64(r.MaxDelaySeconds) {
+		secs = float64(r.MaxDelaySeconds)
+	}
+	if secs > 366*24*3600 {
+		secs = 366 * 24 * 3600
+	}
+	d := time.Duration(secs * float64(time.Second))
+	if r.JitterStrategy == "FULL" && d > 0 {
+		d = time.Duration(rand.Int64N(int64(d)))
+	}
+	return d
+}
+
+// sleep waits d on the engine clock; it reports false when ctx ended first.
+func (x *execution) sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	select {
+	case <-x.eng.opts.Clock.After(d):
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// runWithRetry runs a Task, Parallel or Map state with its Retry and Catch. It returns the output, whether a
+// catcher handled a failure (then next is the catcher's Next), or the failure.
+func (x *execution) runWithRetry(ctx context.Context, sr *stateRun, input any, th *thread) (any, bool, string, *failure) {
+	st := sr.st
+	eff, fail := x.filterInput(sr, input)
+	if fail != nil {
+		return nil, false, "", fail
+	}
+	attempts := make([]int64, len(st.Retry))
+	task := st.Type == asl.TypeTask
+	for {
+		var out any
+		switch st.Type {
+		case asl.TypeTask:
+			out, fail = x.attemptTask(ctx, sr, eff, input, th)
+		case asl.TypeParallel:
+			out, fail = x.attemptParallel(ctx, sr, eff, input, th)
+		case asl.TypeMap:
+			out, fail = x.attemptMap(ctx, sr, eff, input, th)
+		}
+		if fail == nil {
+			return out, false, "", nil
+		}
+		if ctx.Err() != nil || uncatchable(fail) {
+			return nil, false, "", fail
+		}
+		retried := false
+		for i, r := range st.Retry {
+			if !matches(r.ErrorEquals, fail.Error, task) {
+				continue
+			}
+			if attempts[i] < r.MaxAttempts {
+				d := backoff(r, attempts[i])
+				attempts[i]++
+				sr.retry++
+				if !x.sleep(ctx, d) {
+					return nil, false, "", fail
+				}
+				retried = true
+			}
+			break
+		}
+		if retried {
+			continue
+		}
+		switch st.Type {
+		case asl.TypeParallel:
+			x.emit(th, true, EventParallelFailed, "", nil)
+		case asl.TypeMap:
+			x.emit(th, true, EventMapStateFailed, "", nil)
+		}
+		for _, c := range st.Catch {
+			if !matches(c.ErrorEquals, fail.Error, task) {
+				continue
+			}
+			errOut := jsonvalue.FromPairs("Error", fail.Error, "Cause", fail.Cause)
+			out, f := x.resultPath(sr, c.ResultPath, input, errOut)
+			if f != nil {
+				return nil, false, "", f
+			}
+			return out, true, c.Next, nil
+		}
+		return nil, false, "", fail
+	}
+}
+
+// finishResult applies ResultSelector, ResultPath and OutputPath to a state's result.
+func (x *execution) finishResult(sr *stateRun, input, result any) (any, *failure) {
+	st := sr.st
+	if st.HasSelector {
+		var fail *failure
+		result, fail = x.payload(sr, st.ResultSelector, result)
+		if fail != nil {
+			return nil, fail
+		}
+	}
+	out, fail := x.resultPath(sr, st.ResultPath, input, result)
+	if fail != nil {
+		return nil, fail
+	}
+	return x.outputPath(sr, out)
+}
+
+func (x *execution) runWait(ctx context.Context, sr *stateRun, input any) (any, *failure) {
+	st := sr.st
+	eff, fail := x.filterInput(sr, input)
+	if fail != nil {
+		return nil, fail
+	}
+	now := x.eng.opts.Clock.Now()
+	var d time.Duration
+	switch {
+	case st.Seconds != nil:
+		d = time.Duration(*st.Seconds) * time.Second
+	case st.SecondsPath != "":
+		v, err := x.get(sr, st.SecondsPath, eff)
+		if err != nil {
+			return nil, x.runtimeErr(sr, "Invalid path '%s' : %s", st.SecondsPath, noResults(st.SecondsPath, err))
+		}
+		n, ok := v.(json.Number)
+		secs, err := strconv.ParseInt(string(n), 10, 64)
+		if !ok || err != nil {
+			return nil, x.runtimeErr(sr, "The SecondsPath parameter cannot be parsed as a long value: %s == %s", st.SecondsPath, marshal(v))
+		}
+		if secs < 0 {
+			return nil, x.runtimeErr(sr, "The SecondsPath parameter references a negative value: %s == %d", st.SecondsPath, secs)
+		}
+		d = time.Duration(secs) * time.Second
+	case st.Timestamp != "":
+		t, _ := time.Parse(time.RFC3339Nano, st.Timestamp)
+		d = t.Sub(now)
+	case st.TimestampPath != "":
+		v, err := x.get(sr, st.TimestampPath, eff)
+		if err != nil {
+			return nil, x.runtimeErr(sr, "Invalid path '%s' : %s", st.TimestampPath, noResults(st.TimestampPath, err))
+		}
+		t, ok := timestamp(v)
+		if !ok {
+			s, isStr := v.(string)
+			if !isStr {
+				s = marshal(v)
+			}
+			return nil, x.runtimeErr(sr, "The TimestampPath parameter does not reference a valid ISO-8601 extended offset date-time format string: %s == %s", st.TimestampPath, s)
+		}
+		d = t.Sub(now)
+	}
+	if !x.sleep(ctx, d) {
+		return nil, stopped
+	}
+	return x.outputPath(sr, eff)
+}
+
+func (x *execution) attemptParallel(ctx context.Context, sr *stateRun, eff, input any, th *thread) (any, *failure) {
+	st := sr.st
+	in := eff
+	if st.HasParameters {
+		var fail *failure
+		in, fail = x.payload(sr, st.Parameters, eff)
+		if fail != nil {
+			return nil, fail
+		}
+	}
+	started := x.emit(th, true, EventParallelStarted, "", nil)
+	bctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	results := make([]any, len(st.Branches))
+	fails := make([]*failure, len(st.Branches))
+	var wg sync.WaitGroup
+	for i, b := range st.Branches {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, f := x.safeRunMachine(bctx, b, b.StartAt, in, &thread{prev: started})
+			results[i], fails[i] = out, f
+			if f != nil {
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	th.prev = x.lastEventID()
+	for _, f := range fails {
+		if f != nil && f != stopped {
+			return nil, f
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, stopped
+	}
+	x.emit(th, false, EventParallelSucceeded, "", nil)
+	return x.finishResult(sr, input, results)
+}
+
+func (x *execution) attemptMap(ctx context.Context, sr *stateRun, eff, input any, th *thread) (any, *failure) {
+	st := sr.st
+	itemsVal, fail := x.selectPath(sr, st.ItemsPath, eff)
+	if fail != nil {
+		return nil, fail
+	}
+	items, ok := itemsVal.([]any)
+	if !ok {
+		return nil, x.runtimeErr(sr, "Invalid path '%s' : the path does not resolve to an array: %s", itemsPathText(st), marshal(itemsVal))
+	}
+	conc := st.MaxConcurrency
+	if st.MaxConcurrencyPath != "" {
+		v, err := x.get(sr, st.MaxConcurrencyPath, eff)
+		n, isNum := v.(json.Number)
+		c, perr := strconv.ParseInt(string(n), 10, 64)
+		if err != nil || !isNum || perr != nil || c < 0 {
+			return nil, x.runtimeErr(sr, "The MaxConcurrencyPath field refers to value \"%s\" which is not a valid integer: %s", marshal(v), st.MaxConcurrencyPath)
+		}
+		conc = c
+	}
+	selector, hasSelector := st.ItemSelector, st.HasItemSelector
+	if st.HasParameters {
+		selector, hasSelector = st.Parameters, true
+	}
+	x.emit(th, true, EventMapStateStarted, "mapStateStartedEventDetails", map[string]any{"length": len(items)})
+	inputs := make([]any, len(items))
+	for i, item := range items {
+		inputs[i] = item
+		if hasSelector {
+			isr := *sr
+			isr.mapItem = jsonvalue.FromPairs("Index", json.Number(strconv.Itoa(i)), "Value", item)
+			v, f := x.payload(&isr, selector, eff)
+			if f != nil {
+				return nil, f
+			}
+			inputs[i] = v
+		}
+	}
+	results := make([]any, len(items))
+	var mu sync.Mutex
+	var firstFail *failure
+	lastSucceeded := int64(0)
+	runOne := func(mctx context.Context, i int) *failure {
+		mu.Lock()
+		it := &thread{prev: th.prev}
+		mu.Unlock()
+		x.emit(it, true, EventMapIterStarted, "mapIterationStartedEventDetails", map[string]any{"index": i, "name": st.Name})
+		out, f := x.safeRunMachine(mctx, st.ItemProcessor, st.ItemProcessor.StartAt, inputs[i], it)
+		mu.Lock()
+		defer mu.Unlock()
+		if f != nil {
+			if f == stopped {
+				x.emit(it, false, EventMapIterAborted, "mapIterationAbortedEventDetails", map[string]any{"index": i, "name": st.Name})
+				return f
+			}
+			x.emit(it, false, EventMapIterFailed, "mapIterationFailedEventDetails", map[string]any{"index": i, "name": st.Name})
+			th.prev = it.prev
+			return f
+		}
+		results[i] = out
+		lastSucceeded = x.emit(it, false, EventMapIterSucceeded, "mapIterationSucceededEventDetails", map[string]any{"index": i, "name": st.Name})
+		th.prev = it.prev
+		return nil
+	}
+	if conc == 1 {
+		for i := range items {
+			if f := runOne(ctx, i); f != nil {
+				return nil, f
+			}
+		}
+	} else {
+		limit := int(conc)
+		if limit == 0 || limit > 40 {
+			limit = 40
+		}
+		mctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		sem := make(chan struct{}, limit)
+		var wg sync.WaitGroup
+		for i := range items {
+			if mctx.Err() != nil {
+				break
+			}
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				if f := runOne(mctx, i); f != nil {
+					mu.Lock()
+					if firstFail == nil && f != stopped {
+						firstFail = f
+					}
+					mu.Unlock()
+					cancel()
+				}
+			}()
+		}
+		wg.Wait()
+		if firstFail != nil {
+			return nil, firstFail
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, stopped
+	}
+	if lastSucceeded != 0 {
+		th.prev = lastSucceeded
+	}
+	x.emit(th, false, EventMapStateSucceeded, "", nil)
+	return x.finishResult(sr, input, results)
+}
+
+func itemsPathText(st *asl.State) string {
+	if st.ItemsPath.Set && !st.ItemsPath.Null {
+		return st.ItemsPath.Path
+	}
+	return "$"
+}
