@@ -1,0 +1,166 @@
+// Package lambdalocal runs Lambda functions in-process for the local stack: the real handler behind
+// lambda.NewHandler, invoked with the same JSON round trip the Lambda runtime does, a deadline from the function's
+// Timeout, and a Lambda context carrying a request id. Function errors are named as the runtime names them (the Go
+// type of the returned error), so Step Functions' ErrorEquals match exactly as on AWS.
+package lambdalocal
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambda/messages"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+
+	"github.com/transferflow/orchestrator/internal/sfnlocal"
+)
+
+// Function is one function the invoker can run.
+type Function struct {
+	// Name is the function's name (locally, its logical id in template.yaml).
+	Name string
+	// Handler is the function's handler, e.g. lambda.NewHandler(h.Handle).
+	Handler lambda.Handler
+	// Timeout bounds one invocation (the template's Timeout).
+	Timeout time.Duration
+}
+
+// Invoker runs functions by name, ARN or partial ARN. It satisfies sfnlocal.LambdaInvoker and the gateway's invoker.
+type Invoker struct {
+	region, account string
+	newID           func() string
+	logger          *slog.Logger
+	funcs           map[string]Function
+
+	mu     sync.Mutex
+	faults []*Fault
+}
+
+// New returns an Invoker for functions in the given region and account (which appear in their ARNs).
+func New(region, account string, newID func() string, logger *slog.Logger, funcs ...Function) *Invoker {
+	inv := &Invoker{region: region, account: account, newID: newID, logger: logger, funcs: map[string]Function{}}
+	for _, f := range funcs {
+		inv.funcs[f.Name] = f
+	}
+	return inv
+}
+
+// ARN is the function ARN the invoker answers to for name.
+func (inv *Invoker) ARN(name string) string {
+	return fmt.Sprintf("arn:aws:lambda:%s:%s:function:%s", inv.region, inv.account, name)
+}
+
+// AddFault makes the named function misbehave as f says.
+func (inv *Invoker) AddFault(f *Fault) {
+	inv.mu.Lock()
+	defer inv.mu.Unlock()
+	inv.faults = append(inv.faults, f)
+}
+
+// resolve finds the function for a name, a full ARN (possibly with a qualifier) or a partial ARN (account:function:name).
+func (inv *Invoker) resolve(ref string) (Function, bool) {
+	name := ref
+	if i := strings.Index(ref, ":function:"); i >= 0 {
+		name = ref[i+len(":function:"):]
+		if j := strings.IndexByte(name, ':'); j >= 0 {
+			name = name[:j] // qualifier: version or alias
+		}
+	}
+	f, ok := inv.funcs[name]
+	return f, ok
+}
+
+// Invoke runs the function synchronously. It returns the function's JSON result; a function error as
+// *sfnlocal.FunctionError named as the Lambda runtime names it; and Lambda service errors (unknown function,
+// injected faults) as *sfnlocal.ServiceError.
+func (inv *Invoker) Invoke(ctx context.Context, function string, payload []byte) ([]byte, error) {
+	f, ok := inv.resolve(function)
+	if !ok {
+		return nil, &sfnlocal.ServiceError{Name: "Lambda.ResourceNotFoundException", Message: "Function not found: " + function}
+	}
+	if err := inv.applyFaults(ctx, f.Name, payload); err != nil {
+		return nil, err
+	}
+	requestID := inv.newID()
+	timeout := f.Timeout
+	if timeout <= 0 {
+		timeout = 3 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	ctx = lambdacontext.NewContext(ctx, &lambdacontext.LambdaContext{AwsRequestID: requestID, InvokedFunctionArn: inv.ARN(f.Name)})
+
+	type result struct {
+		out []byte
+		err error // already named as Step Functions will see it
+	}
+	done := make(chan result, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- result{err: panicError(p)}
+			}
+		}()
+		out, err := f.Handler.Invoke(ctx, payload)
+		// The handler's result aliases a buffer the next invocation reuses.
+		if err != nil {
+			err = functionError(err)
+		}
+		done <- result{out: bytes.Clone(out), err: err}
+	}()
+	select {
+	case r := <-done:
+		return r.out, r.err
+	case <-ctx.Done():
+		if errors.Is(context.Cause(ctx), context.DeadlineExceeded) && ctx.Err() != nil {
+			inv.logger.WarnContext(ctx, "function timed out", "function", f.Name, "requestId", requestID)
+			return nil, &sfnlocal.FunctionError{Type: "Sandbox.Timedout", Message: fmt.Sprintf("Task timed out after %.2f seconds", timeout.Seconds())}
+		}
+		return nil, ctx.Err()
+	}
+}
+
+// errCrash is what a crash fault panics with; the invocation then fails as a crashed runtime does.
+type errCrash struct{ point string }
+
+func (e errCrash) Error() string { return "injected crash " + e.point }
+
+// panicError names a recovered panic as the Lambda runtime does (Runtime.ExitError for a crash of the process).
+func panicError(p any) error {
+	if c, ok := p.(errCrash); ok {
+		return &sfnlocal.FunctionError{Type: "Runtime.ExitError", Message: "RequestId: local Error: Runtime exited: " + c.Error()}
+	}
+	return &sfnlocal.FunctionError{Type: typeName(p), Message: fmt.Sprint(p)}
+}
+
+// functionError names err as aws-lambda-go's runtime does: messages.InvokeResponse_Error keeps its type; any other
+// error is named by its Go type (a wrapped error is "wrapError", as on AWS).
+func functionError(err error) error {
+	var ive messages.InvokeResponse_Error
+	if errors.As(err, &ive) {
+		return &sfnlocal.FunctionError{Type: ive.Type, Message: ive.Message}
+	}
+	var ivp *messages.InvokeResponse_Error
+	if errors.As(err, &ivp) {
+		return &sfnlocal.FunctionError{Type: ivp.Type, Message: ivp.Message}
+	}
+	return &sfnlocal.FunctionError{Type: typeName(err), Message: err.Error()}
+}
+
+func typeName(v any) string {
+	t := reflect.TypeOf(v)
+	if t == nil {
+		return "nil"
+	}
+	if t.Kind() == reflect.Pointer {
+		return t.Elem().Name()
+	}
+	return t.Name()
+}
