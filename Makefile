@@ -18,8 +18,12 @@ $(NODE_STAMP): package.json package-lock.json
 	$(NPM) install --no-audit --no-fund --loglevel=error
 	@touch $@
 
+# The race detector needs cgo, so a C compiler; without one the tests run without it (and say so).
+RACE := $(shell command -v "$$($(GO) env CC)" >/dev/null 2>&1 && echo -race)
+
 test: deps fmt-check vet lint-asl lint-template build-lambdas
-	CI=$${CI:-} $(GO) test -count=1 -timeout 12m ./...
+	@[ -n "$(RACE)" ] || echo "test: no C compiler, running without the race detector"
+	CI=$${CI:-} $(GO) test $(RACE) -count=1 -timeout 12m ./...
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './node_modules/*')); \

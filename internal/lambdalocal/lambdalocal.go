@@ -26,10 +26,36 @@ import (
 type Function struct {
 	// Name is the function's name (locally, its logical id in template.yaml).
 	Name string
-	// Handler is the function's handler, e.g. lambda.NewHandler(h.Handle).
-	Handler lambda.Handler
+	// NewHandler makes one instance of the function's handler, e.g. func() lambda.Handler { return
+	// lambda.NewHandler(h.Handle) }. Like a Lambda sandbox, an instance serves one invocation at a time (the
+	// runtime's handler adapter reuses its output buffer); concurrent invocations get more instances.
+	NewHandler func() lambda.Handler
 	// Timeout bounds one invocation (the template's Timeout).
 	Timeout time.Duration
+}
+
+// instances is a function's pool of idle handler instances.
+type instances struct {
+	mu   sync.Mutex
+	idle []lambda.Handler
+	make func() lambda.Handler
+}
+
+func (p *instances) get() lambda.Handler {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.idle); n > 0 {
+		h := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		return h
+	}
+	return p.make()
+}
+
+func (p *instances) put(h lambda.Handler) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.idle = append(p.idle, h)
 }
 
 // Invoker runs functions by name, ARN or partial ARN. It satisfies sfnlocal.LambdaInvoker and the gateway's invoker.
@@ -38,6 +64,7 @@ type Invoker struct {
 	newID           func() string
 	logger          *slog.Logger
 	funcs           map[string]Function
+	pools           map[string]*instances
 
 	mu     sync.Mutex
 	faults []*Fault
@@ -45,9 +72,10 @@ type Invoker struct {
 
 // New returns an Invoker for functions in the given region and account (which appear in their ARNs).
 func New(region, account string, newID func() string, logger *slog.Logger, funcs ...Function) *Invoker {
-	inv := &Invoker{region: region, account: account, newID: newID, logger: logger, funcs: map[string]Function{}}
+	inv := &Invoker{region: region, account: account, newID: newID, logger: logger, funcs: map[string]Function{}, pools: map[string]*instances{}}
 	for _, f := range funcs {
 		inv.funcs[f.Name] = f
+		inv.pools[f.Name] = &instances{make: f.NewHandler}
 	}
 	return inv
 }
@@ -102,18 +130,24 @@ func (inv *Invoker) Invoke(ctx context.Context, function string, payload []byte)
 		err error // already named as Step Functions will see it
 	}
 	done := make(chan result, 1)
+	pool := inv.pools[f.Name]
+	h := pool.get()
 	go func() {
 		defer func() {
 			if p := recover(); p != nil {
+				// A crashed sandbox is not reused.
 				done <- result{err: panicError(p)}
 			}
 		}()
-		out, err := f.Handler.Invoke(ctx, payload)
+		out, err := h.Invoke(ctx, payload)
 		// The handler's result aliases a buffer the next invocation reuses.
 		if err != nil {
 			err = functionError(err)
 		}
-		done <- result{out: bytes.Clone(out), err: err}
+		out = bytes.Clone(out)
+		// The instance goes back only when its invocation has really finished, even after a timeout.
+		pool.put(h)
+		done <- result{out: out, err: err}
 	}()
 	select {
 	case r := <-done:

@@ -46,7 +46,7 @@ func echo(ctx context.Context, in echoIn) (map[string]any, error) {
 func newInvoker() *Invoker {
 	var n atomic.Int64
 	return New("us-east-1", "000000000000", func() string { return "req-" + strconv.FormatInt(n.Add(1), 10) }, slog.New(slog.DiscardHandler),
-		Function{Name: "EchoFunction", Handler: lambda.NewHandler(echo), Timeout: 200 * time.Millisecond})
+		Function{Name: "EchoFunction", NewHandler: func() lambda.Handler { return lambda.NewHandler(echo) }, Timeout: 200 * time.Millisecond})
 }
 
 func TestInvokeResolvesNamesAndARNs(t *testing.T) {

@@ -1,7 +1,6 @@
 package transfer
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -31,8 +30,10 @@ type ledgerEnv struct {
 	table  string
 	ledger *ledger.Ledger
 	store  *ledger.Store
-	debit  lambda.Handler
-	credit lambda.Handler
+	// debit and credit make a fresh runtime adapter per invocation: an adapter, like a Lambda sandbox, serves one
+	// invocation at a time (it reuses its output buffer).
+	debit  func() lambda.Handler
+	credit func() lambda.Handler
 	ticks  atomic.Int64
 	n      atomic.Int64
 }
@@ -53,7 +54,8 @@ func newLedgerEnv(t *testing.T) *ledgerEnv {
 	debit := NewDebitHandler(cfg, LedgerConfig{TableName: e.table}, discardLogger())
 	credit := NewCreditHandler(cfg, LedgerConfig{TableName: e.table}, discardLogger())
 	debit.Now, credit.Now = e.now, e.now
-	e.debit, e.credit = lambda.NewHandler(debit.Handle), lambda.NewHandler(credit.Handle)
+	e.debit = func() lambda.Handler { return lambda.NewHandler(debit.Handle) }
+	e.credit = func() lambda.Handler { return lambda.NewHandler(credit.Handle) }
 	return e
 }
 
@@ -106,14 +108,11 @@ func (e *ledgerEnv) invoke(ctx context.Context, in LegInput) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := e.credit
+	h := e.credit()
 	if in.Leg == ledger.LegDebit {
-		h = e.debit
+		h = e.debit()
 	}
-	// Invoke's result aliases a pooled buffer that the next invocation reuses (aws-lambda-go's jsonOutBuffer), so
-	// it is copied before another goroutine can invoke.
-	out, err := h.Invoke(ctx, b)
-	return bytes.Clone(out), err
+	return h.Invoke(ctx, b)
 }
 
 // leg invokes leg of transfer id, which must succeed, and returns the result's JSON.

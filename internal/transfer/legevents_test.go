@@ -72,9 +72,9 @@ func TestEventsRunAgainstDynoxide(t *testing.T) {
 			}
 			e.reserve(t, in.TransferID, "acc-alice", "acc-bob", 1250, "EUR")
 			for _, b := range append(tt.before, tt.event) {
-				h := e.credit
+				h := e.credit()
 				if b == "debit.json" {
-					h = e.debit
+					h = e.debit()
 				}
 				out, err := h.Invoke(context.Background(), readEvent(t, b))
 				if err != nil {
