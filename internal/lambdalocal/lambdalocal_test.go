@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -183,5 +184,17 @@ func TestParseFault(t *testing.T) {
 		if _, err := ParseFault(tt.spec); (err == nil) != tt.ok {
 			t.Errorf("ParseFault(%q) err = %v", tt.spec, err)
 		}
+	}
+}
+
+func TestLogHandlerAddsRequestID(t *testing.T) {
+	var buf strings.Builder
+	logger := slog.New(LogHandler(slog.NewJSONHandler(&buf, nil))).With("function", "Echo")
+	ctx := lambdacontext.NewContext(context.Background(), &lambdacontext.LambdaContext{AwsRequestID: "req-9"})
+	logger.InfoContext(ctx, "hello", "transferId", "tr_1")
+	logger.Info("no context")
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"requestId":"req-9"`) || !strings.Contains(lines[0], `"function":"Echo"`) || strings.Contains(lines[1], "requestId") {
+		t.Errorf("logs = %q", lines)
 	}
 }

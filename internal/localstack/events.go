@@ -1,0 +1,177 @@
+package localstack
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/transferflow/orchestrator/internal/eventpattern"
+	"github.com/transferflow/orchestrator/internal/ledger"
+	"github.com/transferflow/orchestrator/internal/samtemplate"
+)
+
+// rule delivers matching events to a function, as an EventBridge rule with a Lambda target does.
+type rule struct {
+	name     string
+	function string
+	pattern  *eventpattern.Pattern
+}
+
+// schedule invokes a function periodically with a Scheduled Event.
+type schedule struct {
+	name     string
+	function string
+	every    time.Duration
+}
+
+// asyncRetryDelays are the pauses before the retries of an asynchronous invocation that failed. Lambda retries an
+// async event twice (after about one and then two minutes); locally the same two retries come after 1 s and 2 s.
+var asyncRetryDelays = []time.Duration{time.Second, 2 * time.Second}
+
+func (s *stack) startRules() error {
+	fns, err := s.tmpl.Functions(s.env(), s.names)
+	if err != nil {
+		return err
+	}
+	for _, f := range fns {
+		for _, ev := range f.Events {
+			switch ev.Type {
+			case samtemplate.EventEventBridgeRule:
+				p, err := eventpattern.Compile(ev.Pattern)
+				if err != nil {
+					return fmt.Errorf("%s.Events.%s: %w", f.LogicalID, ev.Name, err)
+				}
+				s.rules = append(s.rules, rule{name: f.LogicalID + ev.Name, function: f.LogicalID, pattern: p})
+			case samtemplate.EventSchedule:
+				every, err := parseRate(ev.Schedule)
+				if s.cfg.SweepInterval > 0 {
+					every, err = s.cfg.SweepInterval, nil
+				}
+				if err != nil {
+					return fmt.Errorf("%s.Events.%s: %w", f.LogicalID, ev.Name, err)
+				}
+				s.schedule = append(s.schedule, schedule{name: f.LogicalID + ev.Name, function: f.LogicalID, every: every})
+			}
+		}
+	}
+	return nil
+}
+
+var rateRe = regexp.MustCompile(`^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$`)
+
+// parseRate reads an EventBridge rate expression; cron expressions are not run locally.
+func parseRate(expr string) (time.Duration, error) {
+	m := rateRe.FindStringSubmatch(expr)
+	if m == nil {
+		return 0, fmt.Errorf("schedule %q: only rate(N minutes|hours|days) runs locally (or set --sweep-interval)", expr)
+	}
+	n, _ := strconv.Atoi(m[1])
+	unit := map[string]time.Duration{"minute": time.Minute, "minutes": time.Minute, "hour": time.Hour, "hours": time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour}[m[2]]
+	if n < 1 {
+		return 0, fmt.Errorf("schedule %q: the rate must be positive", expr)
+	}
+	return time.Duration(n) * unit, nil
+}
+
+// deliver is the engine's status-change subscriber: it hands the event to every function whose rule matches,
+// asynchronously, as EventBridge does.
+func (s *stack) deliver(_ context.Context, event []byte) {
+	for _, r := range s.rules {
+		ok, err := r.pattern.MatchJSON(event)
+		if err != nil || !ok {
+			continue
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.invokeAsync(r.name, r.function, event)
+		}()
+	}
+}
+
+// invokeAsync invokes a function with an event, retrying a failure twice as Lambda's asynchronous invocation does.
+func (s *stack) invokeAsync(source, function string, event []byte) {
+	for attempt := 0; ; attempt++ {
+		_, err := s.invoker.Invoke(context.Background(), function, event)
+		if err == nil {
+			return
+		}
+		if attempt >= len(asyncRetryDelays) {
+			s.logger.Error("event delivery failed", "rule", source, "function", function, "attempts", attempt+1, "error", err.Error())
+			return
+		}
+		s.logger.Warn("event delivery failed; retrying", "rule", source, "function", function, "error", err.Error())
+		time.Sleep(asyncRetryDelays[attempt])
+	}
+}
+
+// startSchedules runs each schedule until ctx ends.
+func (s *stack) startSchedules(ctx context.Context) {
+	for _, sc := range s.schedule {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			t := time.NewTicker(sc.every)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case now := <-t.C:
+					s.invokeAsync(sc.name, sc.function, scheduledEvent(s.newID(), sc.name, now))
+				}
+			}
+		}()
+	}
+}
+
+// scheduledEvent is the event EventBridge Scheduler sends a rule's target.
+func scheduledEvent(id, ruleName string, now time.Time) []byte {
+	b, _ := json.Marshal(map[string]any{
+		"version": "0", "id": id, "detail-type": "Scheduled Event", "source": "aws.events",
+		"account": AccountID, "time": now.UTC().Format(time.RFC3339), "region": Region,
+		"resources": []string{fmt.Sprintf("arn:aws:events:%s:%s:rule/%s", Region, AccountID, ruleName)},
+		"detail":    map[string]any{},
+	})
+	return b
+}
+
+// seedAccount is one entry of the --seed file.
+type seedAccount struct {
+	AccountID string `json:"accountId"`
+	Currency  string `json:"currency"`
+	Balance   int64  `json:"balance"`
+}
+
+// seed creates the accounts of the seed file; existing accounts are left alone. An empty path seeds nothing.
+func seed(ctx context.Context, db *dynamodb.Client, table, path string) error {
+	if path == "" {
+		return nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("seed: %w", err)
+	}
+	var accounts []seedAccount
+	if err := json.Unmarshal(b, &accounts); err != nil {
+		return fmt.Errorf("seed %s: %w", path, err)
+	}
+	store := ledger.NewStore(db, table)
+	for _, a := range accounts {
+		if a.AccountID == "" || a.Currency == "" || a.Balance < 0 {
+			return fmt.Errorf("seed %s: account %+v needs an accountId, a currency and a balance >= 0", path, a)
+		}
+		_, err := store.CreateAccount(ctx, a.AccountID, a.Currency, a.Balance, time.Now())
+		if err != nil && !errors.Is(err, ledger.ErrAccountExists) {
+			return fmt.Errorf("seed %s: %w", a.AccountID, err)
+		}
+	}
+	return nil
+}

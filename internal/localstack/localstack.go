@@ -1,0 +1,278 @@
+// Package localstack runs the whole transfer system on one machine, with no Docker and no AWS account: the
+// DynamoDB-compatible server, the Step Functions engine and API, the API Gateway stand-in, the four functions
+// (in-process, through the same JSON round trip Lambda does), EventBridge rules and schedules. Everything is read
+// from template.yaml: functions and their environment, API routes, rule patterns, schedules, tables and the state
+// machine with its DefinitionSubstitutions.
+package localstack
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/transferflow/orchestrator/internal/ddblocal"
+	"github.com/transferflow/orchestrator/internal/gateway"
+	"github.com/transferflow/orchestrator/internal/lambdalocal"
+	"github.com/transferflow/orchestrator/internal/samtemplate"
+	"github.com/transferflow/orchestrator/internal/sfnapi"
+	"github.com/transferflow/orchestrator/internal/sfnlocal"
+)
+
+// The account and region the local stack's ARNs use.
+const (
+	Region    = "us-east-1"
+	AccountID = "000000000000"
+)
+
+// Config is the local stack's configuration (spec/local-stack.md).
+type Config struct {
+	Template         string
+	APIAddr          string
+	SFNAddr          string
+	DynamoDBAddr     string
+	DynamoDBEndpoint string
+	DataDir          string
+	Seed             string
+	ExecutionTimeout time.Duration
+	SweepInterval    time.Duration
+	OrphanAfter      time.Duration
+	Faults           []*lambdalocal.Fault
+}
+
+// ParseFlags reads the command line.
+func ParseFlags(args []string, stderr io.Writer) (Config, error) {
+	var c Config
+	fs := flag.NewFlagSet("local", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.Template, "template", "template.yaml", "the SAM template to read the wiring from")
+	fs.StringVar(&c.APIAddr, "api-addr", "127.0.0.1:3000", "HTTP address of the API (API Gateway REST proxy semantics)")
+	fs.StringVar(&c.SFNAddr, "sfn-addr", "127.0.0.1:8083", "address of the Step Functions JSON API")
+	fs.StringVar(&c.DynamoDBAddr, "dynamodb-addr", "127.0.0.1:8000", "where the bundled DynamoDB-compatible server listens")
+	fs.StringVar(&c.DynamoDBEndpoint, "dynamodb-endpoint", "", "use this DynamoDB endpoint instead of starting one")
+	fs.StringVar(&c.DataDir, "data-dir", "", "keep data and executions across restarts in this folder (default: in memory)")
+	fs.StringVar(&c.Seed, "seed", "events/local-accounts.json", `accounts to create at start: [{"accountId","currency","balance"}]; existing ones are left alone`)
+	fs.DurationVar(&c.ExecutionTimeout, "execution-timeout", 0, "override the state machine's TimeoutSeconds")
+	fs.DurationVar(&c.SweepInterval, "sweep-interval", 0, "period of the scheduled sweep (default: the template's schedule)")
+	fs.DurationVar(&c.OrphanAfter, "orphan-after", 0, "the sweep's staleness threshold (default: the template's ORPHAN_AFTER)")
+	fs.Func("fault", "inject a fault, repeatable: FUNCTION:error=NAME|delay=D|crash=POINT[:times=N][:leg=LEG]", func(s string) error {
+		f, err := lambdalocal.ParseFault(s)
+		if err != nil {
+			return err
+		}
+		c.Faults = append(c.Faults, f)
+		return nil
+	})
+	if err := fs.Parse(args); err != nil {
+		return Config{}, err
+	}
+	if fs.NArg() > 0 {
+		return Config{}, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	return c, nil
+}
+
+// stack is a running local stack.
+type stack struct {
+	cfg      Config
+	logger   *slog.Logger
+	stderr   io.Writer
+	tmpl     *samtemplate.Template
+	names    names
+	invoker  *lambdalocal.Invoker
+	engine   *sfnlocal.Engine
+	rules    []rule
+	schedule []schedule
+	wg       sync.WaitGroup // asynchronous deliveries and schedules
+	newID    func() string
+}
+
+// Run starts the stack, prints the ready line on stdout, serves until ctx is cancelled, then stops everything it
+// started, the DynamoDB server included.
+func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
+	s := &stack{cfg: c, stderr: stderr, logger: slog.New(slog.NewJSONHandler(stderr, nil)), newID: sfnlocal.NewUUID}
+	tmpl, err := samtemplate.Load(c.Template)
+	if err != nil {
+		return err
+	}
+	s.tmpl = tmpl
+	root := filepath.Dir(c.Template)
+
+	// Listeners first, so every address is known before anything is wired to it.
+	apiLn, err := net.Listen("tcp", c.APIAddr)
+	if err != nil {
+		return fmt.Errorf("api listener: %w", err)
+	}
+	defer apiLn.Close()
+	sfnLn, err := net.Listen("tcp", c.SFNAddr)
+	if err != nil {
+		return fmt.Errorf("step functions listener: %w", err)
+	}
+	defer sfnLn.Close()
+	sfnURL := "http://" + sfnLn.Addr().String()
+
+	ddbURL, stopDDB, err := s.startDynamoDB(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopDDB()
+
+	awsCfg, err := sdkConfig(ctx, ddbURL, sfnURL)
+	if err != nil {
+		return err
+	}
+	ddb := dynamodb.NewFromConfig(awsCfg)
+	tables, err := tmpl.Tables()
+	if err != nil {
+		return err
+	}
+	if err := ddblocal.CreateTables(ctx, ddb, tables); err != nil {
+		return err
+	}
+	s.names = newNames(tmpl)
+
+	if err := s.startFunctions(awsCfg); err != nil {
+		return err
+	}
+	// Rules before the engine: restored executions may publish status changes at once.
+	if err := s.startRules(); err != nil {
+		return err
+	}
+	if err := seed(ctx, ddb, s.names.table(), c.Seed); err != nil {
+		return err
+	}
+	if err := s.startEngine(ctx, ddb, root); err != nil {
+		return err
+	}
+	defer s.engine.Close()
+
+	gw, err := s.gateway()
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"status":"ok"}`)
+	})
+	mux.Handle("/", gw)
+	apiSrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	sfnSrv := &http.Server{Handler: sfnapi.New(s.engine, s.logger), ReadHeaderTimeout: 10 * time.Second}
+	serveErr := make(chan error, 2)
+	go func() { serveErr <- apiSrv.Serve(apiLn) }()
+	go func() { serveErr <- sfnSrv.Serve(sfnLn) }()
+
+	schedCtx, stopSchedules := context.WithCancel(ctx)
+	defer stopSchedules()
+	s.startSchedules(schedCtx)
+
+	fmt.Fprintf(stdout, "ready api=http://%s sfn=%s dynamodb=%s\n", apiLn.Addr(), sfnURL, ddbURL)
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case err := <-serveErr:
+		runErr = fmt.Errorf("server stopped: %w", err)
+	}
+	s.logger.Info("shutting down")
+	stopSchedules()
+	shutCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = apiSrv.Shutdown(shutCtx)
+	_ = sfnSrv.Shutdown(shutCtx)
+	s.engine.Close()
+	waitFor(&s.wg, time.Second)
+	return runErr
+}
+
+// waitFor waits for wg at most d.
+func waitFor(wg *sync.WaitGroup, d time.Duration) {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+	}
+}
+
+func (s *stack) startDynamoDB(ctx context.Context) (url string, stop func(), err error) {
+	if s.cfg.DynamoDBEndpoint != "" {
+		return s.cfg.DynamoDBEndpoint, func() {}, nil
+	}
+	opts := ddblocal.Options{Addr: s.cfg.DynamoDBAddr}
+	if s.cfg.DataDir != "" {
+		if err := os.MkdirAll(s.cfg.DataDir, 0o755); err != nil {
+			return "", nil, fmt.Errorf("data dir: %w", err)
+		}
+		opts.DBPath = filepath.Join(s.cfg.DataDir, "dynamodb.sqlite")
+	}
+	srv, err := ddblocal.Start(ctx, opts)
+	if err != nil {
+		return "", nil, err
+	}
+	return srv.URL, func() { _ = srv.Close() }, nil
+}
+
+// sdkConfig points the AWS SDK at the local endpoints the way a user would: through the SDK's own
+// AWS_ENDPOINT_URL_* variables, so function code has no local mode. Credentials and region are set only where the
+// environment has none (a --dynamodb-endpoint on AWS keeps the user's own).
+func sdkConfig(ctx context.Context, ddbURL, sfnURL string) (aws.Config, error) {
+	set := func(k, v string) error {
+		if os.Getenv(k) != "" && !strings.HasPrefix(k, "AWS_ENDPOINT_URL_") {
+			return nil
+		}
+		return os.Setenv(k, v)
+	}
+	for k, v := range map[string]string{
+		"AWS_ENDPOINT_URL_DYNAMODB": ddbURL,
+		"AWS_ENDPOINT_URL_SFN":      sfnURL,
+		"AWS_REGION":                Region,
+		"AWS_ACCESS_KEY_ID":         "local",
+		"AWS_SECRET_ACCESS_KEY":     "local",
+	} {
+		if err := set(k, v); err != nil {
+			return aws.Config{}, err
+		}
+	}
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return aws.Config{}, fmt.Errorf("aws config: %w", err)
+	}
+	return cfg, nil
+}
+
+func (s *stack) gateway() (*gateway.Gateway, error) {
+	fns, err := s.tmpl.Functions(s.env(), s.names)
+	if err != nil {
+		return nil, err
+	}
+	var routes []gateway.Route
+	for _, f := range fns {
+		for _, ev := range f.Events {
+			if ev.Type == samtemplate.EventAPI {
+				routes = append(routes, gateway.Route{Method: strings.ToUpper(ev.Method), Resource: ev.Path, Function: f.LogicalID})
+			}
+		}
+	}
+	if len(routes) == 0 {
+		return nil, errors.New("template.yaml declares no Api events")
+	}
+	return gateway.New(routes, s.invoker, gateway.Options{Stage: "v1", AccountID: AccountID, NewID: s.newID, Logger: s.logger})
+}
+
+func (s *stack) env() samtemplate.Env {
+	return samtemplate.Env{Region: Region, AccountID: AccountID}
+}

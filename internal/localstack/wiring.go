@@ -1,0 +1,232 @@
+package localstack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/transferflow/orchestrator/internal/lambdalocal"
+	"github.com/transferflow/orchestrator/internal/ledger"
+	"github.com/transferflow/orchestrator/internal/samtemplate"
+	"github.com/transferflow/orchestrator/internal/sfnlocal"
+	"github.com/transferflow/orchestrator/internal/transfer"
+)
+
+// names resolves the template's logical ids to the names and ARNs the local stack gives them.
+type names struct{ tmpl *samtemplate.Template }
+
+func newNames(t *samtemplate.Template) names { return names{tmpl: t} }
+
+func (n names) kind(id string) (string, error) {
+	r, ok := n.tmpl.Resources[id]
+	if !ok {
+		return "", fmt.Errorf("no resource %s in the template", id)
+	}
+	return r.Type, nil
+}
+
+// Ref implements samtemplate.Resolver.
+func (n names) Ref(id string) (string, error) {
+	kind, err := n.kind(id)
+	if err != nil {
+		return "", err
+	}
+	switch kind {
+	case "AWS::DynamoDB::Table", "AWS::Serverless::Function", "AWS::Serverless::Api":
+		return id, nil
+	case "AWS::Serverless::StateMachine":
+		return stateMachineArn(id), nil
+	}
+	return "", fmt.Errorf("!Ref %s: the local stack does not model %s", id, kind)
+}
+
+// GetAtt implements samtemplate.Resolver.
+func (n names) GetAtt(id, attr string) (string, error) {
+	kind, err := n.kind(id)
+	if err != nil {
+		return "", err
+	}
+	switch kind + "." + attr {
+	case "AWS::Serverless::Function.Arn":
+		return fmt.Sprintf("arn:aws:lambda:%s:%s:function:%s", Region, AccountID, id), nil
+	case "AWS::Serverless::StateMachine.Name":
+		return id, nil
+	case "AWS::Serverless::StateMachine.Arn":
+		return stateMachineArn(id), nil
+	case "AWS::DynamoDB::Table.Arn":
+		return fmt.Sprintf("arn:aws:dynamodb:%s:%s:table/%s", Region, AccountID, id), nil
+	}
+	return "", fmt.Errorf("!GetAtt %s.%s: the local stack does not model it", id, attr)
+}
+
+// table is the name of the template's (first) table, where accounts are seeded.
+func (n names) table() string {
+	var ids []string
+	for id, r := range n.tmpl.Resources {
+		if r.Type == "AWS::DynamoDB::Table" {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	if len(ids) == 0 {
+		return ""
+	}
+	return ids[0]
+}
+
+func stateMachineArn(name string) string {
+	return fmt.Sprintf("arn:aws:states:%s:%s:stateMachine:%s", Region, AccountID, name)
+}
+
+// runtime builds one function's handler from the SDK config and the environment the template gives the function.
+type runtime func(cfg aws.Config, getenv func(string) string, logger *slog.Logger, crashPoint func(point string) func()) (any, error)
+
+// runtimes are the functions the local stack can run, by CodeUri. Each calls the same wiring the function's main
+// calls, so the code that runs locally is the code that runs on AWS.
+var runtimes = map[string]runtime{
+	"functions/orchestrator": func(cfg aws.Config, getenv func(string) string, logger *slog.Logger, crashPoint func(string) func()) (any, error) {
+		c, err := transfer.LoadConfig(getenv)
+		if err != nil {
+			return nil, err
+		}
+		h := transfer.NewOrchestratorHandler(cfg, c, logger)
+		if store, ok := h.Store.(*ledger.Store); ok {
+			h.Store = crashAfterReserve{Store: store, crash: crashPoint("after-reserve")}
+		}
+		return h.Handle, nil
+	},
+	"functions/debit": func(cfg aws.Config, getenv func(string) string, logger *slog.Logger, _ func(string) func()) (any, error) {
+		c, err := transfer.LoadLedgerConfig(getenv)
+		if err != nil {
+			return nil, err
+		}
+		return transfer.NewDebitHandler(cfg, c, logger).Handle, nil
+	},
+	"functions/credit": func(cfg aws.Config, getenv func(string) string, logger *slog.Logger, _ func(string) func()) (any, error) {
+		c, err := transfer.LoadLedgerConfig(getenv)
+		if err != nil {
+			return nil, err
+		}
+		return transfer.NewCreditHandler(cfg, c, logger).Handle, nil
+	},
+	"functions/timeout-reconciler": func(cfg aws.Config, getenv func(string) string, logger *slog.Logger, _ func(string) func()) (any, error) {
+		c, err := transfer.LoadReconcilerConfig(getenv)
+		if err != nil {
+			return nil, err
+		}
+		return transfer.NewReconcilerHandler(cfg, c, logger).Handle, nil
+	},
+}
+
+// crashAfterReserve is the orchestrator's store with the crash=after-reserve fault point: the function dies right
+// after its reservation is written, before it starts the workflow.
+type crashAfterReserve struct {
+	*ledger.Store
+	crash func()
+}
+
+func (c crashAfterReserve) Reserve(ctx context.Context, rec ledger.Transfer, now time.Time) (ledger.Transfer, bool, error) {
+	existing, created, err := c.Store.Reserve(ctx, rec, now)
+	if err == nil && created {
+		c.crash()
+	}
+	return existing, created, err
+}
+
+// startFunctions builds every function of the template with its template environment.
+func (s *stack) startFunctions(cfg aws.Config) error {
+	fns, err := s.tmpl.Functions(s.env(), s.names)
+	if err != nil {
+		return err
+	}
+	var local []lambdalocal.Function
+	for _, f := range fns {
+		rt, ok := runtimes[strings.Trim(filepath.ToSlash(f.CodeURI), "./")]
+		if !ok {
+			return fmt.Errorf("function %s: no local runtime for CodeUri %q", f.LogicalID, f.CodeURI)
+		}
+		env := f.Environment
+		if _, ok := env["ORPHAN_AFTER"]; ok && s.cfg.OrphanAfter > 0 {
+			env["ORPHAN_AFTER"] = s.cfg.OrphanAfter.String()
+			if give, err := time.ParseDuration(env["ORPHAN_GIVE_UP_AFTER"]); err == nil && give < s.cfg.OrphanAfter {
+				env["ORPHAN_GIVE_UP_AFTER"] = s.cfg.OrphanAfter.String()
+			}
+		}
+		logger := slog.New(lambdalocal.LogHandler(s.logger.Handler())).With("function", f.LogicalID)
+		// The crash point looks the fault up when it is reached, in the invoker built below.
+		handler, err := rt(cfg, func(k string) string { return env[k] }, logger, func(point string) func() {
+			return func() { s.invoker.CrashPoint(f.LogicalID, point)() }
+		})
+		if err != nil {
+			return fmt.Errorf("function %s: %w", f.LogicalID, err)
+		}
+		local = append(local, lambdalocal.Function{
+			Name:       f.LogicalID,
+			NewHandler: func() lambda.Handler { return lambda.NewHandler(handler) },
+			Timeout:    f.Timeout,
+		})
+	}
+	s.invoker = lambdalocal.New(Region, AccountID, s.newID, s.logger, local...)
+	for _, f := range s.cfg.Faults {
+		s.invoker.AddFault(f)
+	}
+	return nil
+}
+
+// startEngine starts the Step Functions engine (restoring executions from --data-dir) and creates the template's
+// state machines with their DefinitionSubstitutions applied.
+func (s *stack) startEngine(ctx context.Context, ddb sfnlocal.DynamoDBAPI, root string) error {
+	var store sfnlocal.Store = sfnlocal.NewMemoryStore()
+	if s.cfg.DataDir != "" {
+		fs, err := sfnlocal.NewFileStore(filepath.Join(s.cfg.DataDir, "stepfunctions"))
+		if err != nil {
+			return err
+		}
+		store = fs
+	}
+	s.engine = sfnlocal.New(sfnlocal.Options{
+		Lambda:               s.invoker,
+		DynamoDB:             ddb,
+		Store:                store,
+		Region:               Region,
+		AccountID:            AccountID,
+		Logger:               s.logger,
+		ExecutionTimeout:     s.cfg.ExecutionTimeout,
+		CheckpointEveryState: s.cfg.DataDir != "",
+		Subscribers:          []sfnlocal.Subscriber{s.deliver},
+	})
+	if s.cfg.DataDir != "" {
+		if err := s.engine.Restore(ctx); err != nil {
+			return err
+		}
+	}
+	sms, err := s.tmpl.StateMachines(s.env(), s.names)
+	if err != nil {
+		return err
+	}
+	for _, sm := range sms {
+		b, err := os.ReadFile(filepath.Join(root, sm.DefinitionURI))
+		if err != nil {
+			return fmt.Errorf("state machine %s: %w", sm.LogicalID, err)
+		}
+		def := sfnlocal.SubstituteDefinition(string(b), sm.Substitutions)
+		role := fmt.Sprintf("arn:aws:iam::%s:role/%sRole", AccountID, sm.LogicalID)
+		_, err = s.engine.CreateStateMachine(ctx, sfnlocal.CreateInput{Name: sm.LogicalID, Definition: def, RoleArn: role, Type: sm.Type})
+		if errors.Is(err, sfnlocal.ErrStateMachineExists) {
+			_, err = s.engine.UpdateStateMachine(ctx, stateMachineArn(sm.LogicalID), def, role)
+		}
+		if err != nil {
+			return fmt.Errorf("state machine %s: %w", sm.LogicalID, err)
+		}
+	}
+	return nil
+}
