@@ -53,8 +53,21 @@ sam-build:
 	@[ -x $(VENV)/bin/sam ] || { python3 -m venv $(VENV) && $(VENV)/bin/pip install -q --disable-pip-version-check -r tools/requirements.txt aws-sam-cli==1.170.0; }
 	SAM_CLI_TELEMETRY=0 $(VENV)/bin/sam build
 
+# Builds and starts the local stack with the demo accounts of events/local-accounts.json on the spec's default ports.
 run: deps
-	$(GO) run ./cmd/local
+	@mkdir -p bin
+	$(GO) build -o bin/local ./cmd/local
+	$(GO) build -o bin/transferctl ./cmd/transferctl
+	@echo
+	@echo "Starting the local stack (Ctrl-C stops it). Once it prints 'ready', in another terminal:"
+	@echo
+	@echo "  curl -i -X POST http://127.0.0.1:3000/transfers -H 'Content-Type: application/json' -H 'Idempotency-Key: demo-1' \\"
+	@echo "    -d '{\"sourceAccountId\":\"acc-alice\",\"destinationAccountId\":\"acc-bob\",\"amount\":1250,\"currency\":\"EUR\"}'"
+	@echo "  curl -s http://127.0.0.1:3000/transfers/<transferId>        # the transfer"
+	@echo "  bin/transferctl history <transferId>                        # its audit trail"
+	@echo "  bin/transferctl accounts acc-alice acc-bob"
+	@echo
+	bin/local $(ARGS)
 
 clean:
 	rm -rf node_modules $(VENV) .aws-sam bin

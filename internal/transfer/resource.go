@@ -60,8 +60,12 @@ func NewResource(t ledger.Transfer) Resource {
 	}
 	if t.Status == ledger.StatusFailed {
 		msg, ok := failureMessages[t.FailureCode]
-		if !ok {
+		switch {
+		case !ok:
 			msg = t.FailureMessage
+		case t.FailureCode == "CREDIT_FAILED_REFUNDED" && t.FailureMessage != "":
+			// The workflow records the credit's error name: say which.
+			msg = "the destination could not be credited (" + t.FailureMessage + "); the source was refunded"
 		}
 		r.Failure = &Failure{Code: t.FailureCode, Message: msg}
 	}

@@ -1,0 +1,272 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/transferflow/orchestrator/internal/ddblocal"
+)
+
+// binary is the local stack, built once by TestMain.
+var binary string
+
+// root is the repository root (where template.yaml is).
+var root string
+
+func TestMain(m *testing.M) {
+	code, err := build()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		os.Exit(1)
+	}
+	os.Exit(code(m))
+}
+
+func build() (func(*testing.M) int, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	root = filepath.Dir(wd)
+	dir, err := os.MkdirTemp("", "e2e-local-")
+	if err != nil {
+		return nil, err
+	}
+	binary = filepath.Join(dir, "local")
+	cmd := exec.Command("go", "build", "-o", binary, "./cmd/local")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("build cmd/local: %v\n%s", err, out)
+	}
+	return func(m *testing.M) int {
+		defer os.RemoveAll(dir)
+		return m.Run()
+	}, nil
+}
+
+// accounts are the accounts every stack is seeded with.
+var accounts = []map[string]any{
+	{"accountId": "acc-alice", "currency": "EUR", "balance": 100000},
+	{"accountId": "acc-bob", "currency": "EUR", "balance": 5000},
+	{"accountId": "acc-carol", "currency": "USD", "balance": 7000},
+	{"accountId": "acc-erin", "currency": "EUR", "balance": 0},
+}
+
+// stack is a local stack running as its own process.
+type stack struct {
+	t      *testing.T
+	API    string
+	SFN    string
+	cmd    *exec.Cmd
+	stderr *lockedBuffer
+	done   chan error
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startStack runs the local stack on free ports with the given extra flags and waits for its ready line. The stack
+// is stopped when the test ends.
+func startStack(t *testing.T, args ...string) *stack {
+	t.Helper()
+	if _, err := ddblocal.BinaryPath(); err != nil {
+		ddblocal.StartT(t) // skips, or fails under CI, with the reason
+	}
+	seed := filepath.Join(t.TempDir(), "accounts.json")
+	b, _ := json.Marshal(accounts)
+	if err := os.WriteFile(seed, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"--template", filepath.Join(root, "template.yaml"), "--seed", seed,
+		"--api-addr", "127.0.0.1:0", "--sfn-addr", "127.0.0.1:0", "--dynamodb-addr", "127.0.0.1:0"}
+	s := &stack{t: t, stderr: &lockedBuffer{}, done: make(chan error, 1)}
+	s.cmd = exec.Command(binary, append(base, args...)...)
+	s.cmd.Stderr = s.stderr
+	stdout, err := s.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { s.done <- s.cmd.Wait() }()
+	t.Cleanup(func() { s.stop(syscall.SIGTERM) })
+
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "ready ") {
+				lines <- sc.Text()
+			}
+		}
+	}()
+	select {
+	case line := <-lines:
+		for _, f := range strings.Fields(line)[1:] {
+			k, v, _ := strings.Cut(f, "=")
+			switch k {
+			case "api":
+				s.API = v
+			case "sfn":
+				s.SFN = v
+			}
+		}
+	case err := <-s.done:
+		t.Fatalf("local stack exited before ready: %v\n%s", err, s.stderr)
+	case <-time.After(30 * time.Second):
+		t.Fatalf("local stack not ready after 30s\n%s", s.stderr)
+	}
+	return s
+}
+
+// stop signals the stack and waits for it to exit; it must stop within the spec's 5 seconds.
+func (s *stack) stop(sig syscall.Signal) {
+	if s.cmd.ProcessState != nil {
+		return
+	}
+	_ = s.cmd.Process.Signal(sig)
+	select {
+	case <-s.done:
+	case <-time.After(5 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.done
+		s.t.Errorf("local stack did not stop within 5 seconds of %v", sig)
+	}
+}
+
+// response is an HTTP answer with its decoded JSON body.
+type response struct {
+	Status  int
+	Header  http.Header
+	Body    map[string]any
+	RawBody []byte
+}
+
+func (s *stack) do(method, path string, body any, headers map[string]string) response {
+	s.t.Helper()
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, s.API+path, r)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	out := response{Status: resp.StatusCode, Header: resp.Header, RawBody: raw}
+	_ = json.Unmarshal(raw, &out.Body)
+	return out
+}
+
+func transferBody(from, to string, amount int64, currency string) map[string]any {
+	return map[string]any{"sourceAccountId": from, "destinationAccountId": to, "amount": amount, "currency": currency}
+}
+
+// submit posts a transfer with an Idempotency-Key.
+func (s *stack) submit(key string, body map[string]any) response {
+	s.t.Helper()
+	return s.do(http.MethodPost, "/transfers", body, map[string]string{"Idempotency-Key": key})
+}
+
+// waitTerminal polls the transfer until it is COMPLETED or FAILED.
+func (s *stack) waitTerminal(id string, within time.Duration) map[string]any {
+	s.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		r := s.do(http.MethodGet, "/transfers/"+id, nil, nil)
+		if r.Status == http.StatusOK && r.Body["status"] != "IN_PROGRESS" {
+			return r.Body
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("transfer %s not terminal after %s: %s\n%s", id, within, r.RawBody, tail(s.stderr.String(), 4000))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (s *stack) balance(account string) int64 {
+	s.t.Helper()
+	r := s.do(http.MethodGet, "/accounts/"+account, nil, nil)
+	if r.Status != http.StatusOK {
+		s.t.Fatalf("GET account %s: %d %s", account, r.Status, r.RawBody)
+	}
+	return int64(r.Body["balance"].(float64))
+}
+
+// history reads the whole audit trail of a transfer: every page of events, and the ledger legs.
+func (s *stack) history(id string) (events []map[string]any, legs map[string]map[string]any) {
+	s.t.Helper()
+	legs = map[string]map[string]any{}
+	token := ""
+	for {
+		path := "/transfers/" + id + "/history?maxResults=7"
+		if token != "" {
+			path += "&nextToken=" + url.QueryEscape(token)
+		}
+		r := s.do(http.MethodGet, path, nil, nil)
+		if r.Status != http.StatusOK {
+			s.t.Fatalf("history %s: %d %s", id, r.Status, r.RawBody)
+		}
+		for _, e := range r.Body["events"].([]any) {
+			events = append(events, e.(map[string]any))
+		}
+		for _, l := range r.Body["ledger"].([]any) {
+			leg := l.(map[string]any)
+			legs[leg["leg"].(string)] = leg
+		}
+		token, _ = r.Body["nextToken"].(string)
+		if token == "" {
+			return events, legs
+		}
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[len(s)-n:]
+}
