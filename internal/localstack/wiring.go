@@ -127,6 +127,9 @@ var runtimes = map[string]runtime{
 	},
 }
 
+// trimCodeURI turns a CodeUri such as "functions/debit/" or "./functions/debit" into the runtimes key.
+func trimCodeURI(uri string) string { return strings.Trim(filepath.ToSlash(uri), "./") }
+
 // crashAfterReserve is the orchestrator's store with the crash=after-reserve fault point: the function dies right
 // after its reservation is written, before it starts the workflow.
 type crashAfterReserve struct {
@@ -150,7 +153,7 @@ func (s *stack) startFunctions(cfg aws.Config) error {
 	}
 	var local []lambdalocal.Function
 	for _, f := range fns {
-		rt, ok := runtimes[strings.Trim(filepath.ToSlash(f.CodeURI), "./")]
+		rt, ok := runtimes[trimCodeURI(f.CodeURI)]
 		if !ok {
 			return fmt.Errorf("function %s: no local runtime for CodeUri %q", f.LogicalID, f.CodeURI)
 		}

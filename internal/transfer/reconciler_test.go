@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -119,8 +120,8 @@ func TestReconcilerSettlesFromTheLedger(t *testing.T) {
 			for leg := range e.entries(t, id) {
 				legs = append(legs, leg)
 			}
-			if fmt.Sprint(sorted(legs)) != fmt.Sprint(tt.wantLegs) {
-				t.Errorf("legs = %v, want %v", sorted(legs), tt.wantLegs)
+			if fmt.Sprint(slices.Sorted(slices.Values(legs))) != fmt.Sprint(tt.wantLegs) {
+				t.Errorf("legs = %v, want %v", slices.Sorted(slices.Values(legs)), tt.wantLegs)
 			}
 			// Settled transfers conserve money; an untouched one still has its DEBIT in flight.
 			wantBalances := map[string][2]int64{"COMPLETED": {700, 300}, "FAILED": {1000, 0}, "IN_PROGRESS": {700, 0}}[tt.wantStatus]
@@ -265,16 +266,4 @@ func TestSweepSettlesWhatCannotStart(t *testing.T) {
 	if rec := e.record(t, id2); rec.Status != "IN_PROGRESS" {
 		t.Errorf("record settled after a transient failure: %s", rec.Status)
 	}
-}
-
-func sorted(s []string) []string {
-	out := append([]string(nil), s...)
-	for i := range out {
-		for j := i + 1; j < len(out); j++ {
-			if out[j] < out[i] {
-				out[i], out[j] = out[j], out[i]
-			}
-		}
-	}
-	return out
 }
