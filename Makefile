@@ -49,8 +49,9 @@ build-lambdas:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -tags lambda.norpc -o /dev/null ./functions/...
 
 # sam build with AWS's own CLI, installed into .venv (needs python3; no Docker for Go functions). The binaries are
-# stripped (-s) and built without the RPC shim that only the retired go1.x runtime used (lambda.norpc): about 40%
-# smaller, so faster cold starts. Then `sam deploy --guided`.
+# stripped (-s) and built without the RPC shim that only the retired go1.x runtime used (lambda.norpc): measured
+# 22.3 MB -> 10.3 MB for the orchestrator, 20.3 -> 9.8 MB for debit and credit, for faster cold starts. samconfig.toml
+# does not cache builds: SAM's cache ignores these flags. Then `sam deploy --guided`.
 sam-build:
 	@[ -x $(VENV)/bin/sam ] || { python3 -m venv $(VENV) && $(VENV)/bin/pip install -q --disable-pip-version-check -r tools/requirements.txt aws-sam-cli==1.170.0; }
 	SAM_CLI_TELEMETRY=0 GOFLAGS="-ldflags=-s -tags=lambda.norpc" $(VENV)/bin/sam validate --lint --region us-east-1
