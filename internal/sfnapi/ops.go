@@ -50,12 +50,9 @@ func describeMachine(sm sfnlocal.StateMachine) map[string]any {
 
 func (s *Server) describeStateMachine(ctx context.Context, body json.RawMessage) (any, error) {
 	var in struct {
-		StateMachineArn string `json:"stateMachineArn"`
+		StateMachineArn string `json:"stateMachineArn" required:"true"`
 	}
 	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
-	if err := required("stateMachineArn", in.StateMachineArn); err != nil {
 		return nil, err
 	}
 	sm, err := s.eng.DescribeStateMachine(ctx, in.StateMachineArn)
@@ -87,14 +84,11 @@ func (s *Server) listStateMachines(ctx context.Context, body json.RawMessage) (a
 
 func (s *Server) updateStateMachine(ctx context.Context, body json.RawMessage) (any, error) {
 	var in struct {
-		StateMachineArn string `json:"stateMachineArn"`
+		StateMachineArn string `json:"stateMachineArn" required:"true"`
 		Definition      string `json:"definition"`
 		RoleArn         string `json:"roleArn"`
 	}
 	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
-	if err := required("stateMachineArn", in.StateMachineArn); err != nil {
 		return nil, err
 	}
 	if in.Definition == "" && in.RoleArn == "" {
@@ -108,12 +102,9 @@ func (s *Server) updateStateMachine(ctx context.Context, body json.RawMessage) (
 
 func (s *Server) deleteStateMachine(ctx context.Context, body json.RawMessage) (any, error) {
 	var in struct {
-		StateMachineArn string `json:"stateMachineArn"`
+		StateMachineArn string `json:"stateMachineArn" required:"true"`
 	}
 	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
-	if err := required("stateMachineArn", in.StateMachineArn); err != nil {
 		return nil, err
 	}
 	return struct{}{}, s.eng.DeleteStateMachine(ctx, in.StateMachineArn)
@@ -121,12 +112,9 @@ func (s *Server) deleteStateMachine(ctx context.Context, body json.RawMessage) (
 
 func (s *Server) validateDefinition(_ context.Context, body json.RawMessage) (any, error) {
 	var in struct {
-		Definition string `json:"definition"`
+		Definition string `json:"definition" required:"true"`
 	}
 	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
-	if err := required("definition", in.Definition); err != nil {
 		return nil, err
 	}
 	diags := []any{}
@@ -145,14 +133,11 @@ func (s *Server) validateDefinition(_ context.Context, body json.RawMessage) (an
 
 func (s *Server) startExecution(ctx context.Context, body json.RawMessage) (any, error) {
 	var in struct {
-		StateMachineArn string  `json:"stateMachineArn"`
+		StateMachineArn string  `json:"stateMachineArn" required:"true"`
 		Name            string  `json:"name"`
 		Input           *string `json:"input"`
 	}
 	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
-	if err := required("stateMachineArn", in.StateMachineArn); err != nil {
 		return nil, err
 	}
 	input := "{}"
@@ -203,15 +188,12 @@ func describeRecord(r *sfnlocal.ExecutionRecord) map[string]any {
 }
 
 type executionArnInput struct {
-	ExecutionArn string `json:"executionArn"`
+	ExecutionArn string `json:"executionArn" required:"true"`
 }
 
 func (s *Server) describeExecution(ctx context.Context, body json.RawMessage) (any, error) {
 	var in executionArnInput
 	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
-	if err := required("executionArn", in.ExecutionArn); err != nil {
 		return nil, err
 	}
 	r, err := s.eng.DescribeExecution(ctx, in.ExecutionArn)
@@ -224,9 +206,6 @@ func (s *Server) describeExecution(ctx context.Context, body json.RawMessage) (a
 func (s *Server) describeStateMachineForExecution(ctx context.Context, body json.RawMessage) (any, error) {
 	var in executionArnInput
 	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
-	if err := required("executionArn", in.ExecutionArn); err != nil {
 		return nil, err
 	}
 	r, err := s.eng.DescribeExecution(ctx, in.ExecutionArn)
@@ -249,15 +228,12 @@ var executionStatuses = map[string]bool{"RUNNING": true, "SUCCEEDED": true, "FAI
 
 func (s *Server) listExecutions(ctx context.Context, body json.RawMessage) (any, error) {
 	var in struct {
-		StateMachineArn string `json:"stateMachineArn"`
+		StateMachineArn string `json:"stateMachineArn" required:"true"`
 		StatusFilter    string `json:"statusFilter"`
 		MaxResults      int    `json:"maxResults"`
 		NextToken       string `json:"nextToken"`
 	}
 	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
-	if err := required("stateMachineArn", in.StateMachineArn); err != nil {
 		return nil, err
 	}
 	if in.StatusFilter != "" && !executionStatuses[in.StatusFilter] {
@@ -285,14 +261,11 @@ func (s *Server) listExecutions(ctx context.Context, body json.RawMessage) (any,
 
 func (s *Server) stopExecution(ctx context.Context, body json.RawMessage) (any, error) {
 	var in struct {
-		ExecutionArn string `json:"executionArn"`
+		ExecutionArn string `json:"executionArn" required:"true"`
 		Error        string `json:"error"`
 		Cause        string `json:"cause"`
 	}
 	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
-	if err := required("executionArn", in.ExecutionArn); err != nil {
 		return nil, err
 	}
 	stop, err := s.eng.StopExecution(ctx, in.ExecutionArn, in.Error, in.Cause)
@@ -304,16 +277,13 @@ func (s *Server) stopExecution(ctx context.Context, body json.RawMessage) (any, 
 
 func (s *Server) getExecutionHistory(ctx context.Context, body json.RawMessage) (any, error) {
 	var in struct {
-		ExecutionArn         string `json:"executionArn"`
+		ExecutionArn         string `json:"executionArn" required:"true"`
 		MaxResults           int    `json:"maxResults"`
 		NextToken            string `json:"nextToken"`
 		ReverseOrder         bool   `json:"reverseOrder"`
 		IncludeExecutionData *bool  `json:"includeExecutionData"`
 	}
 	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
-	if err := required("executionArn", in.ExecutionArn); err != nil {
 		return nil, err
 	}
 	events, err := s.eng.History(ctx, in.ExecutionArn)

@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -183,9 +184,22 @@ func epoch(t time.Time) json.Number {
 	return json.Number(strconv.FormatFloat(float64(t.UnixMilli())/1000, 'f', 3, 64))
 }
 
+// decode reads a request into v, a pointer to a struct. A string field tagged required:"true" that is absent or
+// empty is reported as AWS does, the first in field order.
 func decode(body json.RawMessage, v any) error {
 	if err := json.Unmarshal(body, v); err != nil {
 		return errorf(codeSerialization, "cannot decode the request: %v", err)
+	}
+	rv := reflect.ValueOf(v).Elem()
+	for i := 0; i < rv.NumField(); i++ {
+		f := rv.Type().Field(i)
+		if f.Tag.Get("required") != "true" || f.Type.Kind() != reflect.String {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if err := required(name, rv.Field(i).String()); err != nil {
+			return err
+		}
 	}
 	return nil
 }

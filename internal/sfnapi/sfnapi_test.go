@@ -2,7 +2,9 @@ package sfnapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -286,5 +288,39 @@ func TestRunningNameReuseAndStop(t *testing.T) {
 	}
 	if h.Events[0].Type != types.HistoryEventTypeExecutionAborted || aws.ToString(h.Events[0].ExecutionAbortedEventDetails.Error) != "Manual" {
 		t.Fatalf("last event = %+v", h.Events[0])
+	}
+}
+
+// TestMissingRequiredFields: each operation refuses a request without its ARN with AWS's ValidationException. The
+// requests go over the wire by hand: the Go SDK checks required members before sending, other clients do not.
+func TestMissingRequiredFields(t *testing.T) {
+	srv := sfnapi.StartT(t, sfnlocal.Options{})
+	for op, member := range map[string]string{
+		"DescribeStateMachine": "stateMachineArn", "DeleteStateMachine": "stateMachineArn", "UpdateStateMachine": "stateMachineArn",
+		"StartExecution": "stateMachineArn", "ListExecutions": "stateMachineArn", "DescribeExecution": "executionArn",
+		"DescribeStateMachineForExecution": "executionArn", "StopExecution": "executionArn", "GetExecutionHistory": "executionArn",
+		"ValidateStateMachineDefinition": "definition",
+	} {
+		t.Run(op, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader("{}"))
+			req.Header.Set("X-Amz-Target", "AWSStepFunctions."+op)
+			req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var body struct {
+				Type    string `json:"__type"`
+				Message string `json:"message"`
+			}
+			if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != http.StatusBadRequest || !strings.HasSuffix(body.Type, "ValidationException") ||
+				!strings.Contains(body.Message, "'"+member+"'") || !strings.Contains(body.Message, "Member must not be null") {
+				t.Fatalf("%d %+v, want a ValidationException naming %s", resp.StatusCode, body, member)
+			}
+		})
 	}
 }
