@@ -345,29 +345,37 @@ func (p *decoder) strings(obj map[string]any, base, key string) []string {
 
 var retrierFields = map[string]bool{"ErrorEquals": true, "IntervalSeconds": true, "MaxAttempts": true, "BackoffRate": true, "MaxDelaySeconds": true, "JitterStrategy": true, "Comment": true}
 
-func (p *decoder) retry(obj map[string]any, sp string) []Retrier {
-	v, ok := obj["Retry"]
+// objects walks the optional array obj[field] of a state at sp: each element must be an object with only the allowed
+// fields, and is handed to each with its path (e.g. States.Debit.Retry[0]).
+func (p *decoder) objects(obj map[string]any, sp, field string, allowed map[string]bool, each func(path string, o map[string]any)) {
+	v, ok := obj[field]
 	if !ok {
-		return nil
+		return
 	}
 	arr, isArr := v.([]any)
 	if !isArr {
-		p.errf(join(sp, "Retry"), "must be an array")
-		return nil
+		p.errf(join(sp, field), "must be an array")
+		return
 	}
-	var out []Retrier
 	for i, x := range arr {
-		rp := fmt.Sprintf("%s.Retry[%d]", sp, i)
-		ro, isObj := jsonvalue.AsMap(x)
+		ep := fmt.Sprintf("%s.%s[%d]", sp, field, i)
+		eo, isObj := jsonvalue.AsMap(x)
 		if !isObj {
-			p.errf(rp, "must be an object")
+			p.errf(ep, "must be an object")
 			continue
 		}
-		for k := range ro {
-			if !retrierFields[k] {
-				p.errf(join(rp, k), "field is not supported")
+		for k := range eo {
+			if !allowed[k] {
+				p.errf(join(ep, k), "field is not supported")
 			}
 		}
+		each(ep, eo)
+	}
+}
+
+func (p *decoder) retry(obj map[string]any, sp string) []Retrier {
+	var out []Retrier
+	p.objects(obj, sp, "Retry", retrierFields, func(rp string, ro map[string]any) {
 		r := Retrier{IntervalSeconds: 1, MaxAttempts: 3, BackoffRate: 2.0, JitterStrategy: "NONE"}
 		r.ErrorEquals = p.strings(ro, rp, "ErrorEquals")
 		if _, ok := ro["ErrorEquals"]; !ok {
@@ -399,35 +407,15 @@ func (p *decoder) retry(obj map[string]any, sp string) []Retrier {
 			}
 		}
 		out = append(out, r)
-	}
+	})
 	return out
 }
 
 var catcherFields = map[string]bool{"ErrorEquals": true, "Next": true, "ResultPath": true, "Comment": true}
 
 func (p *decoder) catch(obj map[string]any, sp string) []Catcher {
-	v, ok := obj["Catch"]
-	if !ok {
-		return nil
-	}
-	arr, isArr := v.([]any)
-	if !isArr {
-		p.errf(join(sp, "Catch"), "must be an array")
-		return nil
-	}
 	var out []Catcher
-	for i, x := range arr {
-		cp := fmt.Sprintf("%s.Catch[%d]", sp, i)
-		co, isObj := jsonvalue.AsMap(x)
-		if !isObj {
-			p.errf(cp, "must be an object")
-			continue
-		}
-		for k := range co {
-			if !catcherFields[k] {
-				p.errf(join(cp, k), "field is not supported")
-			}
-		}
+	p.objects(obj, sp, "Catch", catcherFields, func(cp string, co map[string]any) {
 		c := Catcher{ErrorEquals: p.strings(co, cp, "ErrorEquals"), Next: p.str(co, cp, "Next"), ResultPath: p.optPath(co, cp, "ResultPath")}
 		if _, ok := co["ErrorEquals"]; !ok {
 			p.errf(join(cp, "ErrorEquals"), "field is required")
@@ -436,7 +424,7 @@ func (p *decoder) catch(obj map[string]any, sp string) []Catcher {
 			p.errf(join(cp, "Next"), "field is required")
 		}
 		out = append(out, c)
-	}
+	})
 	return out
 }
 
