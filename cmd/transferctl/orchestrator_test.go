@@ -14,19 +14,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/transferflow/orchestrator/internal/ddblocal"
+	"github.com/transferflow/orchestrator/internal/gateway"
+	"github.com/transferflow/orchestrator/internal/lambdalocal"
 	"github.com/transferflow/orchestrator/internal/ledger"
 	"github.com/transferflow/orchestrator/internal/transfer"
 )
 
-// These tests run transferctl against the real orchestrator handler on a real Dynoxide, behind a minimal HTTP →
-// API Gateway proxy adapter, with a Step Functions stand-in that only answers StartExecution. They are skipped
+// These tests run transferctl against the real orchestrator handler on a real Dynoxide, behind the project's
+// API Gateway stand-in (internal/gateway, through the in-process Lambda invoker), with a Step Functions stand-in that only answers StartExecution. They are skipped
 // without the Dynoxide binary (`make test` installs it).
 
 // startExecutions counts StartExecution calls by execution name, with Standard-workflow naming rules.
@@ -48,42 +50,27 @@ func (s *startExecutions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, `{"executionArn":%q,"startDate":%d}`, transfer.ExecutionArn(in.StateMachineArn, in.Name), time.Now().Unix())
 }
 
-// proxyAdapter turns HTTP requests into API Gateway proxy events for the orchestrator. dropNext makes it handle the next
-// POST and then close the connection instead of answering: the client never learns the outcome.
-type proxyAdapter struct {
-	h        *transfer.Orchestrator
+// dropper serves requests with the real API gateway, except that after handling the next POST it closes the
+// connection instead of answering: the client never learns the outcome.
+type dropper struct {
+	gw       http.Handler
 	dropNext atomic.Bool
 }
 
-func (g *proxyAdapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	req := events.APIGatewayProxyRequest{HTTPMethod: r.Method, Path: r.URL.Path, Body: string(body), MultiValueHeaders: map[string][]string(r.Header)}
-	switch rest, ok := strings.CutPrefix(r.URL.Path, "/transfers/"); {
-	case r.URL.Path == "/transfers":
-		req.Resource = "/transfers"
-	case ok && !strings.Contains(rest, "/"):
-		req.Resource, req.PathParameters = "/transfers/{transferId}", map[string]string{"transferId": rest}
-	default:
-		req.Resource = r.URL.Path
-	}
-	resp, _ := g.h.Handle(r.Context(), req)
-	if r.Method == http.MethodPost && g.dropNext.CompareAndSwap(true, false) {
-		conn, _, err := w.(http.Hijacker).Hijack()
-		if err == nil {
-			conn.Close()
-		}
+func (d *dropper) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || !d.dropNext.CompareAndSwap(true, false) {
+		d.gw.ServeHTTP(w, r)
 		return
 	}
-	for k, v := range resp.Headers {
-		w.Header().Set(k, v)
+	d.gw.ServeHTTP(httptest.NewRecorder(), r)
+	if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+		conn.Close()
 	}
-	w.WriteHeader(resp.StatusCode)
-	io.WriteString(w, resp.Body)
 }
 
 type stack struct {
 	*harness
-	gw    *proxyAdapter
+	gw    *dropper
 	sfn   *startExecutions
 	db    *dynamodb.Client
 	table string
@@ -106,7 +93,19 @@ func startStack(t *testing.T) *stack {
 	o.Store = ledger.NewStore(s.db, s.table)
 	o.SFN = sfn.NewFromConfig(cfg, func(o *sfn.Options) { o.BaseEndpoint = aws.String(sfnSrv.URL) })
 	o.Now = s.clock.Now // the orchestrator's reservation window runs on the CLI's fake clock
-	s.gw = &proxyAdapter{h: o}
+	// The orchestrator behind the project's own API Gateway stand-in, invoked as the local stack invokes it.
+	var n atomic.Int64
+	newID := func() string { return fmt.Sprint("req-", n.Add(1)) }
+	inv := lambdalocal.New("us-east-1", "123456789012", newID, slog.New(slog.DiscardHandler),
+		lambdalocal.Function{Name: "Orchestrator", NewHandler: func() lambda.Handler { return lambda.NewHandler(o.Handle) }, Timeout: 10 * time.Second})
+	gw, err := gateway.New([]gateway.Route{
+		{Method: http.MethodPost, Resource: "/transfers", Function: "Orchestrator"},
+		{Method: http.MethodGet, Resource: "/transfers/{transferId}", Function: "Orchestrator"},
+	}, inv, gateway.Options{NewID: newID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.gw = &dropper{gw: gw}
 	api := httptest.NewServer(s.gw)
 	t.Cleanup(api.Close)
 	s.env["TRANSFERCTL_ENDPOINT"] = api.URL
