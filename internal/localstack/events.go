@@ -36,11 +36,7 @@ type schedule struct {
 var asyncRetryDelays = []time.Duration{time.Second, 2 * time.Second}
 
 func (s *stack) startRules() error {
-	fns, err := s.tmpl.Functions(s.env(), s.names)
-	if err != nil {
-		return err
-	}
-	for _, f := range fns {
+	for _, f := range s.fns {
 		for _, ev := range f.Events {
 			switch ev.Type {
 			case samtemplate.EventEventBridgeRule:

@@ -92,6 +92,7 @@ type stack struct {
 	stderr   io.Writer
 	tmpl     *samtemplate.Template
 	names    names
+	fns      []samtemplate.Function // the template's functions, names resolved
 	invoker  *lambdalocal.Invoker
 	engine   *sfnlocal.Engine
 	rules    []rule
@@ -143,6 +144,9 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 		return err
 	}
 	s.names = newNames(tmpl)
+	if s.fns, err = tmpl.Functions(s.env(), s.names); err != nil {
+		return err
+	}
 
 	if err := s.startFunctions(awsCfg); err != nil {
 		return err
@@ -255,12 +259,8 @@ func sdkConfig(ctx context.Context, ddbURL, sfnURL string) (aws.Config, error) {
 }
 
 func (s *stack) gateway() (*gateway.Gateway, error) {
-	fns, err := s.tmpl.Functions(s.env(), s.names)
-	if err != nil {
-		return nil, err
-	}
 	var routes []gateway.Route
-	for _, f := range fns {
+	for _, f := range s.fns {
 		for _, ev := range f.Events {
 			if ev.Type == samtemplate.EventAPI {
 				routes = append(routes, gateway.Route{Method: strings.ToUpper(ev.Method), Resource: ev.Path, Function: f.LogicalID})

@@ -38,6 +38,7 @@ func TestProjectTemplateWiring(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.fns = fns
 	if len(fns) != 4 {
 		t.Fatalf("functions = %d, want 4", len(fns))
 	}

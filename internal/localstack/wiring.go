@@ -147,12 +147,8 @@ func (c crashAfterReserve) Reserve(ctx context.Context, rec ledger.Transfer, now
 
 // startFunctions builds every function of the template with its template environment.
 func (s *stack) startFunctions(cfg aws.Config) error {
-	fns, err := s.tmpl.Functions(s.env(), s.names)
-	if err != nil {
-		return err
-	}
 	var local []lambdalocal.Function
-	for _, f := range fns {
+	for _, f := range s.fns {
 		rt, ok := runtimes[trimCodeURI(f.CodeURI)]
 		if !ok {
 			return fmt.Errorf("function %s: no local runtime for CodeUri %q", f.LogicalID, f.CodeURI)
