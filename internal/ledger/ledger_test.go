@@ -68,9 +68,21 @@ func (e *env) balance(t *testing.T, id string) int64 {
 	return a.Balance
 }
 
+// leg asks for a leg in EUR; a DEBIT names "dst" as the transfer's destination (see debitTo for another one).
 func leg(id, leg, account string, amount int64) ledger.LegRequest {
-	return ledger.LegRequest{TransferID: id, Leg: leg, AccountID: account, Amount: amount, Currency: "EUR",
+	r := ledger.LegRequest{TransferID: id, Leg: leg, AccountID: account, Amount: amount, Currency: "EUR",
 		ExecutionArn: "arn:aws:states:us-east-1:123456789012:execution:transfer:" + id}
+	if leg == ledger.LegDebit {
+		r.DestinationAccountID = "dst"
+	}
+	return r
+}
+
+// debitTo asks for the DEBIT of a transfer to destination.
+func debitTo(id, source, destination string, amount int64) ledger.LegRequest {
+	r := leg(id, ledger.LegDebit, source, amount)
+	r.DestinationAccountID = destination
+	return r
 }
 
 // TestDynoxideCancellationReasons pins the server behaviour ApplyLeg relies on: a cancelled transaction reports a
@@ -174,11 +186,11 @@ func TestApplyLegOutcomes(t *testing.T) {
 	e.account(t, "dst", "EUR", 0)
 	e.account(t, "usd", "USD", 0)
 	settled := e.transfer(t, "src", "dst", 10, "EUR")
-	if err := e.ledger.SettleTransfer(ctx, settled, ledger.StatusFailed, "ABORTED", t0); err != nil {
+	if err := e.ledger.SettleTransfer(ctx, settled, ledger.StatusFailed, ledger.Failure{Code: "ABORTED"}, 0, t0); err != nil {
 		t.Fatal(err)
 	}
 	settledBig := e.transfer(t, "src", "dst", 5000, "EUR")
-	if err := e.ledger.SettleTransfer(ctx, settledBig, ledger.StatusFailed, "ABORTED", t0); err != nil {
+	if err := e.ledger.SettleTransfer(ctx, settledBig, ledger.StatusFailed, ledger.Failure{Code: "ABORTED"}, 0, t0); err != nil {
 		t.Fatal(err)
 	}
 	refunded := e.transfer(t, "src", "dst", 10, "EUR")
@@ -204,7 +216,7 @@ func TestApplyLegOutcomes(t *testing.T) {
 		{"settled and overdrawn: the fence wins", leg(settledBig, ledger.LegDebit, "src", 5000), ledger.ErrTransferNotInProgress},
 		{"no record", leg(unknownRecord, ledger.LegDebit, "src", 10), ledger.ErrTransferNotInProgress},
 		{"amount differs from record", leg(e.transfer(t, "src", "dst", 10, "EUR"), ledger.LegDebit, "src", 11), ledger.ErrLegMismatch},
-		{"debit from the destination", leg(e.transfer(t, "src", "dst", 10, "EUR"), ledger.LegDebit, "dst", 10), ledger.ErrLegMismatch},
+		{"debit from the destination", debitTo(e.transfer(t, "src", "dst", 10, "EUR"), "dst", "src", 10), ledger.ErrLegMismatch},
 		{"credit without debit", leg(e.transfer(t, "src", "dst", 10, "EUR"), ledger.LegCredit, "dst", 10), ledger.ErrDebitNotApplied},
 		{"refund without debit", leg(e.transfer(t, "src", "dst", 10, "EUR"), ledger.LegRefund, "src", 10), ledger.ErrDebitNotApplied},
 		{"credit after refund", leg(refunded, ledger.LegCredit, "dst", 10), ledger.ErrRefundApplied},
@@ -213,6 +225,13 @@ func TestApplyLegOutcomes(t *testing.T) {
 		{"zero amount", leg(credited, ledger.LegCredit, "dst", 0), ledger.ErrInvalidLeg},
 		{"unknown leg", leg(credited, "CHARGEBACK", "dst", 1), ledger.ErrInvalidLeg},
 		{"malformed transfer id", leg("tr_short", ledger.LegDebit, "src", 1), ledger.ErrInvalidLeg},
+		{"debit without its destination", debitTo(e.transfer(t, "src", "dst", 1, "EUR"), "src", "", 1), ledger.ErrInvalidLeg},
+		{"credit with a destination", func() ledger.LegRequest {
+			r := leg(credited, ledger.LegCredit, "dst", 10)
+			r.DestinationAccountID = "dst"
+			return r
+		}(), ledger.ErrInvalidLeg},
+		{"debit naming another destination than the record", debitTo(e.transfer(t, "src", "dst", 1, "EUR"), "src", "usd", 1), ledger.ErrLegMismatch},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -271,14 +290,14 @@ func TestSettleTransferFollowsTheLedger(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			id := e.transfer(t, "src", "dst", 1, "EUR")
 			apply(id, tt.legs...)
-			err := e.ledger.SettleTransfer(ctx, id, tt.status, "TIMED_OUT", t0)
+			err := e.ledger.SettleTransfer(ctx, id, tt.status, ledger.Failure{Code: "TIMED_OUT"}, 0, t0)
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("settle: %v, want %v", err, tt.want)
 			}
 			if tt.want != nil {
 				return
 			}
-			if err := e.ledger.SettleTransfer(ctx, id, tt.status, "TIMED_OUT", t0); !errors.Is(err, ledger.ErrTransferNotInProgress) {
+			if err := e.ledger.SettleTransfer(ctx, id, tt.status, ledger.Failure{Code: "TIMED_OUT"}, 0, t0); !errors.Is(err, ledger.ErrTransferNotInProgress) {
 				t.Errorf("second settle: %v, want ErrTransferNotInProgress", err)
 			}
 			if _, _, err := e.ledger.ApplyLeg(ctx, leg(id, ledger.LegDebit, "src", 1), t0); len(tt.legs) == 0 && !errors.Is(err, ledger.ErrTransferNotInProgress) {
@@ -317,6 +336,7 @@ func TestReplayWithoutImages(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	e.account(t, "src", "EUR", 100)
+	e.account(t, "dst", "EUR", 0)
 	id := e.transfer(t, "src", "dst", 40, "EUR")
 	first, _, err := e.ledger.ApplyLeg(ctx, leg(id, ledger.LegDebit, "src", 40), t0)
 	if err != nil {
@@ -377,11 +397,12 @@ func TestApplyLegRetriesAfterConcurrentChange(t *testing.T) {
 func TestTransactionConflictIsUnavailable(t *testing.T) {
 	e := newEnv(t)
 	e.account(t, "src", "EUR", 100)
+	e.account(t, "dst", "EUR", 0)
 	id := e.transfer(t, "src", "dst", 50, "EUR")
 	l := ledger.NewLedger(&hookedDB{Client: e.db, instead: func() error {
 		none, conflict := "None", "TransactionConflict"
 		return &ddbtypes.TransactionCanceledException{CancellationReasons: []ddbtypes.CancellationReason{
-			{Code: &none}, {Code: &conflict}, {Code: &none},
+			{Code: &none}, {Code: &conflict}, {Code: &none}, {Code: &none},
 		}}
 	}}, e.table)
 	_, _, err := l.ApplyLeg(context.Background(), leg(id, ledger.LegDebit, "src", 50), t0)
@@ -418,16 +439,17 @@ func TestLegWriteUnits(t *testing.T) {
 	credited := e.transfer(t, "acc-alice", "acc-bob", 100, "EUR")
 	refunded := e.transfer(t, "acc-alice", "acc-bob", 100, "EUR")
 	for _, r := range []ledger.LegRequest{
-		leg(credited, ledger.LegDebit, "acc-alice", 100),
+		debitTo(credited, "acc-alice", "acc-bob", 100),
 		leg(credited, ledger.LegCredit, "acc-bob", 100),
-		leg(refunded, ledger.LegDebit, "acc-alice", 100),
+		debitTo(refunded, "acc-alice", "acc-bob", 100),
 		leg(refunded, ledger.LegRefund, "acc-alice", 100),
 	} {
 		if _, _, err := l.ApplyLeg(ctx, r, t0); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if want := []float64{6, 10, 6, 10}; fmt.Sprint(units) != fmt.Sprint(want) {
+	// A DEBIT is 4 items (entry, record, destination check, account): 8 units.
+	if want := []float64{8, 10, 8, 10}; fmt.Sprint(units) != fmt.Sprint(want) {
 		t.Errorf("write units of DEBIT, CREDIT, DEBIT, REFUND = %v, want %v", units, want)
 	}
 }

@@ -78,7 +78,30 @@ type LegRequest struct {
 	Amount       int64
 	Currency     string
 	ExecutionArn string
+	// DestinationAccountID is required for a DEBIT, and only there: the transfer's destination, checked in the
+	// DEBIT's own transaction (it exists and holds Currency), so that a transfer that could never be credited moves
+	// no money at all.
+	DestinationAccountID string
 }
+
+// AccountError reports a leg refused because of an account, for a DEBIT either the source or the destination:
+// Err is ErrAccountNotFound or ErrCurrencyMismatch. Nothing was written.
+type AccountError struct {
+	AccountID string
+	// Currency is the account's own currency, for a mismatch.
+	Currency string
+	Err      error
+}
+
+func (e *AccountError) Error() string {
+	if errors.Is(e.Err, ErrCurrencyMismatch) {
+		return fmt.Sprintf("account %s holds %s: %v", e.AccountID, e.Currency, e.Err)
+	}
+	return fmt.Sprintf("account %s: %v", e.AccountID, e.Err)
+}
+
+// Unwrap returns ErrAccountNotFound or ErrCurrencyMismatch.
+func (e *AccountError) Unwrap() error { return e.Err }
 
 // Validate reports a malformed request, wrapping ErrInvalidLeg.
 func (r LegRequest) Validate() error {
@@ -106,6 +129,14 @@ func (r LegRequest) Validate() error {
 	}
 	if r.ExecutionArn == "" {
 		problems = append(problems, "executionArn is required")
+	}
+	switch {
+	case r.Leg == LegDebit && r.DestinationAccountID == "":
+		problems = append(problems, "destinationAccountId is required for a DEBIT")
+	case r.Leg == LegDebit && r.DestinationAccountID == r.AccountID:
+		problems = append(problems, "destinationAccountId must differ from accountId")
+	case r.Leg != LegDebit && r.DestinationAccountID != "":
+		problems = append(problems, "destinationAccountId is only for a DEBIT")
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("%w: %s", ErrInvalidLeg, strings.Join(problems, "; "))
@@ -140,12 +171,14 @@ func NewLedger(db ledgerAPI, table string) *Ledger { return &Ledger{db: db, tabl
 // ApplyLeg applies one leg exactly once. The first call that commits writes the entry; every later call for the
 // same transfer and leg, concurrent or not, writes nothing and returns that stored entry with replayed true (or
 // ErrLegMismatch if it asks for a different account, amount or currency). A leg is applied only while the transfer
-// record is IN_PROGRESS with this transfer id and the leg's account, amount and currency; a CREDIT or REFUND also
-// needs the DEBIT, and CREDIT and REFUND exclude each other.
+// record is IN_PROGRESS with this transfer id and the leg's account, amount and currency; a DEBIT also needs the
+// destination to exist and hold the currency; a CREDIT or REFUND needs the DEBIT, and CREDIT and REFUND exclude each
+// other.
 //
 // The errors wrap ErrInvalidLeg, ErrLegMismatch, ErrTransferNotInProgress, ErrDebitNotApplied, ErrCreditApplied,
-// ErrRefundApplied, ErrAccountNotFound, ErrCurrencyMismatch, ErrInsufficientFunds, or ErrUnavailable (throttling,
-// transaction conflicts, faults: safe to retry). docs/ledger.md describes the transaction.
+// ErrRefundApplied, ErrAccountNotFound or ErrCurrencyMismatch (as an *AccountError naming the account),
+// ErrInsufficientFunds, or ErrUnavailable (throttling, transaction conflicts, faults: safe to retry).
+// docs/ledger.md describes the transaction.
 func (l *Ledger) ApplyLeg(ctx context.Context, req LegRequest, now time.Time) (Entry, bool, error) {
 	if err := req.Validate(); err != nil {
 		return Entry{}, false, err
@@ -211,6 +244,8 @@ func newEntry(req LegRequest, acct Account, found bool, now time.Time) (Entry, e
 const (
 	itemEntry  = 0 // Put of the leg's entry: attribute_not_exists(pk)
 	itemRecord = 1 // Update of the transfer record: its condition fences the leg, ADD legs records it
+	// For a DEBIT only:
+	itemDestination = 2 // ConditionCheck: the destination account exists and holds the currency
 	// For CREDIT and REFUND only:
 	itemDebit = 2 // ConditionCheck: the DEBIT entry exists
 	itemOther = 3 // ConditionCheck: the other of CREDIT/REFUND does not exist
@@ -219,7 +254,7 @@ const (
 // accountItem is the position of the account Update, the last item.
 func accountItem(leg string) int {
 	if leg == LegDebit {
-		return 2
+		return 3
 	}
 	return 4
 }
@@ -236,6 +271,19 @@ func (l *Ledger) legTransaction(req LegRequest, e Entry, acct Account, now time.
 	if req.Leg == LegCredit {
 		role = "destinationAccountId"
 	}
+	recordCond := "#status = :inProgress AND transferId = :transferId AND #role = :accountId AND amount = :amount AND currency = :currency"
+	recordValues := map[string]ddbtypes.AttributeValue{
+		":inProgress": stringAV(StatusInProgress),
+		":transferId": stringAV(req.TransferID),
+		":accountId":  stringAV(req.AccountID),
+		":amount":     numberAV(req.Amount),
+		":currency":   stringAV(req.Currency),
+		":leg":        &ddbtypes.AttributeValueMemberSS{Value: []string{req.Leg}},
+	}
+	if req.Leg == LegDebit {
+		recordCond += " AND destinationAccountId = :destination"
+		recordValues[":destination"] = stringAV(req.DestinationAccountID)
+	}
 	allOld := ddbtypes.ReturnValuesOnConditionCheckFailureAllOld
 	table := aws.String(l.table)
 	items := []ddbtypes.TransactWriteItem{
@@ -248,24 +296,25 @@ func (l *Ledger) legTransaction(req LegRequest, e Entry, acct Account, now time.
 		// The record records the leg too (ADD legs), so the workflow's single-item status updates can check the
 		// ledger through the record: COMPLETED needs CREDIT in legs, FAILED needs no DEBIT or a REFUND.
 		{Update: &ddbtypes.Update{
-			TableName:        table,
-			Key:              recordKey(recordPK),
-			UpdateExpression: aws.String("ADD legs :leg"),
-			ConditionExpression: aws.String("#status = :inProgress AND transferId = :transferId AND #role = :accountId" +
-				" AND amount = :amount AND currency = :currency"),
-			ExpressionAttributeNames: map[string]string{"#status": "status", "#role": role},
-			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
-				":inProgress": stringAV(StatusInProgress),
-				":transferId": stringAV(req.TransferID),
-				":accountId":  stringAV(req.AccountID),
-				":amount":     numberAV(req.Amount),
-				":currency":   stringAV(req.Currency),
-				":leg":        &ddbtypes.AttributeValueMemberSS{Value: []string{req.Leg}},
-			},
+			TableName:                           table,
+			Key:                                 recordKey(recordPK),
+			UpdateExpression:                    aws.String("ADD legs :leg"),
+			ConditionExpression:                 aws.String(recordCond),
+			ExpressionAttributeNames:            map[string]string{"#status": "status", "#role": role},
+			ExpressionAttributeValues:           recordValues,
 			ReturnValuesOnConditionCheckFailure: allOld,
 		}},
 	}
-	if req.Leg != LegDebit {
+	if req.Leg == LegDebit {
+		// A transfer that could never be credited is refused before money moves, in this same transaction.
+		items = append(items, ddbtypes.TransactWriteItem{ConditionCheck: &ddbtypes.ConditionCheck{
+			TableName:                           table,
+			Key:                                 accountKey(req.DestinationAccountID),
+			ConditionExpression:                 aws.String("attribute_exists(pk) AND currency = :currency"),
+			ExpressionAttributeValues:           map[string]ddbtypes.AttributeValue{":currency": stringAV(req.Currency)},
+			ReturnValuesOnConditionCheckFailure: allOld,
+		}})
+	} else {
 		other := LegRefund
 		if req.Leg == LegRefund {
 			other = LegCredit
@@ -336,27 +385,53 @@ func (l *Ledger) cancelled(ctx context.Context, req LegRequest, read Account, re
 			return Entry{}, false, false, ErrCreditApplied
 		}
 	}
-	if i := accountItem(req.Leg); failed(i) {
-		acct, found, err := decodeAccount(reasons[i].Item)
-		switch {
-		case err != nil:
+	// An account that can never take part decides the outcome before a concurrent change or a short balance does:
+	// the source first, then (for a DEBIT) the destination.
+	i := accountItem(req.Leg)
+	var acct Account
+	if failed(i) {
+		var found bool
+		var err error
+		if acct, found, err = decodeAccount(reasons[i].Item); err != nil {
 			return Entry{}, false, false, err
-		case !found:
-			return Entry{}, false, false, fmt.Errorf("account %s: %w", req.AccountID, ErrAccountNotFound)
-		case acct.Currency != req.Currency:
-			return Entry{}, false, false, fmt.Errorf("account %s holds %s, not %s: %w", req.AccountID, acct.Currency, req.Currency, ErrCurrencyMismatch)
-		case acct.Version != read.Version:
-			return Entry{}, false, true, nil
-		case req.Leg == LegDebit && acct.Balance < req.Amount:
+		}
+		if err := accountProblem(req.AccountID, req.Currency, acct, found); err != nil {
+			return Entry{}, false, false, err
+		}
+	}
+	if req.Leg == LegDebit && failed(itemDestination) {
+		dst, found, err := decodeAccount(reasons[itemDestination].Item)
+		if err != nil {
+			return Entry{}, false, false, err
+		}
+		if err := accountProblem(req.DestinationAccountID, req.Currency, dst, found); err != nil {
+			return Entry{}, false, false, err
+		}
+		return Entry{}, false, true, nil // the destination check failed but the account is fine now: try again
+	}
+	if failed(i) {
+		if req.Leg == LegDebit && acct.Version == read.Version && acct.Balance < req.Amount {
 			return Entry{}, false, false, fmt.Errorf("account %s: %w", req.AccountID, ErrInsufficientFunds)
 		}
-		return Entry{}, false, true, nil
+		return Entry{}, false, true, nil // the account changed since it was read
 	}
 	codes := make([]string, len(reasons))
 	for i, r := range reasons {
 		codes[i] = aws.ToString(r.Code)
 	}
 	return Entry{}, false, false, fmt.Errorf("transaction cancelled [%s]: %w", strings.Join(codes, ", "), ErrUnavailable)
+}
+
+// accountProblem is the *AccountError of an account that cannot take a leg in currency: missing, or holding
+// another currency; nil if it can.
+func accountProblem(accountID, currency string, acct Account, found bool) error {
+	switch {
+	case !found:
+		return &AccountError{AccountID: accountID, Err: ErrAccountNotFound}
+	case acct.Currency != currency:
+		return &AccountError{AccountID: accountID, Currency: acct.Currency, Err: ErrCurrencyMismatch}
+	}
+	return nil
 }
 
 // recordOutcome explains a failed check of the transfer record from its ALL_OLD image (none: the record is gone).
@@ -377,6 +452,10 @@ func recordOutcome(req LegRequest, item map[string]ddbtypes.AttributeValue) erro
 	account := t.SourceAccountID
 	if req.Leg == LegCredit {
 		account = t.DestinationAccountID
+	}
+	if req.Leg == LegDebit && t.DestinationAccountID != req.DestinationAccountID {
+		return fmt.Errorf("transfer is to %s, the DEBIT names %s as the destination: %w",
+			t.DestinationAccountID, req.DestinationAccountID, ErrLegMismatch)
 	}
 	return fmt.Errorf("transfer is %s %d %s, leg asks %s %d %s: %w",
 		account, t.Amount, t.Currency, req.AccountID, req.Amount, req.Currency, ErrLegMismatch)

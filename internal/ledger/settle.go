@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -15,14 +16,17 @@ import (
 // DEBIT that has no REFUND. The record is unchanged; the caller refunds (or completes) first.
 var ErrLedgerDisagrees = errors.New("ledger: the ledger does not agree with this settlement")
 
-// SettleTransfer moves an IN_PROGRESS transfer record to COMPLETED or FAILED (with failureCode), in one transaction
+// SettleTransfer moves an IN_PROGRESS transfer record to COMPLETED or FAILED (with failureCode and, when known, the
+// failureError that decided it: see Transfer.FailureError), in one transaction
 // that also checks the ledger, so the status always agrees with the legs: COMPLETED needs the CREDIT (which itself
 // needs the DEBIT); FAILED needs no DEBIT, or a REFUND (which excludes a CREDIT). Once the record has left
 // IN_PROGRESS, no leg can be written for it, so the agreement holds for good.
 //
-// FAILED is tried as "no DEBIT" first and, if a DEBIT exists, as "REFUND exists"; each attempt is atomic. The errors
-// wrap ErrTransferNotInProgress (already settled, gone or reused), ErrLedgerDisagrees, or ErrUnavailable.
-func (l *Ledger) SettleTransfer(ctx context.Context, transferID, status, failureCode string, now time.Time) error {
+// FAILED is tried as "no DEBIT" first and, if a DEBIT exists, as "REFUND exists"; each attempt is atomic. Like the
+// workflow's own settlement, it starts the record's retention: it sets expiresAt (the TTL attribute) to expiresAt,
+// or, when that is 0, to the record's retainUntil. The errors wrap ErrTransferNotInProgress (already settled, gone or
+// reused), ErrLedgerDisagrees, or ErrUnavailable.
+func (l *Ledger) SettleTransfer(ctx context.Context, transferID, status string, failure Failure, expiresAt int64, now time.Time) error {
 	what := "settle " + transferID
 	recordPK, ok := RecordKey(transferID)
 	if !ok {
@@ -30,35 +34,56 @@ func (l *Ledger) SettleTransfer(ctx context.Context, transferID, status, failure
 	}
 	switch status {
 	case StatusCompleted:
-		return l.settle(ctx, transferID, recordPK, status, "", now, LegCredit, true)
+		return l.settle(ctx, transferID, recordPK, status, Failure{}, expiresAt, now, LegCredit, true)
 	case StatusFailed:
-		if failureCode == "" {
+		if failure.Code == "" {
 			return fmt.Errorf("%s: a failure code is required", what)
 		}
-		err := l.settle(ctx, transferID, recordPK, status, failureCode, now, LegDebit, false)
+		err := l.settle(ctx, transferID, recordPK, status, failure, expiresAt, now, LegDebit, false)
 		if !errors.Is(err, ErrLedgerDisagrees) {
 			return err
 		}
-		return l.settle(ctx, transferID, recordPK, status, failureCode, now, LegRefund, true)
+		return l.settle(ctx, transferID, recordPK, status, failure, expiresAt, now, LegRefund, true)
 	default:
 		return fmt.Errorf("%s: status %q is not COMPLETED or FAILED", what, status)
 	}
 }
 
-// settle writes the record's terminal status if the entry of leg exists (exists true) or does not (false).
-func (l *Ledger) settle(ctx context.Context, transferID, recordPK, status, failureCode string, now time.Time, leg string, exists bool) error {
+// Failure is why a transfer FAILED: its failure code, and the error that decided it as Step Functions reports errors
+// (both optional beyond the code).
+type Failure struct {
+	Code  string
+	Error string
+	Cause string
+}
+
+// settle writes the record's terminal status if the entry of leg exists (exists true) or does not (false). The
+// record's TTL starts now: expiresAt, or the retainUntil reserved with the record when expiresAt is 0 (a record
+// without one, written before retainUntil existed, is kept forever), as the workflow's own settlement does.
+func (l *Ledger) settle(ctx context.Context, transferID, recordPK, status string, failure Failure, expiresAt int64, now time.Time, leg string, exists bool) error {
 	ts := now.UTC().Format(TimeLayout)
-	update := "SET #status = :status, updatedAt = :now, completedAt = :now REMOVE sweepShard"
+	set := "SET #status = :status, updatedAt = :now, completedAt = :now, expiresAt = if_not_exists(retainUntil, :keepForever)"
 	values := map[string]ddbtypes.AttributeValue{
-		":inProgress": stringAV(StatusInProgress),
-		":transferId": stringAV(transferID),
-		":status":     stringAV(status),
-		":now":        stringAV(ts),
+		":inProgress":  stringAV(StatusInProgress),
+		":transferId":  stringAV(transferID),
+		":status":      stringAV(status),
+		":now":         stringAV(ts),
+		":keepForever": numberAV(KeepForever),
 	}
-	if failureCode != "" {
-		update = "SET #status = :status, failureCode = :code, updatedAt = :now, completedAt = :now REMOVE sweepShard"
-		values[":code"] = stringAV(failureCode)
+	if expiresAt != 0 {
+		set = "SET #status = :status, updatedAt = :now, completedAt = :now, expiresAt = :expiresAt"
+		delete(values, ":keepForever")
+		values[":expiresAt"] = numberAV(expiresAt)
 	}
+	if failure.Code != "" {
+		set += ", failureCode = :code"
+		values[":code"] = stringAV(failure.Code)
+		if failure.Error != "" {
+			set += ", failureError = :error"
+			values[":error"] = stringAV(failure.JSON())
+		}
+	}
+	update := set + " REMOVE sweepShard"
 	legCond := "attribute_not_exists(pk)"
 	if exists {
 		legCond = "attribute_exists(pk)"
@@ -97,4 +122,14 @@ func (l *Ledger) settle(ctx context.Context, transferID, recordPK, status, failu
 		return fmt.Errorf("%s %s: %w", what, status, ErrLedgerDisagrees)
 	}
 	return fmt.Errorf("%s: transaction cancelled: %w", what, ErrUnavailable)
+}
+
+// JSON renders the failure's error and cause as the workflow stores a caught error: {"Error": …, "Cause": …}, the
+// form of Transfer.FailureError.
+func (f Failure) JSON() string {
+	b, _ := json.Marshal(struct {
+		Error string `json:"Error"`
+		Cause string `json:"Cause,omitempty"`
+	}{f.Error, f.Cause})
+	return string(b)
 }

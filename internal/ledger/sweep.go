@@ -49,49 +49,54 @@ func (s *Store) getRecordByKey(ctx context.Context, pk string) (Transfer, error)
 	return t, nil
 }
 
-// StaleInProgress returns transfers still IN_PROGRESS that were created before cutoff, oldest first within each of
-// the index's shards, at most limit of them. It queries the sparse InProgress index (keys only) and reads each
-// record consistently, skipping those settled since the index was written.
-func (s *Store) StaleInProgress(ctx context.Context, cutoff time.Time, limit int) ([]Transfer, error) {
-	var out []Transfer
-	for shard := 0; shard < sweepShards && len(out) < limit; shard++ {
-		var start map[string]ddbtypes.AttributeValue
-		for len(out) < limit {
-			page, err := s.db.Query(ctx, &dynamodb.QueryInput{
-				TableName:              aws.String(s.table),
-				IndexName:              aws.String(inProgressIndex),
-				KeyConditionExpression: aws.String("sweepShard = :shard AND createdAt < :cutoff"),
-				ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
-					":shard":  stringAV(fmt.Sprintf("IN_PROGRESS#%02d", shard)),
-					":cutoff": stringAV(cutoff.UTC().Format(TimeLayout)),
-				},
-				Limit:             aws.Int32(int32(limit - len(out))),
-				ExclusiveStartKey: start,
-			})
+// StaleInShard returns up to limit transfers of one shard of the InProgress index (0 to SweepShards-1) that are still
+// IN_PROGRESS and were created before cutoff, oldest first, and whether the shard holds more. It queries the sparse
+// index (keys only) and reads each record consistently, skipping those settled since the index was written.
+func (s *Store) StaleInShard(ctx context.Context, shard int, cutoff time.Time, limit int) (stale []Transfer, more bool, err error) {
+	if limit < 1 {
+		return nil, true, nil
+	}
+	var start map[string]ddbtypes.AttributeValue
+	for {
+		page, err := s.db.Query(ctx, &dynamodb.QueryInput{
+			TableName:              aws.String(s.table),
+			IndexName:              aws.String(inProgressIndex),
+			KeyConditionExpression: aws.String("sweepShard = :shard AND createdAt < :cutoff"),
+			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
+				":shard":  stringAV(shardKey(shard)),
+				":cutoff": stringAV(cutoff.UTC().Format(TimeLayout)),
+			},
+			Limit:             aws.Int32(int32(limit - len(stale))),
+			ExclusiveStartKey: start,
+		})
+		if err != nil {
+			return nil, false, fmt.Errorf("query in-progress shard %d: %w", shard, translate(err))
+		}
+		for _, item := range page.Items {
+			pk, ok := item["pk"].(*ddbtypes.AttributeValueMemberS)
+			if !ok {
+				continue
+			}
+			t, err := s.getRecordByKey(ctx, pk.Value)
+			if errors.Is(err, ErrNotFound) {
+				continue
+			}
 			if err != nil {
-				return nil, fmt.Errorf("query in-progress shard %d: %w", shard, translate(err))
+				return nil, false, fmt.Errorf("read stale record: %w", err)
 			}
-			for _, item := range page.Items {
-				pk, ok := item["pk"].(*ddbtypes.AttributeValueMemberS)
-				if !ok {
-					continue
-				}
-				t, err := s.getRecordByKey(ctx, pk.Value)
-				if errors.Is(err, ErrNotFound) {
-					continue
-				}
-				if err != nil {
-					return nil, fmt.Errorf("read stale record: %w", err)
-				}
-				if t.Status == StatusInProgress {
-					out = append(out, t)
-				}
+			if t.Status == StatusInProgress {
+				stale = append(stale, t)
 			}
-			if page.LastEvaluatedKey == nil {
-				break
-			}
-			start = page.LastEvaluatedKey
+		}
+		start = page.LastEvaluatedKey
+		if start == nil {
+			return stale, false, nil
+		}
+		if len(stale) >= limit {
+			return stale, true, nil
 		}
 	}
-	return out, nil
 }
+
+// shardKey is the InProgress index's partition key of shard n.
+func shardKey(n int) string { return fmt.Sprintf("IN_PROGRESS#%02d", n) }

@@ -24,11 +24,13 @@ const (
 	StatusFailed     = "FAILED"
 )
 
+// SweepShards is how many partitions of the InProgress index in-progress transfers are spread over, so that the
+// index has no hot key; the reconciler's sweep visits each.
+const SweepShards = 16
+
 const (
 	transferPrefix = "TRANSFER#"
 	transferSK     = "TRANSFER"
-	// sweepShards spreads in-progress transfers over this many partitions of the InProgress index.
-	sweepShards = 16
 	// TimeLayout is how every time is stored: UTC with milliseconds, so string order is time order.
 	TimeLayout = "2006-01-02T15:04:05.000Z07:00"
 )
@@ -39,6 +41,10 @@ var (
 	// ErrUnavailable reports that DynamoDB throttled the request or could not be reached; the operation may be retried.
 	ErrUnavailable = errors.New("ledger: dynamodb unavailable")
 )
+
+// KeepForever is the RetainUntil of a record kept forever (IDEMPOTENCY_TTL=0): 9999-12-31T23:59:59Z. A real time
+// rather than a special value, so DynamoDB's TTL and every comparison treat it correctly without a special case.
+const KeepForever int64 = 253402300799
 
 const idAlphabet = "abcdefghijklmnopqrstuvwxyz234567"
 
@@ -64,12 +70,21 @@ type Transfer struct {
 	UpdatedAt            string `dynamodbav:"updatedAt"`
 	CompletedAt          string `dynamodbav:"completedAt,omitempty"`
 	FailureCode          string `dynamodbav:"failureCode,omitempty"`
-	FailureMessage       string `dynamodbav:"failureMessage,omitempty"`
+	// FailureError is the error that decided a FAILED transfer, as Step Functions reports errors: a JSON object
+	// {"Error": name, "Cause": text}. The workflow writes its caught error; the reconciler the execution's error and
+	// cause, or its own explanation. Empty when nothing more than the code is known.
+	FailureError string `dynamodbav:"failureError,omitempty"`
 	// Legs lists the ledger legs applied so far (DEBIT, CREDIT, REFUND), added by each leg's own transaction, so the
 	// record always agrees with the ledger and single-item status updates can check it.
 	Legs []string `dynamodbav:"legs,stringset,omitempty"`
-	// ExpiresAt is the TTL attribute (Unix seconds); 0 keeps the record forever.
+	// RetainUntil (Unix seconds) is when the record, and so its Idempotency-Key, may go: createdAt +
+	// IDEMPOTENCY_TTL, or KeepForever. It is not the TTL attribute: every settlement copies it into ExpiresAt.
+	RetainUntil int64 `dynamodbav:"retainUntil,omitempty"`
+	// ExpiresAt is the table's TTL attribute (Unix seconds). Only a settled record has it, so DynamoDB never
+	// deletes, and Reserve never takes over, a transfer that is still IN_PROGRESS.
 	ExpiresAt int64 `dynamodbav:"expiresAt,omitempty"`
+	// RedriveAt is when a replay last claimed the right to re-drive StartExecution (see ClaimRedrive).
+	RedriveAt string `dynamodbav:"redriveAt,omitempty"`
 	// SweepShard is set only while IN_PROGRESS; it keys the sparse InProgress index the reconciler's sweep reads.
 	SweepShard string `dynamodbav:"sweepShard,omitempty"`
 }
@@ -109,17 +124,20 @@ func RecordKey(transferID string) (string, bool) {
 }
 
 // NewTransferRecord fills the keys, status, times and index attributes of a record about to be reserved.
-// ttl of 0 keeps the record forever.
+// ttl is how long the record is retained after its creation; 0 keeps it forever. The record gets no TTL attribute
+// until it is settled.
 func NewTransferRecord(t Transfer, now time.Time, ttl time.Duration) Transfer {
 	pk, _ := RecordKey(t.TransferID)
 	t.PK, t.SK = pk, transferSK
 	t.Status = StatusInProgress
 	t.CreatedAt = now.UTC().Format(TimeLayout)
 	t.UpdatedAt = t.CreatedAt
+	t.RetainUntil = KeepForever
 	if ttl > 0 {
-		t.ExpiresAt = now.Add(ttl).Unix()
+		t.RetainUntil = min(now.Add(ttl).Unix(), KeepForever)
 	}
-	t.SweepShard = fmt.Sprintf("IN_PROGRESS#%02d", strings.IndexByte(idAlphabet, pk[len(transferPrefix)])%sweepShards)
+	t.ExpiresAt = 0
+	t.SweepShard = shardKey(strings.IndexByte(idAlphabet, pk[len(transferPrefix)]) % SweepShards)
 	return t
 }
 
@@ -129,15 +147,18 @@ func (t Transfer) CreatedTime() time.Time {
 	return ts
 }
 
-// Expired reports whether the record's TTL has passed; DynamoDB deletes such items lazily, so reads treat them as
-// gone.
-func (t Transfer) Expired(now time.Time) bool { return t.ExpiresAt != 0 && t.ExpiresAt <= now.Unix() }
+// Expired reports whether the record is settled and its TTL has passed; DynamoDB deletes such items lazily, so reads
+// treat them as gone. A record in progress never expires.
+func (t Transfer) Expired(now time.Time) bool {
+	return t.Status != StatusInProgress && t.ExpiresAt != 0 && t.ExpiresAt <= now.Unix()
+}
 
 // dynamoAPI is the part of the DynamoDB client the store uses.
 type dynamoAPI interface {
 	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
 	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
 	Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
 }
 
 // Store reads and writes transfer records, creates and reads accounts, and lists ledger entries. Balances change
@@ -150,19 +171,27 @@ type Store struct {
 // NewStore returns a Store on table.
 func NewStore(db dynamoAPI, table string) *Store { return &Store{db: db, table: table} }
 
-// Reserve writes rec if no live record exists for its key: one conditional PutItem. When a record exists, it is
-// returned (from the same request's ALL_OLD image) with created false; rec is not written.
+// Reserve writes rec if no live record exists for its key: one conditional PutItem. A settled record whose TTL has
+// passed is taken over (the key is reusable); a record in progress never is, whatever its attributes. When a record
+// exists, it is returned (from the same request's ALL_OLD image) with created false and rec is not written.
+//
+// The one exception is the request's own reservation: when the SDK retries a PutItem whose reply was lost, the retry's
+// condition fails against the item the first attempt wrote. rec.TransferID is random and made once per request,
+// before the first attempt, so it identifies the attempt chain: an existing record with the same transfer id and
+// request hash is this request's own, and Reserve reports it created.
 func (s *Store) Reserve(ctx context.Context, rec Transfer, now time.Time) (existing Transfer, created bool, err error) {
 	item, err := attributevalue.MarshalMap(rec)
 	if err != nil {
 		return Transfer{}, false, fmt.Errorf("reserve %s: %w", rec.TransferID, err)
 	}
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:           aws.String(s.table),
-		Item:                item,
-		ConditionExpression: aws.String("attribute_not_exists(pk) OR expiresAt <= :now"),
+		TableName:                aws.String(s.table),
+		Item:                     item,
+		ConditionExpression:      aws.String("attribute_not_exists(pk) OR (expiresAt <= :now AND #status <> :inProgress)"),
+		ExpressionAttributeNames: map[string]string{"#status": "status"},
 		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
-			":now": &ddbtypes.AttributeValueMemberN{Value: fmt.Sprint(now.Unix())},
+			":now":        &ddbtypes.AttributeValueMemberN{Value: fmt.Sprint(now.Unix())},
+			":inProgress": stringAV(StatusInProgress),
 		},
 		ReturnValuesOnConditionCheckFailure: ddbtypes.ReturnValuesOnConditionCheckFailureAllOld,
 	})
@@ -173,6 +202,9 @@ func (s *Store) Reserve(ctx context.Context, rec Transfer, now time.Time) (exist
 	case errors.As(err, &ccf):
 		if err := attributevalue.UnmarshalMap(ccf.Item, &existing); err != nil {
 			return Transfer{}, false, fmt.Errorf("reserve %s: decode existing record: %w", rec.TransferID, err)
+		}
+		if existing.TransferID == rec.TransferID && existing.RequestHash == rec.RequestHash {
+			return Transfer{}, true, nil // a retry of this request's own write, whose first reply was lost
 		}
 		return existing, false, nil
 	default:
@@ -204,5 +236,47 @@ func recordKey(pk string) map[string]ddbtypes.AttributeValue {
 	return map[string]ddbtypes.AttributeValue{
 		"pk": &ddbtypes.AttributeValueMemberS{Value: pk},
 		"sk": &ddbtypes.AttributeValueMemberS{Value: transferSK},
+	}
+}
+
+// ClaimRedrive claims the right to re-drive a transfer's StartExecution for one window: it sets redriveAt to now if
+// the record is still IN_PROGRESS for this transfer and no claim was made in the window before now, so that duplicates
+// of a request start the workflow at most once a window however many arrive. When the claim is refused it returns
+// false and the time of the standing claim (zero if the record has settled or changed hands since).
+func (s *Store) ClaimRedrive(ctx context.Context, transferID string, now time.Time, window time.Duration) (bool, time.Time, error) {
+	pk, ok := RecordKey(transferID)
+	if !ok {
+		return false, time.Time{}, fmt.Errorf("claim re-drive %q: %w", transferID, ErrNotFound)
+	}
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                aws.String(s.table),
+		Key:                      recordKey(pk),
+		UpdateExpression:         aws.String("SET redriveAt = :now"),
+		ConditionExpression:      aws.String("#status = :inProgress AND transferId = :transferId AND (attribute_not_exists(redriveAt) OR redriveAt <= :since)"),
+		ExpressionAttributeNames: map[string]string{"#status": "status"},
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
+			":now":        stringAV(now.UTC().Format(TimeLayout)),
+			":since":      stringAV(now.Add(-window).UTC().Format(TimeLayout)),
+			":inProgress": stringAV(StatusInProgress),
+			":transferId": stringAV(transferID),
+		},
+		ReturnValuesOnConditionCheckFailure: ddbtypes.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	var ccf *ddbtypes.ConditionalCheckFailedException
+	switch {
+	case err == nil:
+		return true, time.Time{}, nil
+	case errors.As(err, &ccf):
+		var t Transfer
+		if err := attributevalue.UnmarshalMap(ccf.Item, &t); err != nil {
+			return false, time.Time{}, fmt.Errorf("claim re-drive %s: decode record: %w", transferID, err)
+		}
+		if t.TransferID != transferID || t.Status != StatusInProgress {
+			return false, time.Time{}, nil
+		}
+		last, _ := time.Parse(TimeLayout, t.RedriveAt)
+		return false, last, nil
+	default:
+		return false, time.Time{}, fmt.Errorf("claim re-drive %s: %w", transferID, translate(err))
 	}
 }

@@ -40,11 +40,22 @@ func TestNewTransferRecord(t *testing.T) {
 	if rec.Status != StatusInProgress || rec.SK != "TRANSFER" || !strings.HasPrefix(rec.SweepShard, "IN_PROGRESS#") {
 		t.Errorf("record = %+v", rec)
 	}
-	if rec.ExpiresAt != now.Add(24*time.Hour).Unix() || rec.Expired(now) || !rec.Expired(now.Add(24*time.Hour)) {
-		t.Errorf("expiresAt = %d", rec.ExpiresAt)
+	// No TTL attribute while in progress: only a settlement starts the record's retention.
+	if rec.RetainUntil != now.Add(24*time.Hour).Unix() || rec.ExpiresAt != 0 || rec.Expired(now.Add(1e6*time.Hour)) {
+		t.Errorf("retainUntil = %d, expiresAt = %d", rec.RetainUntil, rec.ExpiresAt)
 	}
-	if forever := NewTransferRecord(Transfer{TransferID: id}, now, 0); forever.ExpiresAt != 0 || forever.Expired(now.Add(1e6*time.Hour)) {
-		t.Errorf("a TTL of 0 must keep the record forever")
+	settled := rec
+	settled.Status, settled.ExpiresAt = StatusCompleted, rec.RetainUntil
+	if settled.Expired(now) || !settled.Expired(now.Add(24*time.Hour)) {
+		t.Errorf("a settled record must expire at its retainUntil")
+	}
+	inProgress := settled
+	inProgress.Status = StatusInProgress
+	if inProgress.Expired(now.Add(48 * time.Hour)) {
+		t.Errorf("a record in progress must never expire, whatever its expiresAt")
+	}
+	if forever := NewTransferRecord(Transfer{TransferID: id}, now, 0); forever.RetainUntil != KeepForever {
+		t.Errorf("a TTL of 0 must keep the record forever: retainUntil %d", forever.RetainUntil)
 	}
 	if !rec.CreatedTime().Equal(now.Truncate(time.Millisecond)) {
 		t.Errorf("CreatedTime = %v", rec.CreatedTime())
@@ -57,7 +68,7 @@ func TestSweepShardsSpread(t *testing.T) {
 		id, _ := NewTransferID(KeyHash("anonymous", strings.Repeat("k", i%50+1)+string(rune('a'+i%26))), nil)
 		seen[NewTransferRecord(Transfer{TransferID: id}, time.Now(), 0).SweepShard] = true
 	}
-	if len(seen) != sweepShards {
-		t.Errorf("shards used = %d, want %d", len(seen), sweepShards)
+	if len(seen) != SweepShards {
+		t.Errorf("shards used = %d, want %d", len(seen), SweepShards)
 	}
 }

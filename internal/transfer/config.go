@@ -15,6 +15,9 @@ type Config struct {
 }
 
 const (
+	// defaultSweepMargin is how long before its deadline the reconciler's sweep stops taking up transfers: several
+	// times what one transfer's DescribeExecution, ledger read and settlement take on AWS.
+	defaultSweepMargin       = 5 * time.Second
 	defaultTTL               = 7 * 24 * time.Hour
 	minTTL                   = 24 * time.Hour
 	defaultReservationWindow = 10 * time.Second

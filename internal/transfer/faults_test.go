@@ -1,11 +1,14 @@
 package transfer_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/transferflow/orchestrator/internal/ledger"
 	"github.com/transferflow/orchestrator/internal/transfer"
 )
 
@@ -119,5 +122,87 @@ func TestLogsCarryTheTransferIDButNoRequestBody(t *testing.T) {
 		if strings.Contains(logs, leak) {
 			t.Errorf("logs contain %q: %s", leak, logs)
 		}
+	}
+}
+
+// TestLostReservationReplyStartsTheWorkflow loses the reply of the reservation's PutItem on the wire, after Dynoxide
+// committed it. The SDK retries the same PutItem, whose condition now fails against the item its first attempt
+// wrote: the request recognises its own reservation (same transfer id and payload) and starts the workflow at once,
+// instead of answering 409 to itself and leaving the transfer to the sweep.
+func TestLostReservationReplyStartsTheWorkflow(t *testing.T) {
+	h := newHarness(t) // the SDK's default retries
+	h.wire.loseNextReply("DynamoDB_20120810.PutItem")
+	resp := h.post("lost-put", aliceToBob)
+	if h.wire.lostReplies() != 1 {
+		t.Fatalf("lost replies = %d, want 1: the fault was not injected", h.wire.lostReplies())
+	}
+	if resp.StatusCode != http.StatusAccepted || resp.Headers["Idempotent-Replayed"] != "" {
+		t.Fatalf("status %d %v %s, want a first 202", resp.StatusCode, resp.Headers, resp.Body)
+	}
+	var got transfer.Resource
+	decode(t, resp, &got)
+	if n := h.sfn.created.Load(); n != 1 || h.sfn.input(got.TransferID) == "" {
+		t.Errorf("executions created = %d, want 1 for %s", n, got.TransferID)
+	}
+	if recs := h.records(); len(recs) != 1 || recs[0].TransferID != got.TransferID {
+		t.Errorf("records = %+v, want the one transfer", recs)
+	}
+	// A genuine duplicate is still a duplicate.
+	wantProblem(t, h.post("lost-put", aliceToBob), http.StatusConflict, "REQUEST_IN_PROGRESS")
+}
+
+// TestReplaysStartAtMostOncePerWindow: a replay of a settled transfer never calls StartExecution; duplicates of a
+// transfer in flight re-drive the start at most once a reservation window, however many arrive at once.
+func TestReplaysStartAtMostOncePerWindow(t *testing.T) {
+	h := newHarness(t)
+	var settled, inFlight transfer.Resource
+	decode(t, h.post("replay-terminal", aliceToBob), &settled)
+	decode(t, h.post("replay-running", aliceToBob), &inFlight)
+	if err := ledger.NewLedger(h.db, h.table).SettleTransfer(context.Background(), settled.TransferID, ledger.StatusFailed,
+		ledger.Failure{Code: "INSUFFICIENT_FUNDS"}, 0, h.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	calls := h.sfn.calls.Load()
+	h.clock.Advance(time.Minute)
+	for range 5 {
+		if resp := h.post("replay-terminal", aliceToBob); resp.StatusCode != http.StatusOK {
+			t.Fatalf("terminal replay: %d %s", resp.StatusCode, resp.Body)
+		}
+	}
+	if n := h.sfn.calls.Load() - calls; n != 0 {
+		t.Errorf("terminal replays called StartExecution %d times, want 0", n)
+	}
+
+	burst := func() {
+		t.Helper()
+		var wg sync.WaitGroup
+		for range 20 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				resp := h.post("replay-running", aliceToBob)
+				if resp.StatusCode != http.StatusAccepted || resp.Headers["Idempotent-Replayed"] != "true" || resp.Headers["Retry-After"] == "" {
+					t.Errorf("in-flight replay: %d %v", resp.StatusCode, resp.Headers)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	for round := 1; round <= 2; round++ {
+		before := h.sfn.calls.Load()
+		burst()
+		if n := h.sfn.calls.Load() - before; n != 1 {
+			t.Errorf("round %d: 20 concurrent replays called StartExecution %d times, want 1", round, n)
+		}
+		h.clock.Advance(9 * time.Second)
+		before = h.sfn.calls.Load()
+		burst()
+		if n := h.sfn.calls.Load() - before; n != 0 {
+			t.Errorf("round %d, inside the window: StartExecution called %d times, want 0", round, n)
+		}
+		h.clock.Advance(time.Second) // the window since the last re-drive has passed
+	}
+	if n := h.sfn.created.Load(); n != 2 {
+		t.Errorf("executions = %d, want 2", n)
 	}
 }

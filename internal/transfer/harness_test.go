@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -197,18 +198,36 @@ func (c *clock) Advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-// wire is an http.RoundTripper in front of Dynoxide that counts requests and can answer instead of the server.
+// wire is an http.RoundTripper in front of Dynoxide that counts requests and can answer instead of the server, or
+// lose the server's reply.
 type wire struct {
 	requests  atomic.Int64
 	mu        sync.Mutex
 	intercept func(target string) *http.Response
+	// lose names an X-Amz-Target whose next request reaches the server and commits there, but whose reply is lost on
+	// the way back: the caller sees a reset connection. lost counts such replies.
+	lose string
+	lost int
 }
 
 func (w *wire) RoundTrip(r *http.Request) (*http.Response, error) {
 	w.requests.Add(1)
 	w.mu.Lock()
 	icpt := w.intercept
+	lose := w.lose != "" && r.Header.Get("X-Amz-Target") == w.lose
+	if lose {
+		w.lose = ""
+		w.lost++
+	}
 	w.mu.Unlock()
+	if lose {
+		resp, err := http.DefaultTransport.RoundTrip(r)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		return nil, errors.New("read tcp: connection reset by peer")
+	}
 	if icpt != nil {
 		if resp := icpt(r.Header.Get("X-Amz-Target")); resp != nil {
 			resp.Request = r
@@ -216,6 +235,19 @@ func (w *wire) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 	}
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// loseNextReply makes the next request for target commit on the server and lose its reply.
+func (w *wire) loseNextReply(target string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.lose = target
+}
+
+func (w *wire) lostReplies() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.lost
 }
 
 func (w *wire) setIntercept(fn func(target string) *http.Response) {

@@ -98,8 +98,12 @@ func legInput(rec ledger.Transfer, leg string) LegInput {
 	if leg == ledger.LegCredit {
 		account = rec.DestinationAccountID
 	}
-	return LegInput{Leg: leg, TransferID: rec.TransferID, AccountID: account, Amount: rec.Amount, Currency: rec.Currency,
+	in := LegInput{Leg: leg, TransferID: rec.TransferID, AccountID: account, Amount: rec.Amount, Currency: rec.Currency,
 		ExecutionArn: rec.ExecutionArn}
+	if leg == ledger.LegDebit {
+		in.DestinationAccountID = rec.DestinationAccountID // as the ASL's Debit payload sends it
+	}
+	return in
 }
 
 // invoke sends in to the function the workflow would call and returns the JSON the runtime would send back.

@@ -22,6 +22,9 @@ type LegInput struct {
 	Amount       int64  `json:"amount"`
 	Currency     string `json:"currency"`
 	ExecutionArn string `json:"executionArn"`
+	// DestinationAccountID is sent with a DEBIT only: the debit checks, in its own transaction, that the destination
+	// exists and holds the currency, so a transfer that could never complete moves no money.
+	DestinationAccountID string `json:"destinationAccountId,omitempty"`
 }
 
 // legInputFields has LegInput's fields without its UnmarshalJSON.
@@ -52,6 +55,8 @@ func (in LegInput) Validate() error {
 	switch {
 	case !accountIDRe.MatchString(in.AccountID):
 		return &InvalidLegInput{Reason: "accountId must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -"}
+	case in.DestinationAccountID != "" && !accountIDRe.MatchString(in.DestinationAccountID):
+		return &InvalidLegInput{Reason: "destinationAccountId must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -"}
 	case !currencyRe.MatchString(in.Currency):
 		return &InvalidLegInput{Reason: "currency must be three upper-case letters (ISO 4217)"}
 	case in.Amount > MaxAmount:
@@ -64,6 +69,7 @@ func (in LegInput) request() ledger.LegRequest {
 	return ledger.LegRequest{
 		TransferID: in.TransferID, Leg: in.Leg, AccountID: in.AccountID,
 		Amount: in.Amount, Currency: in.Currency, ExecutionArn: in.ExecutionArn,
+		DestinationAccountID: in.DestinationAccountID,
 	}
 }
 
@@ -141,6 +147,11 @@ func applyLeg(ctx context.Context, l legApplier, now time.Time, logger *slog.Log
 // legError turns a ledger error into the workflow error type the state machine matches. Errors of no known class
 // are treated as transient: every leg is idempotent, so a retry is always safe.
 func legError(in LegInput, err error) error {
+	account := in.AccountID
+	var ae *ledger.AccountError
+	if errors.As(err, &ae) {
+		account = ae.AccountID // for a DEBIT, the source or the destination
+	}
 	switch {
 	case errors.Is(err, ledger.ErrInvalidLeg), errors.Is(err, ledger.ErrLegMismatch):
 		return &InvalidLegInput{Reason: err.Error()}
@@ -153,9 +164,9 @@ func legError(in LegInput, err error) error {
 	case errors.Is(err, ledger.ErrRefundApplied):
 		return &RefundAlreadyApplied{TransferID: in.TransferID}
 	case errors.Is(err, ledger.ErrAccountNotFound):
-		return &AccountNotFound{TransferID: in.TransferID, AccountID: in.AccountID}
+		return &AccountNotFound{TransferID: in.TransferID, AccountID: account}
 	case errors.Is(err, ledger.ErrCurrencyMismatch):
-		return &CurrencyMismatch{TransferID: in.TransferID, AccountID: in.AccountID, Currency: in.Currency}
+		return &CurrencyMismatch{TransferID: in.TransferID, AccountID: account, Currency: in.Currency}
 	case errors.Is(err, ledger.ErrInsufficientFunds):
 		return &InsufficientFunds{TransferID: in.TransferID, AccountID: in.AccountID}
 	default:

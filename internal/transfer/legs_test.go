@@ -42,9 +42,14 @@ func (c *countingApplier) ApplyLeg(_ context.Context, req ledger.LegRequest, now
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
+// payload is a task input for leg; a DEBIT names its destination, as the ASL's Debit state sends it.
 func payload(leg string, amount string) string {
-	return fmt.Sprintf(`{"leg":%q,"transferId":%q,"accountId":"acc-alice","amount":%s,"currency":"EUR","executionArn":"arn:aws:states:us-east-1:123456789012:execution:transfer:x"}`,
-		leg, validTransferID, amount)
+	destination := ""
+	if leg == "DEBIT" {
+		destination = `,"destinationAccountId":"acc-bob"`
+	}
+	return fmt.Sprintf(`{"leg":%q,"transferId":%q,"accountId":"acc-alice"%s,"amount":%s,"currency":"EUR","executionArn":"arn:aws:states:us-east-1:123456789012:execution:transfer:x"}`,
+		leg, validTransferID, destination, amount)
 }
 
 // TestMalformedInputIsInvalidLegInput sends task inputs through the Lambda runtime's own handler adapter, as Step
@@ -71,6 +76,10 @@ func TestMalformedInputIsInvalidLegInput(t *testing.T) {
 		{"amount over the maximum", false, payload("DEBIT", "100000000001"), "amount must be at most 100000000000"},
 		{"lower-case currency", true, strings.Replace(payload("REFUND", "5"), `"EUR"`, `"eur"`, 1), "currency must be three upper-case letters"},
 		{"account id with a slash", true, strings.Replace(payload("CREDIT", "5"), "acc-alice", "acc/alice", 1), "accountId must be 1 to 64 characters"},
+		{"debit without its destination", false, strings.Replace(payload("DEBIT", "5"), `,"destinationAccountId":"acc-bob"`, "", 1), "destinationAccountId is required for a DEBIT"},
+		{"debit to its own source", false, strings.Replace(payload("DEBIT", "5"), `"acc-bob"`, `"acc-alice"`, 1), "destinationAccountId must differ from accountId"},
+		{"destination with a slash", false, strings.Replace(payload("DEBIT", "5"), `"acc-bob"`, `"acc/bob"`, 1), "destinationAccountId must be 1 to 64 characters"},
+		{"credit with a destination", true, strings.Replace(payload("CREDIT", "5"), `"accountId":"acc-alice"`, `"accountId":"acc-alice","destinationAccountId":"acc-bob"`, 1), "destinationAccountId is only for a DEBIT"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -123,6 +132,9 @@ func TestLedgerErrorsBecomeWorkflowErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			fake := &countingApplier{err: fmt.Errorf("%s %s: %w", strings.ToLower(tt.leg), validTransferID, tt.err)}
 			in := LegInput{Leg: tt.leg, TransferID: validTransferID, AccountID: "acc", Amount: 5, Currency: "EUR", ExecutionArn: "arn"}
+			if tt.leg == "DEBIT" {
+				in.DestinationAccountID = "dst"
+			}
 			var err error
 			if tt.leg == "DEBIT" {
 				_, err = (&Debit{Ledger: fake, Now: time.Now, Logger: discardLogger()}).Handle(context.Background(), in)
@@ -134,6 +146,34 @@ func TestLedgerErrorsBecomeWorkflowErrors(t *testing.T) {
 			}
 			if _, ok := workflowErrors[tt.want]; !ok {
 				t.Errorf("%s is not a workflow error", tt.want)
+			}
+		})
+	}
+}
+
+// TestAccountErrorsNameTheAccount: a DEBIT refused because of its destination names the destination, not the
+// source it was asked to debit, so the transfer's failure message says which account is wrong.
+func TestAccountErrorsNameTheAccount(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want error
+	}{
+		{"unknown destination", &ledger.AccountError{AccountID: "dst", Err: ledger.ErrAccountNotFound},
+			&AccountNotFound{TransferID: validTransferID, AccountID: "dst"}},
+		{"destination in another currency", &ledger.AccountError{AccountID: "dst", Currency: "USD", Err: ledger.ErrCurrencyMismatch},
+			&CurrencyMismatch{TransferID: validTransferID, AccountID: "dst", Currency: "EUR"}},
+		{"unknown source", &ledger.AccountError{AccountID: "src", Err: ledger.ErrAccountNotFound},
+			&AccountNotFound{TransferID: validTransferID, AccountID: "src"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := &countingApplier{err: fmt.Errorf("debit %s: %w", validTransferID, tt.err)}
+			in := LegInput{Leg: "DEBIT", TransferID: validTransferID, AccountID: "src", DestinationAccountID: "dst",
+				Amount: 5, Currency: "EUR", ExecutionArn: "arn"}
+			_, err := (&Debit{Ledger: fake, Now: time.Now, Logger: discardLogger()}).Handle(context.Background(), in)
+			if fmt.Sprintf("%#v", err) != fmt.Sprintf("%#v", tt.want) {
+				t.Errorf("error = %#v, want %#v", err, tt.want)
 			}
 		})
 	}

@@ -10,6 +10,7 @@ import (
 	"math"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,6 +27,7 @@ import (
 type transferStore interface {
 	Reserve(ctx context.Context, rec ledger.Transfer, now time.Time) (ledger.Transfer, bool, error)
 	GetTransfer(ctx context.Context, scope, transferID string, now time.Time) (ledger.Transfer, error)
+	ClaimRedrive(ctx context.Context, transferID string, now time.Time, window time.Duration) (bool, time.Time, error)
 }
 
 // executionStarter starts workflow executions (the Step Functions client satisfies it).
@@ -139,7 +141,7 @@ func (o *Orchestrator) submit(ctx context.Context, req events.APIGatewayProxyReq
 		if err := o.start(ctx, rec); err != nil {
 			// The reservation stays: the start may have succeeded with its reply lost. A retry with the same key
 			// after the reservation window re-drives the start under the same execution name.
-			return o.dependency(ctx, "start execution", err, o.windowLeft(rec, now), "transferId", rec.TransferID)
+			return o.dependency(ctx, "start execution", err, o.windowLeft(rec.CreatedTime(), now), "transferId", rec.TransferID)
 		}
 		log.InfoContext(ctx, "transfer accepted", "executionArn", rec.ExecutionArn)
 		return apigw.JSON(http.StatusAccepted, NewResource(rec)).WithHeader("Location", "/transfers/"+rec.TransferID)
@@ -152,18 +154,32 @@ func (o *Orchestrator) submit(ctx context.Context, req events.APIGatewayProxyReq
 			"this Idempotency-Key was already used with a different request")
 	}
 	if existing.Status != ledger.StatusInProgress {
-		return replay(http.StatusOK, existing)
+		return replay(http.StatusOK, existing) // terminal: nothing to start
 	}
-	if left := o.windowLeft(existing, now); left > 0 {
+	if left := o.windowLeft(existing.CreatedTime(), now); left > 0 {
 		p := apigw.NewProblem(http.StatusConflict, "REQUEST_IN_PROGRESS", "the first request with this Idempotency-Key is still being processed")
 		p.RetryAfter = left
 		return apigw.ProblemResponse(p)
 	}
+	// In flight past the window: the first request has started the workflow or given up, so the start is re-driven
+	// (same name and input: it cannot start a second execution), but at most once a window however many duplicates
+	// arrive.
+	claimed, standing, err := o.Store.ClaimRedrive(ctx, existing.TransferID, now, o.ReservationWindow)
+	if err != nil {
+		return o.dependency(ctx, "claim re-drive", err, 1, "transferId", existing.TransferID)
+	}
+	retryAfter := strconv.Itoa(int(math.Ceil(o.ReservationWindow.Seconds())))
+	if !claimed {
+		if left := o.windowLeft(standing, now); left > 0 {
+			retryAfter = strconv.Itoa(left)
+		}
+		return replay(http.StatusAccepted, existing).WithHeader("Retry-After", retryAfter)
+	}
 	if err := o.start(ctx, existing); err != nil {
 		return o.dependency(ctx, "re-drive start execution", err, 1, "transferId", existing.TransferID)
 	}
-	log.InfoContext(ctx, "transfer replayed", "status", existing.Status)
-	return replay(http.StatusAccepted, existing)
+	log.InfoContext(ctx, "transfer replayed; start re-driven", "status", existing.Status)
+	return replay(http.StatusAccepted, existing).WithHeader("Retry-After", retryAfter)
 }
 
 func (o *Orchestrator) get(ctx context.Context, req events.APIGatewayProxyRequest) apigw.Response {
@@ -200,9 +216,9 @@ func (o *Orchestrator) start(ctx context.Context, rec ledger.Transfer) error {
 	return err
 }
 
-// windowLeft is the whole number of seconds, rounded up, until rec's reservation window closes; 0 once it has.
-func (o *Orchestrator) windowLeft(rec ledger.Transfer, now time.Time) int {
-	left := rec.CreatedTime().Add(o.ReservationWindow).Sub(now)
+// windowLeft is the whole number of seconds, rounded up, until the window opened at from closes; 0 once it has.
+func (o *Orchestrator) windowLeft(from, now time.Time) int {
+	left := from.Add(o.ReservationWindow).Sub(now)
 	if left <= 0 {
 		return 0
 	}

@@ -95,7 +95,7 @@ func TestRandomizedLedgerInvariants(t *testing.T) {
 	tally := &randomTally{outcomes: map[string]int{}, results: map[string][][]byte{}}
 	run := func(op randomOp) {
 		if op.kind == "SETTLE" {
-			err := e.ledger.SettleTransfer(ctx, op.id, op.status, "TIMED_OUT", e.now())
+			err := e.ledger.SettleTransfer(ctx, op.id, op.status, ledger.Failure{Code: "TIMED_OUT"}, 0, e.now())
 			switch {
 			case err == nil:
 				tally.add("settled "+op.status, "", nil)
@@ -173,7 +173,7 @@ func TestRandomizedLedgerInvariants(t *testing.T) {
 				t.Fatalf("final refund of %s: %v", id, err)
 			}
 		}
-		if err := e.ledger.SettleTransfer(ctx, id, status, "TIMED_OUT", e.now()); err != nil {
+		if err := e.ledger.SettleTransfer(ctx, id, status, ledger.Failure{Code: "TIMED_OUT"}, 0, e.now()); err != nil {
 			t.Fatalf("final settle of %s as %s: %v", id, status, err)
 		}
 	}

@@ -27,11 +27,14 @@ func TestHistoryIsStepFunctionsShapedAndPaged(t *testing.T) {
 	var tr transfer.Resource
 	decode(t, h.post("history-1", aliceToBob), &tr)
 	store := ledger.NewStore(h.db, h.table)
-	if _, err := store.CreateAccount(context.Background(), "acc-alice", "EUR", 5000, h.clock.Now()); err != nil {
-		t.Fatal(err)
+	for _, id := range []string{"acc-alice", "acc-bob"} {
+		if _, err := store.CreateAccount(context.Background(), id, "EUR", 5000, h.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, _, err := ledger.NewLedger(h.db, h.table).ApplyLeg(context.Background(), ledger.LegRequest{
-		TransferID: tr.TransferID, Leg: ledger.LegDebit, AccountID: "acc-alice", Amount: 1250, Currency: "EUR", ExecutionArn: tr.ExecutionArn,
+		TransferID: tr.TransferID, Leg: ledger.LegDebit, AccountID: "acc-alice", DestinationAccountID: "acc-bob",
+		Amount: 1250, Currency: "EUR", ExecutionArn: tr.ExecutionArn,
 	}, h.clock.Now()); err != nil {
 		t.Fatal(err)
 	}

@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/transferflow/orchestrator/internal/ledger"
 )
@@ -33,13 +35,13 @@ const (
 // settlementLedger applies legs and settles records against the ledger (*ledger.Ledger satisfies it).
 type settlementLedger interface {
 	ApplyLeg(ctx context.Context, req ledger.LegRequest, now time.Time) (ledger.Entry, bool, error)
-	SettleTransfer(ctx context.Context, transferID, status, failureCode string, now time.Time) error
+	SettleTransfer(ctx context.Context, transferID, status string, failure ledger.Failure, expiresAt int64, now time.Time) error
 }
 
 // recordFinder reads transfer records for the reconciler (*ledger.Store satisfies it).
 type recordFinder interface {
 	GetRecord(ctx context.Context, transferID string) (ledger.Transfer, error)
-	StaleInProgress(ctx context.Context, cutoff time.Time, limit int) ([]ledger.Transfer, error)
+	StaleInShard(ctx context.Context, shard int, cutoff time.Time, limit int) ([]ledger.Transfer, bool, error)
 	Entries(ctx context.Context, transferID string) ([]ledger.Entry, error)
 }
 
@@ -64,6 +66,13 @@ type Reconciler struct {
 	GiveUpAfter time.Duration
 	// SweepLimit bounds the transfers one sweep handles.
 	SweepLimit int
+	// SweepMargin is how long before the invocation's deadline the sweep stops taking up transfers, so it ends
+	// cleanly and says what it left instead of being cut off by the Lambda timeout.
+	SweepMargin time.Duration
+	// Until measures the time left to a deadline (time.Until when nil); StartShard picks the shard a sweep starts at
+	// (rand.IntN when nil). Tests replace both.
+	Until      func(time.Time) time.Duration
+	StartShard func(n int) int
 	Now        func() time.Time
 	Logger     *slog.Logger
 }
@@ -74,6 +83,9 @@ type statusDetail struct {
 	StateMachineArn string `json:"stateMachineArn"`
 	Name            string `json:"name"`
 	Status          string `json:"status"`
+	// Error and Cause are the execution's, when it failed, timed out or was stopped with them (null otherwise).
+	Error string `json:"error"`
+	Cause string `json:"cause"`
 }
 
 // Handle handles one EventBridge event. A returned error makes Lambda retry the event.
@@ -110,26 +122,110 @@ func (r *Reconciler) statusChanged(ctx context.Context, d statusDetail) error {
 	if rec.Status != ledger.StatusInProgress || rec.ExecutionArn != d.ExecutionArn {
 		return nil
 	}
-	return r.settle(ctx, rec, code)
+	return r.settle(ctx, rec, ledger.Failure{Code: code, Error: d.Error, Cause: d.Cause})
 }
 
 // Sweep finds transfers stuck IN_PROGRESS past OrphanAfter and re-drives or settles each: a workflow that never
 // started is started again (or settled ORPHANED past GiveUpAfter, or when it cannot be started); a workflow that has
 // ended without settling its record is settled from the ledger; a running one is left to finish or time out.
+//
+// It is fair: each of the InProgress index's shards gets an equal share of SweepLimit, visited from a different
+// shard each run, and what is left of the limit then goes to the shards that have more, so a backlog in one shard
+// starves none of the others. It stops taking up transfers SweepMargin before the invocation's deadline and logs what
+// it left for the next run.
 func (r *Reconciler) Sweep(ctx context.Context) error {
 	now := r.Now()
-	stale, err := r.Records.StaleInProgress(ctx, now.Add(-r.OrphanAfter), r.SweepLimit)
-	if err != nil {
-		return fmt.Errorf("sweep: %w", err)
+	cutoff := now.Add(-r.OrphanAfter)
+	n := ledger.SweepShards
+	quota := max(1, (r.SweepLimit+n-1)/n)
+	start := r.startShard(n)
+	var (
+		budget  = r.SweepLimit
+		handled = map[string]bool{}
+		more    []int // shards that had more than their share, in visiting order
+		visited int
+		errs    []error
+		stopped bool
+	)
+	sweepShard := func(shard, limit int) (bool, error) {
+		stale, hasMore, err := r.Records.StaleInShard(ctx, shard, cutoff, limit)
+		if err != nil {
+			return false, fmt.Errorf("sweep shard %d: %w", shard, err)
+		}
+		for _, rec := range stale {
+			if handled[rec.TransferID] {
+				continue
+			}
+			if budget <= 0 {
+				return true, nil
+			}
+			if r.nearDeadline(ctx) {
+				stopped = true
+				return true, nil
+			}
+			handled[rec.TransferID] = true
+			budget--
+			if err := r.sweepOne(ctx, rec, now); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		return hasMore, nil
 	}
-	var errs []error
-	for _, rec := range stale {
-		if err := r.sweepOne(ctx, rec, now); err != nil {
+	for i := 0; i < n && !stopped && budget > 0; i++ {
+		if r.nearDeadline(ctx) {
+			stopped = true
+			break
+		}
+		shard := (start + i) % n
+		visited++
+		hasMore, err := sweepShard(shard, min(quota, budget))
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if hasMore {
+			more = append(more, shard)
+		}
+	}
+	// The rest of the limit goes to the shards with a backlog; a shard's first records were handled above and are
+	// skipped (they may still be IN_PROGRESS, running).
+	for _, shard := range more {
+		if stopped || budget <= 0 {
+			break
+		}
+		if _, err := sweepShard(shard, quota+budget); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	r.Logger.InfoContext(ctx, "sweep done", "stale", len(stale), "errors", len(errs))
+	if stopped || visited < n {
+		r.Logger.WarnContext(ctx, "sweep stopped before its deadline; the next run continues",
+			"handled", len(handled), "shardsNotVisited", n-visited, "shardsWithMore", len(more), "errors", len(errs))
+	} else {
+		r.Logger.InfoContext(ctx, "sweep done", "handled", len(handled), "shardsWithMore", len(more), "errors", len(errs))
+	}
 	return errors.Join(errs...)
+}
+
+// nearDeadline reports whether the invocation has less than SweepMargin left.
+func (r *Reconciler) nearDeadline(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return false
+	}
+	until := time.Until
+	if r.Until != nil {
+		until = r.Until
+	}
+	return until(deadline) < r.SweepMargin
+}
+
+func (r *Reconciler) startShard(n int) int {
+	if r.StartShard != nil {
+		return r.StartShard(n) % n
+	}
+	return rand.IntN(n)
 }
 
 func (r *Reconciler) sweepOne(ctx context.Context, rec ledger.Transfer, now time.Time) error {
@@ -138,14 +234,16 @@ func (r *Reconciler) sweepOne(ctx context.Context, rec ledger.Transfer, now time
 	var missing *sfntypes.ExecutionDoesNotExist
 	switch {
 	case errors.As(err, &missing):
-		if now.Sub(rec.CreatedTime()) > r.GiveUpAfter {
+		if age := now.Sub(rec.CreatedTime()); age > r.GiveUpAfter {
 			log.WarnContext(ctx, "workflow never started; giving up")
-			return r.settle(ctx, rec, CodeOrphaned)
+			return r.settle(ctx, rec, ledger.Failure{Code: CodeOrphaned, Error: "ExecutionNeverStarted",
+				Cause: fmt.Sprintf("no execution existed %s after the transfer was accepted", age.Round(time.Second))})
 		}
 		if err := r.restart(ctx, rec); err != nil {
-			if permanentStartError(err) {
+			var apiErr smithy.APIError
+			if permanentStartError(err) && errors.As(err, &apiErr) {
 				log.WarnContext(ctx, "workflow cannot be started", "error", err.Error())
-				return r.settle(ctx, rec, CodeOrphaned)
+				return r.settle(ctx, rec, ledger.Failure{Code: CodeOrphaned, Error: apiErr.ErrorCode(), Cause: apiErr.ErrorMessage()})
 			}
 			return fmt.Errorf("re-drive %s: %w", rec.TransferID, err)
 		}
@@ -164,7 +262,11 @@ func (r *Reconciler) sweepOne(ctx context.Context, rec ledger.Transfer, now time
 	if code == "" {
 		return nil // still running (or pending redrive): its end will be reported
 	}
-	return r.settle(ctx, rec, code)
+	failure := ledger.Failure{Code: code, Error: aws.ToString(out.Error), Cause: aws.ToString(out.Cause)}
+	if out.Status == sfntypes.ExecutionStatusSucceeded {
+		failure.Error, failure.Cause = "ExecutionSucceededUnsettled", "the execution succeeded without settling the transfer record"
+	}
+	return r.settle(ctx, rec, failure)
 }
 
 // restart starts the transfer's execution again under the same name and with the same input the orchestrator
@@ -196,13 +298,28 @@ func permanentStartError(err error) bool {
 		errors.As(err, &badName) || errors.As(err, &badArn)
 }
 
+// minSettledRetention is how long at least a record the reconciler settles stays readable afterwards: the shortest
+// IDEMPOTENCY_TTL allowed. The workflow settles within minutes of a transfer's creation, but the reconciler may settle
+// one long after (after an outage), when the retainUntil reserved at creation may have passed.
+const minSettledRetention = minTTL
+
+// retention is when the record of rec, settled now by the reconciler, may expire: its retainUntil, but never sooner
+// than minSettledRetention from now.
+func retention(rec ledger.Transfer, now time.Time) int64 {
+	until := rec.RetainUntil
+	if until == 0 {
+		until = ledger.KeepForever
+	}
+	return max(until, now.Add(minSettledRetention).Unix())
+}
+
 // maxSettleRounds bounds how often settle re-reads the ledger after a leg landed concurrently.
 const maxSettleRounds = 5
 
 // settle brings the record to the status the ledger supports: COMPLETED when the CREDIT exists; otherwise FAILED
-// with code, refunding a lone DEBIT first. A leg that lands concurrently (a late Lambda) makes the settlement's
+// with failure, refunding a lone DEBIT first. A leg that lands concurrently (a late Lambda) makes the settlement's
 // ledger check fail, and the ledger is read again. A record already settled is left as it is.
-func (r *Reconciler) settle(ctx context.Context, rec ledger.Transfer, code string) error {
+func (r *Reconciler) settle(ctx context.Context, rec ledger.Transfer, failure ledger.Failure) error {
 	log := r.Logger.With("transferId", rec.TransferID)
 	for range maxSettleRounds {
 		entries, err := r.Records.Entries(ctx, rec.TransferID)
@@ -216,7 +333,7 @@ func (r *Reconciler) settle(ctx context.Context, rec ledger.Transfer, code strin
 		now := r.Now()
 		switch {
 		case legs[ledger.LegCredit]:
-			err = r.Ledger.SettleTransfer(ctx, rec.TransferID, ledger.StatusCompleted, "", now)
+			err = r.Ledger.SettleTransfer(ctx, rec.TransferID, ledger.StatusCompleted, ledger.Failure{}, retention(rec, now), now)
 			if err == nil {
 				log.InfoContext(ctx, "settled from the ledger", "status", ledger.StatusCompleted)
 			}
@@ -233,9 +350,9 @@ func (r *Reconciler) settle(ctx context.Context, rec ledger.Transfer, code strin
 				continue // the CREDIT won the race: the transfer completed
 			}
 		default:
-			err = r.Ledger.SettleTransfer(ctx, rec.TransferID, ledger.StatusFailed, code, now)
+			err = r.Ledger.SettleTransfer(ctx, rec.TransferID, ledger.StatusFailed, failure, retention(rec, now), now)
 			if err == nil {
-				log.InfoContext(ctx, "settled from the ledger", "status", ledger.StatusFailed, "failureCode", code)
+				log.InfoContext(ctx, "settled from the ledger", "status", ledger.StatusFailed, "failureCode", failure.Code)
 			}
 		}
 		switch {

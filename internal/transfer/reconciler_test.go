@@ -24,6 +24,7 @@ const reconcilerMachine = "arn:aws:states:us-east-1:123456789012:stateMachine:Tr
 type executions struct {
 	mu       sync.Mutex
 	status   map[string]sfntypes.ExecutionStatus // by execution ARN
+	failure  map[string][2]string                // by execution ARN: the execution's error and cause
 	started  map[string]string                   // name → input
 	startErr error
 }
@@ -35,7 +36,11 @@ func (x *executions) DescribeExecution(_ context.Context, in *sfn.DescribeExecut
 	if !ok {
 		return nil, &sfntypes.ExecutionDoesNotExist{Message: aws.String("Execution Does Not Exist")}
 	}
-	return &sfn.DescribeExecutionOutput{Status: st}, nil
+	out := &sfn.DescribeExecutionOutput{Status: st}
+	if f, ok := x.failure[aws.ToString(in.ExecutionArn)]; ok {
+		out.Error, out.Cause = aws.String(f[0]), aws.String(f[1])
+	}
+	return out, nil
 }
 
 func (x *executions) StartExecution(_ context.Context, in *sfn.StartExecutionInput, _ ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error) {
@@ -51,7 +56,7 @@ func (x *executions) StartExecution(_ context.Context, in *sfn.StartExecutionInp
 func newReconcilerEnv(t *testing.T) (*ledgerEnv, *Reconciler, *executions) {
 	t.Helper()
 	e := newLedgerEnv(t)
-	x := &executions{status: map[string]sfntypes.ExecutionStatus{}, started: map[string]string{}}
+	x := &executions{status: map[string]sfntypes.ExecutionStatus{}, failure: map[string][2]string{}, started: map[string]string{}}
 	r := &Reconciler{
 		Ledger: e.ledger, Records: e.store, SFN: x, StateMachineArn: reconcilerMachine,
 		OrphanAfter: 2 * time.Minute, GiveUpAfter: time.Hour, SweepLimit: 100,

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -158,6 +159,9 @@ func decodeObject(body []byte) (map[string]json.RawMessage, error) {
 	if !utf8.Valid(body) {
 		return nil, errors.New("must be UTF-8 encoded JSON")
 	}
+	if hasLoneSurrogate(body) {
+		return nil, errors.New(`must not contain an unpaired UTF-16 surrogate escape (\uD800 to \uDFFF)`)
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	tok, err := dec.Token()
@@ -190,6 +194,44 @@ func decodeObject(body []byte) (map[string]json.RawMessage, error) {
 		return nil, errors.New("unexpected data after the JSON object")
 	}
 	return fields, nil
+}
+
+// hasLoneSurrogate reports whether JSON text b has a \u escape of a UTF-16 surrogate that is not one half of a
+// high-low pair. Go's decoder would turn each into U+FFFD, so two different payloads would parse, and hash, the same:
+// such a body is refused, never normalised. A backslash occurs in valid JSON only inside strings, so the scan needs no
+// other JSON state.
+func hasLoneSurrogate(b []byte) bool {
+	// escapeAt returns the code unit of a \uXXXX escape at b[i:], or -1.
+	escapeAt := func(i int) int {
+		if i+6 > len(b) || b[i] != '\\' || b[i+1] != 'u' {
+			return -1
+		}
+		r, err := strconv.ParseUint(string(b[i+2:i+6]), 16, 16)
+		if err != nil {
+			return -1
+		}
+		return int(r)
+	}
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' {
+			continue
+		}
+		r := escapeAt(i)
+		switch {
+		case r >= 0xD800 && r <= 0xDBFF:
+			if low := escapeAt(i + 6); low < 0xDC00 || low > 0xDFFF {
+				return true
+			}
+			i += 11 // the pair
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return true
+		case r >= 0:
+			i += 5
+		default:
+			i++ // a two-character escape such as \" or \\
+		}
+	}
+	return false
 }
 
 func stringField(fields map[string]json.RawMessage, name string, required bool, verr *ValidationError) string {

@@ -1,6 +1,11 @@
 package transfer
 
-import "github.com/transferflow/orchestrator/internal/ledger"
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/transferflow/orchestrator/internal/ledger"
+)
 
 // Resource is the transfer as the API shows it.
 type Resource struct {
@@ -31,16 +36,21 @@ type Links struct {
 	History string `json:"history"`
 }
 
-// failureMessages are the human-readable explanations of the failure codes.
+// failureMessages explain the failure codes in words a support engineer can act on; the error that decided the
+// outcome, when the record keeps one, follows in parentheses.
 var failureMessages = map[string]string{
-	"INSUFFICIENT_FUNDS":     "the source account's balance does not cover the amount",
-	"ACCOUNT_NOT_FOUND":      "the source or destination account does not exist",
-	"CURRENCY_MISMATCH":      "the transfer's currency differs from an account's currency",
+	"INSUFFICIENT_FUNDS":     "the source account's balance does not cover the amount; no money moved",
+	"ACCOUNT_NOT_FOUND":      "an account of the transfer does not exist; no money moved",
+	"CURRENCY_MISMATCH":      "the transfer's currency differs from an account's currency; no money moved",
 	"CREDIT_FAILED_REFUNDED": "the destination could not be credited; the source was refunded",
-	"TIMED_OUT":              "the workflow timed out; the transfer was settled from the ledger",
-	"ABORTED":                "the workflow was stopped; the transfer was settled from the ledger",
-	"ORPHANED":               "the workflow never started and could not be started",
+	"TIMED_OUT":              "the workflow timed out; the transfer was settled from the ledger and any debit refunded",
+	"ABORTED":                "the workflow was stopped; the transfer was settled from the ledger and any debit refunded",
+	"ORPHANED":               "the workflow never started and could not be started; no money moved",
+	CodeWorkflowFailed:       "the workflow failed; the transfer was settled from the ledger and any debit refunded",
 }
+
+// maxCauseLen bounds how much of an error's cause a failure message quotes.
+const maxCauseLen = 300
 
 // NewResource renders a stored record.
 func NewResource(t ledger.Transfer) Resource {
@@ -59,17 +69,37 @@ func NewResource(t ledger.Transfer) Resource {
 		Links:                Links{Self: "/transfers/" + t.TransferID, History: "/transfers/" + t.TransferID + "/history"},
 	}
 	if t.Status == ledger.StatusFailed {
-		msg, ok := failureMessages[t.FailureCode]
-		switch {
-		case !ok:
-			msg = t.FailureMessage
-		case t.FailureCode == "CREDIT_FAILED_REFUNDED" && t.FailureMessage != "":
-			// The workflow records the credit's error name: say which.
-			msg = "the destination could not be credited (" + t.FailureMessage + "); the source was refunded"
-		}
-		r.Failure = &Failure{Code: t.FailureCode, Message: msg}
+		r.Failure = &Failure{Code: t.FailureCode, Message: failureMessage(t.FailureCode, t.FailureError)}
 	}
 	return r
+}
+
+// failureMessage is never empty: the code's explanation, followed by the stored error ({"Error", "Cause"}, see
+// ledger.Transfer.FailureError) when there is one. A Lambda function's cause is its error JSON; its errorMessage is
+// quoted instead of the JSON.
+func failureMessage(code, stored string) string {
+	msg := failureMessages[code]
+	if msg == "" {
+		msg = "the transfer failed (" + code + ")"
+	}
+	var e struct{ Error, Cause string }
+	if stored == "" || json.Unmarshal([]byte(stored), &e) != nil || e.Error == "" {
+		return msg
+	}
+	var lambdaErr struct {
+		ErrorMessage string `json:"errorMessage"`
+	}
+	cause := strings.TrimSpace(e.Cause)
+	if json.Unmarshal([]byte(cause), &lambdaErr) == nil && lambdaErr.ErrorMessage != "" {
+		cause = lambdaErr.ErrorMessage
+	}
+	if r := []rune(cause); len(r) > maxCauseLen {
+		cause = string(r[:maxCauseLen]) + "…"
+	}
+	if cause == "" {
+		return msg + " (" + e.Error + ")"
+	}
+	return msg + " (" + e.Error + ": " + cause + ")"
 }
 
 // ExecutionInput is the workflow's input. It is built only from the stored record, with a fixed field order, so that

@@ -54,6 +54,8 @@ func (e *ledgerEnv) runASLUpdate(t *testing.T, u aslUpdate, id string) error {
 		switch {
 		case v["S"] != "":
 			values[k] = &ddbtypes.AttributeValueMemberS{Value: v["S"]}
+		case v["N"] != "":
+			values[k] = &ddbtypes.AttributeValueMemberN{Value: v["N"]}
 		case v["S.$"] == "$.transferId":
 			values[k] = &ddbtypes.AttributeValueMemberS{Value: id}
 		case v["S.$"] != "":
@@ -115,6 +117,11 @@ func TestWorkflowSettlementIsFencedByTheLedger(t *testing.T) {
 					t.Errorf("%s refused: %v", settle.u.UpdateExpression, err)
 				case !settle.ok && !errors.As(err, &ccf):
 					t.Errorf("%s: err = %v, want ConditionalCheckFailedException", settle.u.UpdateExpression, err)
+				case settle.ok:
+					// A settlement starts the record's retention: the TTL attribute appears only now.
+					if rec := e.record(t, id); rec.ExpiresAt == 0 || rec.ExpiresAt != rec.RetainUntil {
+						t.Errorf("%s: expiresAt %d, retainUntil %d; want them equal", settle.u.UpdateExpression, rec.ExpiresAt, rec.RetainUntil)
+					}
 				}
 			}
 		})

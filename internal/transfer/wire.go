@@ -58,6 +58,7 @@ func NewReconcilerHandler(cfg aws.Config, c ReconcilerConfig, logger *slog.Logge
 		OrphanAfter:     c.OrphanAfter,
 		GiveUpAfter:     c.GiveUpAfter,
 		SweepLimit:      c.SweepLimit,
+		SweepMargin:     defaultSweepMargin,
 		Now:             time.Now,
 		Logger:          logger,
 	}
