@@ -32,8 +32,11 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
+# asl-validator checks the definition against the specification; cmd/aslcheck, our own, also against what the AWS
+# integrations really report (e.g. DynamoDB error names in Retry and Catch).
 lint-asl: $(NODE_STAMP)
 	@for f in statemachine/*.asl.json; do [ -f "$$f" ] || continue; node_modules/.bin/asl-validator --json-path "$$f" || exit 1; done
+	$(GO) run ./cmd/aslcheck statemachine/*.asl.json
 
 # cfn-lint is AWS's own tool, so it comes from PyPI into a private virtual environment. Without python3 on the
 # machine the step says so and is skipped; under CI it is required.

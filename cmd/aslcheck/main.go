@@ -1,5 +1,6 @@
 // Command aslcheck parses and validates Amazon States Language definitions and prints every problem with its
-// position: aslcheck statemachine/transfer.asl.json. It exits 1 when a definition is invalid, 2 on usage errors.
+// position: aslcheck statemachine/transfer.asl.json. It also lints what AWS accepts but can never work as meant (see
+// lint). It exits 1 when a definition is invalid or has a lint finding, 2 on usage errors.
 package main
 
 import (
@@ -25,10 +26,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "aslcheck: %v\n", err)
 			return 2
 		}
-		if _, err := asl.Load(data); err != nil {
+		def, err := asl.Load(data)
+		if err != nil {
 			code = 1
 			for _, e := range asl.Errors(err) {
 				fmt.Fprintf(stdout, "%s: %s\n", path, e)
+			}
+			continue
+		}
+		if findings := lint(def); len(findings) > 0 {
+			code = 1
+			for _, f := range findings {
+				fmt.Fprintf(stdout, "%s: %s\n", path, f)
 			}
 			continue
 		}

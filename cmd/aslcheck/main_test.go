@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -12,12 +13,22 @@ func TestRun(t *testing.T) {
 		args     []string
 		wantCode int
 		wantOut  string
+		// wantLines are the starts of the output's lines, in order, when the whole output is too long to spell out.
+		wantLines []string
 	}{
 		{name: "valid file", args: []string{"../../internal/sfnlocal/testdata/saga.asl.json"}, wantCode: 0,
 			wantOut: "../../internal/sfnlocal/testdata/saga.asl.json: ok\n"},
 		{name: "invalid file lists positioned errors", args: []string{filepath.Join("testdata", "bad.asl.json")}, wantCode: 1,
 			wantOut: "testdata/bad.asl.json: States.Debit.Retry[0].BackoffRate: must be >= 1\n" +
 				"testdata/bad.asl.json: States.Debit.Next: missing transition target: state \"Gone\" does not exist\n"},
+		{name: "the project's state machine is clean", args: []string{"../../statemachine/transfer.asl.json"}, wantCode: 0,
+			wantOut: "../../statemachine/transfer.asl.json: ok\n"},
+		{name: "DynamoDB error names the integration never reports", args: []string{filepath.Join("testdata", "dynamodb-names.asl.json")}, wantCode: 1,
+			wantLines: []string{
+				`testdata/dynamodb-names.asl.json: States.Branches.Branches[0].States.Inner.Retry[0].ErrorEquals[0]: "DynamoDb.ConditionalCheckFailedException" is never reported by arn:aws:states:::dynamodb:getItem: it names errors after AWS SDK for Java exceptions; this one is DynamoDB.ConditionalCheckFailedException`,
+				`testdata/dynamodb-names.asl.json: States.Settle.Retry[0].ErrorEquals[1]: "DynamoDB.ThrottlingException" is never reported by arn:aws:states:::dynamodb:updateItem: it names errors after AWS SDK for Java exceptions; this one is DynamoDB.AmazonDynamoDBException`,
+				`testdata/dynamodb-names.asl.json: States.Settle.Catch[0].ErrorEquals[0]: "DynamoDB.InternalServerError" is never reported by arn:aws:states:::dynamodb:updateItem: it names errors after AWS SDK for Java exceptions; this one is DynamoDB.InternalServerErrorException`,
+			}},
 		{name: "no arguments", args: nil, wantCode: 2},
 		{name: "missing file", args: []string{"testdata/none.json"}, wantCode: 2},
 	}
@@ -29,6 +40,17 @@ func TestRun(t *testing.T) {
 			}
 			if tt.wantOut != "" && out.String() != tt.wantOut {
 				t.Fatalf("stdout:\n%s\nwant:\n%s", out.String(), tt.wantOut)
+			}
+			if tt.wantLines != nil {
+				lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+				if len(lines) != len(tt.wantLines) {
+					t.Fatalf("stdout has %d lines, want %d:\n%s", len(lines), len(tt.wantLines), out.String())
+				}
+				for i, want := range tt.wantLines {
+					if !strings.HasPrefix(lines[i], want) {
+						t.Errorf("line %d:\n%s\nwant it to start\n%s", i, lines[i], want)
+					}
+				}
 			}
 		})
 	}

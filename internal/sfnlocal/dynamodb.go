@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
@@ -218,14 +219,46 @@ var dynamoDeleteItem = dynamoTask(func(ctx context.Context, c dynamoAPI, p *dyna
 	return dynamoResult{field: "Attributes", attrs: out.Attributes, md: out.ResultMetadata}, nil
 })
 
-// modeledDynamoErrors are the error codes the AWS SDK for Java models as their own exception types; Step Functions
-// names every other DynamoDB error DynamoDB.AmazonDynamoDBException.
-var modeledDynamoErrors = map[string]bool{
-	"ConditionalCheckFailedException": true, "ResourceNotFoundException": true,
-	"ProvisionedThroughputExceededException": true, "ItemCollectionSizeLimitExceededException": true,
-	"TransactionConflictException": true, "RequestLimitExceeded": true, "InternalServerErrorException": true,
-	"ResourceInUseException": true, "LimitExceededException": true, "TransactionCanceledException": true,
-	"DuplicateItemException": true,
+// dynamoErrorClasses maps DynamoDB's wire error codes to the exception classes the AWS SDK for Java v1 models them
+// as (com.amazonaws.services.dynamodbv2.model). The optimized integration names an error DynamoDB.<class>, so the
+// wire code and the name can differ (InternalServerError → DynamoDB.InternalServerErrorException); every code without
+// a class, ThrottlingException and ValidationException among them, is reported as the base class,
+// DynamoDB.AmazonDynamoDBException. docs/workflow.md gives the sources.
+var dynamoErrorClasses = map[string]string{
+	"ConditionalCheckFailedException":          "ConditionalCheckFailedException",
+	"ResourceNotFoundException":                "ResourceNotFoundException",
+	"ProvisionedThroughputExceededException":   "ProvisionedThroughputExceededException",
+	"ItemCollectionSizeLimitExceededException": "ItemCollectionSizeLimitExceededException",
+	"TransactionConflictException":             "TransactionConflictException",
+	"RequestLimitExceeded":                     "RequestLimitExceededException",
+	"InternalServerError":                      "InternalServerErrorException",
+	"ResourceInUseException":                   "ResourceInUseException",
+	"LimitExceededException":                   "LimitExceededException",
+	"TransactionCanceledException":             "TransactionCanceledException",
+	"TransactionInProgressException":           "TransactionInProgressException",
+	"IdempotentParameterMismatchException":     "IdempotentParameterMismatchException",
+}
+
+// dynamoBaseError is the name of every DynamoDB error the Java SDK does not model as a class of its own.
+const dynamoBaseError = "DynamoDB.AmazonDynamoDBException"
+
+// DynamoDBErrorName is the error name the optimized DynamoDB integration reports for DynamoDB's wire error code.
+func DynamoDBErrorName(code string) string {
+	if class, ok := dynamoErrorClasses[code]; ok {
+		return "DynamoDB." + class
+	}
+	return dynamoBaseError
+}
+
+// DynamoDBErrorNames returns, sorted, every error name the optimized DynamoDB integration
+// (arn:aws:states:::dynamodb:*) can report for a failed call; cmd/aslcheck holds Retry and Catch to it.
+func DynamoDBErrorNames() []string {
+	names := []string{dynamoBaseError}
+	for _, class := range dynamoErrorClasses {
+		names = append(names, "DynamoDB."+class)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // dynamoFailure names a DynamoDB error as Step Functions does: DynamoDB.<Java exception>, with the Java SDK's
@@ -233,7 +266,7 @@ var modeledDynamoErrors = map[string]bool{
 func dynamoFailure(err error) *failure {
 	var ae smithy.APIError
 	if !errors.As(err, &ae) {
-		return &failure{Error: "DynamoDB.AmazonDynamoDBException", Cause: err.Error()}
+		return &failure{Error: dynamoBaseError, Cause: err.Error()}
 	}
 	code := ae.ErrorCode()
 	status := 400
@@ -243,10 +276,7 @@ func dynamoFailure(err error) *failure {
 		status = re.HTTPStatusCode()
 		reqID = re.ServiceRequestID()
 	}
-	name := "DynamoDB.AmazonDynamoDBException"
-	if modeledDynamoErrors[code] {
-		name = "DynamoDB." + code
-	}
+	name := DynamoDBErrorName(code)
 	return &failure{Error: name, Cause: fmt.Sprintf("%s (Service: AmazonDynamoDBv2; Status Code: %d; Error Code: %s; Request ID: %s; Proxy: null)",
 		ae.ErrorMessage(), status, code, reqID)}
 }

@@ -5,8 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -697,5 +701,50 @@ func TestFailedStatusEventCarriesErrorAndCause(t *testing.T) {
 	d := ev.Detail
 	if d.Status != "FAILED" || d.Error != "Boom" || d.Cause != "it broke" || d.Output != nil || d.StopDate == nil {
 		t.Fatalf("FAILED detail = %+v", d)
+	}
+}
+
+// TestDynamoDBWireCodesBecomeJavaExceptionNames: the optimized integration names an error after the AWS SDK for Java
+// exception class its wire code maps to, which is not always the wire code, and names codes without a class (such as
+// on-demand throttling's ThrottlingException) DynamoDB.AmazonDynamoDBException. A server answers each code here.
+func TestDynamoDBWireCodesBecomeJavaExceptionNames(t *testing.T) {
+	tests := []struct {
+		code      string
+		status    int
+		wantError string
+	}{
+		{"InternalServerError", http.StatusInternalServerError, "DynamoDB.InternalServerErrorException"},
+		{"RequestLimitExceeded", http.StatusBadRequest, "DynamoDB.RequestLimitExceededException"},
+		{"ProvisionedThroughputExceededException", http.StatusBadRequest, "DynamoDB.ProvisionedThroughputExceededException"},
+		{"TransactionConflictException", http.StatusBadRequest, "DynamoDB.TransactionConflictException"},
+		{"ThrottlingException", http.StatusBadRequest, "DynamoDB.AmazonDynamoDBException"},
+		{"ValidationException", http.StatusBadRequest, "DynamoDB.AmazonDynamoDBException"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.code, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+				w.WriteHeader(tt.status)
+				fmt.Fprintf(w, `{"__type":"com.amazonaws.dynamodb.v20120810#%s","message":"injected"}`, tt.code)
+			}))
+			defer srv.Close()
+			ddb := dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL), Credentials: staticCreds{},
+				RetryMaxAttempts: 1})
+			eng := newEngine(t, sfnlocal.Options{DynamoDB: ddb})
+			def := `{"StartAt":"U","States":{"U":{"Type":"Task","Resource":"arn:aws:states:::dynamodb:updateItem","Parameters":` +
+				`{"TableName":"t","Key":{"pk":{"S":"x"}},"UpdateExpression":"SET v = :v","ExpressionAttributeValues":{":v":{"N":"1"}}}` +
+				`,"Catch":[{"ErrorEquals":["States.ALL"],"Next":"C"}],"End":true},"C":{"Type":"Pass","End":true}}}`
+			rec := run(t, eng, def, `{}`)
+			var out map[string]string
+			if err := json.Unmarshal([]byte(*rec.Output), &out); err != nil {
+				t.Fatalf("output %s: %v", *rec.Output, err)
+			}
+			if out["Error"] != tt.wantError || !strings.Contains(out["Cause"], "Error Code: "+tt.code+";") {
+				t.Fatalf("caught %s / %s, want %s", out["Error"], out["Cause"], tt.wantError)
+			}
+			if !slices.Contains(sfnlocal.DynamoDBErrorNames(), tt.wantError) {
+				t.Errorf("%s is missing from DynamoDBErrorNames", tt.wantError)
+			}
+		})
 	}
 }
