@@ -5,9 +5,13 @@ NPM   ?= npm
 
 NODE_STAMP := node_modules/.installed
 VENV       := .venv
+VENV_STAMP := $(VENV)/.installed
+SAM_STAMP  := $(VENV)/.sam-installed
+SAM_CLI    := aws-sam-cli==1.170.0
+PYTHON3    := $(shell command -v python3 2>/dev/null)
 export DYNOXIDE_BIN ?=
 
-.PHONY: test run deps fmt-check vet lint-asl lint-template build-lambdas sam-build clean
+.PHONY: test run deps venv fmt-check vet lint-asl lint-template build-lambdas sam-build clean
 
 deps: $(NODE_STAMP)
 	$(GO) mod download
@@ -21,7 +25,7 @@ $(NODE_STAMP): package.json package-lock.json
 # The race detector needs cgo, so a C compiler; without one the tests run without it (and say so).
 RACE := $(shell command -v "$$($(GO) env CC)" >/dev/null 2>&1 && echo -race)
 
-test: deps fmt-check vet lint-asl lint-template build-lambdas
+test: deps venv fmt-check vet lint-asl lint-template build-lambdas
 	@[ -n "$(RACE)" ] || echo "test: no C compiler, running without the race detector"
 	CI=$${CI:-} $(GO) test $(RACE) -count=1 -timeout 12m ./...
 
@@ -38,14 +42,25 @@ lint-asl: $(NODE_STAMP)
 	@for f in statemachine/*.asl.json; do [ -f "$$f" ] || continue; node_modules/.bin/asl-validator --json-path "$$f" || exit 1; done
 	$(GO) run ./cmd/aslcheck statemachine/*.asl.json
 
-# cfn-lint is AWS's own tool, so it comes from PyPI into a private virtual environment. Without python3 on the
-# machine the step says so and is skipped; under CI it is required.
-lint-template:
-	@if command -v python3 >/dev/null 2>&1; then \
-	  [ -x $(VENV)/bin/cfn-lint ] || { python3 -m venv $(VENV) && $(VENV)/bin/pip install -q --disable-pip-version-check -r tools/requirements.txt; } && \
-	  $(VENV)/bin/cfn-lint template.yaml; \
-	elif [ -n "$${CI:-}" ]; then echo "python3 is required under CI for cfn-lint"; exit 1; \
-	else echo "lint-template: python3 not found, cfn-lint skipped"; fi
+# AWS's own Python tools (tools/requirements.txt: cfn-lint, and aws-sam-translator for the template transform test in
+# internal/deploy) live in a private virtual environment. The stamp is newer than requirements.txt once pip has
+# installed it, so changing a pin reinstalls. Without python3 on the machine the step says so and is skipped (the
+# template lint and transform test with it); under CI it is required.
+ifneq ($(PYTHON3),)
+venv: $(VENV_STAMP)
+else
+venv:
+	@if [ -n "$${CI:-}" ]; then echo "python3 is required under CI for cfn-lint and aws-sam-translator"; exit 1; fi
+	@echo "venv: python3 not found, cfn-lint and the template transform test skipped"
+endif
+
+$(VENV_STAMP): tools/requirements.txt
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r tools/requirements.txt
+	@touch $@
+
+lint-template: venv
+	@if [ -n "$(PYTHON3)" ]; then $(VENV)/bin/cfn-lint template.yaml; fi
 
 # The functions as Lambda runs them (provided.al2023 on arm64, see template.yaml): a build break shows up here, not at deploy.
 build-lambdas:
@@ -55,10 +70,15 @@ build-lambdas:
 # stripped (-s) and built without the RPC shim that only the retired go1.x runtime used (lambda.norpc): measured
 # 22.3 MB -> 10.3 MB for the orchestrator, 20.3 -> 9.8 MB for debit and credit, for faster cold starts. samconfig.toml
 # does not cache builds: SAM's cache ignores these flags. Then `sam deploy --guided`.
-sam-build:
-	@[ -x $(VENV)/bin/sam ] || { python3 -m venv $(VENV) && $(VENV)/bin/pip install -q --disable-pip-version-check -r tools/requirements.txt aws-sam-cli==1.170.0; }
+sam-build: $(SAM_STAMP)
 	SAM_CLI_TELEMETRY=0 GOFLAGS="-ldflags=-s -tags=lambda.norpc" $(VENV)/bin/sam validate --lint --region us-east-1
 	SAM_CLI_TELEMETRY=0 GOFLAGS="-ldflags=-s -tags=lambda.norpc" $(VENV)/bin/sam build
+
+# aws-sam-cli pins its own cfn-lint and aws-sam-translator, so it is installed together with tools/requirements.txt
+# and again whenever those change.
+$(SAM_STAMP): $(VENV_STAMP)
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r tools/requirements.txt $(SAM_CLI)
+	@touch $@
 
 # Builds and starts the local stack with the demo accounts of events/local-accounts.json on the spec's default ports.
 run: deps

@@ -1,0 +1,75 @@
+package deploy
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Tester is the part of testing.TB the helpers use.
+type Tester interface {
+	Helper()
+	Skipf(format string, args ...any)
+	Fatalf(format string, args ...any)
+}
+
+// transformTimeout bounds one run of the translator (about a second on two cores).
+const transformTimeout = 2 * time.Minute
+
+// transformed caches the translator's output by absolute template path for the life of the test binary: the files
+// do not change while tests run, and each run of the translator costs a Python start. Each caller decodes its own
+// copy, so tests cannot change one another's Template.
+var transformed struct {
+	sync.Mutex
+	out map[string][]byte
+}
+
+// TransformT returns the repository's template.yaml transformed as Transform does. Without the translator the
+// test is skipped with a message naming `make test`, except under CI=true, where that is a failure.
+func TransformT(t Tester) *Template {
+	t.Helper()
+	path, err := ProjectTemplate()
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	return TransformFileT(t, path)
+}
+
+// TransformFileT returns the SAM template at path (relative to the working directory, such as a testdata fixture)
+// transformed as Transform does, skipping or failing the test as TransformT does when the translator is missing.
+func TransformFileT(t Tester, path string) *Template {
+	t.Helper()
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	transformed.Lock()
+	defer transformed.Unlock()
+	out, ok := transformed.out[abs]
+	if !ok {
+		ctx, cancel := context.WithTimeout(context.Background(), transformTimeout)
+		defer cancel()
+		out, err = transformJSON(ctx, abs)
+		if errors.Is(err, ErrNoTranslator) {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("%v", err)
+			}
+			t.Skipf("template transform test skipped: %v", err)
+		}
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
+		if transformed.out == nil {
+			transformed.out = map[string][]byte{}
+		}
+		transformed.out[abs] = out
+	}
+	tmpl, err := decode(path, out)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	return tmpl
+}
