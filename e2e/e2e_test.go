@@ -307,9 +307,11 @@ func TestExecutionTimeoutIsReconciled(t *testing.T) {
 	r := s.submit("e2e-timeout", transferBody("acc-alice", "acc-bob", 900, "EUR"))
 	id := r.Body["transferId"].(string)
 	tr := s.waitTerminal(id, settle)
-	if failure, _ := tr["failure"].(map[string]any); tr["status"] != "FAILED" || failure["code"] != "TIMED_OUT" {
+	failure, _ := tr["failure"].(map[string]any)
+	if msg, _ := failure["message"].(string); tr["status"] != "FAILED" || failure["code"] != "TIMED_OUT" || !strings.Contains(msg, "timed out") {
 		t.Fatalf("transfer = %v", tr)
 	}
+	t.Logf("failure message: %s", failure["message"])
 	time.Sleep(2 * time.Second) // the late credit lands, and must be refused
 	_, legs := s.history(id)
 	if legs["CREDIT"] != nil || legs["DEBIT"] == nil || legs["REFUND"] == nil {

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,6 +17,11 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
 	"github.com/transferflow/orchestrator/internal/ddblocal"
 )
@@ -170,22 +176,34 @@ type response struct {
 	RawBody []byte
 }
 
+// do sends body, when not nil, as JSON.
 func (s *stack) do(method, path string, body any, headers map[string]string) response {
+	s.t.Helper()
+	var b []byte
+	if body != nil {
+		var err error
+		if b, err = json.Marshal(body); err != nil {
+			s.t.Fatal(err)
+		}
+		h := map[string]string{"Content-Type": "application/json"}
+		for k, v := range headers {
+			h[k] = v
+		}
+		headers = h
+	}
+	return s.raw(method, path, b, headers)
+}
+
+// raw sends a request with exactly these headers and body bytes, as a client that builds its own requests would.
+func (s *stack) raw(method, path string, body []byte, headers map[string]string) response {
 	s.t.Helper()
 	var r io.Reader
 	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			s.t.Fatal(err)
-		}
-		r = bytes.NewReader(b)
+		r = bytes.NewReader(body)
 	}
 	req, err := http.NewRequest(method, s.API+path, r)
 	if err != nil {
 		s.t.Fatal(err)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
 	}
 	for k, v := range headers {
 		req.Header.Set(k, v)
@@ -200,6 +218,26 @@ func (s *stack) do(method, path string, body any, headers map[string]string) res
 	_ = json.Unmarshal(raw, &out.Body)
 	return out
 }
+
+// executions lists the transfer workflow's executions through the stack's Step Functions API, with the real SDK.
+func (s *stack) executions() []sfntypes.ExecutionListItem {
+	s.t.Helper()
+	client := sfn.New(sfn.Options{Region: "us-east-1", BaseEndpoint: aws.String(s.SFN),
+		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
+	var out []sfntypes.ExecutionListItem
+	p := sfn.NewListExecutionsPaginator(client, &sfn.ListExecutionsInput{StateMachineArn: aws.String(stateMachineArn)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(context.Background())
+		if err != nil {
+			s.t.Fatalf("list executions: %v", err)
+		}
+		out = append(out, page.Executions...)
+	}
+	return out
+}
+
+// stateMachineArn is the transfer workflow's ARN on the local stack.
+const stateMachineArn = "arn:aws:states:us-east-1:000000000000:stateMachine:TransferStateMachine"
 
 func transferBody(from, to string, amount int64, currency string) map[string]any {
 	return map[string]any{"sourceAccountId": from, "destinationAccountId": to, "amount": amount, "currency": currency}
