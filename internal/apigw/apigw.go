@@ -53,27 +53,6 @@ func Body(req events.APIGatewayProxyRequest, limit int) ([]byte, error) {
 	return b, nil
 }
 
-// CallerScope names the principal API Gateway authenticated: the IAM user ARN, the Cognito subject or the API key
-// id, or "anonymous" when the API runs without auth. Idempotency keys and transfers are scoped to it.
-func CallerScope(req events.APIGatewayProxyRequest) string {
-	rc := req.RequestContext
-	if rc.Identity.UserArn != "" {
-		return "iam:" + rc.Identity.UserArn
-	}
-	if claims, ok := rc.Authorizer["claims"].(map[string]any); ok {
-		if sub, ok := claims["sub"].(string); ok && sub != "" {
-			return "cognito:" + sub
-		}
-	}
-	if p, ok := rc.Authorizer["principalId"].(string); ok && p != "" {
-		return "authorizer:" + p
-	}
-	if rc.Identity.APIKeyID != "" {
-		return "apikey:" + rc.Identity.APIKeyID
-	}
-	return "anonymous"
-}
-
 // Problem is an RFC 9457 problem detail with the API's machine-readable code.
 type Problem struct {
 	Type   string `json:"type"`

@@ -9,27 +9,6 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 )
 
-func TestCallerScope(t *testing.T) {
-	tests := []struct {
-		name string
-		rc   events.APIGatewayProxyRequestContext
-		want string
-	}{
-		{name: "anonymous", want: "anonymous"},
-		{name: "iam", rc: events.APIGatewayProxyRequestContext{Identity: events.APIGatewayRequestIdentity{UserArn: "arn:aws:iam::1:user/a", APIKeyID: "k"}}, want: "iam:arn:aws:iam::1:user/a"},
-		{name: "cognito", rc: events.APIGatewayProxyRequestContext{Authorizer: map[string]any{"claims": map[string]any{"sub": "s-1"}}}, want: "cognito:s-1"},
-		{name: "custom authorizer", rc: events.APIGatewayProxyRequestContext{Authorizer: map[string]any{"principalId": "p-1"}}, want: "authorizer:p-1"},
-		{name: "api key", rc: events.APIGatewayProxyRequestContext{Identity: events.APIGatewayRequestIdentity{APIKeyID: "k-1"}}, want: "apikey:k-1"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := CallerScope(events.APIGatewayProxyRequest{RequestContext: tt.rc}); got != tt.want {
-				t.Errorf("got %q, want %q", got, tt.want)
-			}
-		})
-	}
-}
-
 func TestHeaderValues(t *testing.T) {
 	req := events.APIGatewayProxyRequest{
 		Headers:           map[string]string{"content-type": "application/json"},

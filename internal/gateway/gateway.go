@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -157,6 +156,12 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusForbidden, map[string]string{"message": "Missing Authentication Token"})
 		return
 	}
+	id, err := g.caller(r)
+	if err != nil {
+		// A request API Gateway cannot authenticate never reaches the function.
+		writeJSON(w, http.StatusForbidden, map[string]string{"message": err.Error()})
+		return
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	if err != nil {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"message": "could not read the request body"})
@@ -166,7 +171,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusRequestEntityTooLarge, map[string]string{"message": "Request Too Long"})
 		return
 	}
-	ev := g.event(r, route, params, body)
+	ev := g.event(r, route, params, body, id)
 	payload, err := json.Marshal(ev)
 	if err != nil {
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"message": "Internal server error"})
@@ -206,8 +211,8 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.WriteString(w, resp.Body)
 }
 
-// event builds the proxy event API Gateway would send for r.
-func (g *Gateway) event(r *http.Request, route compiled, params map[string]string, body []byte) events.APIGatewayProxyRequest {
+// event builds the proxy event API Gateway would send for r from the caller id.
+func (g *Gateway) event(r *http.Request, route compiled, params map[string]string, body []byte, id events.APIGatewayRequestIdentity) events.APIGatewayProxyRequest {
 	ev := events.APIGatewayProxyRequest{
 		Resource:          route.Resource,
 		Path:              r.URL.Path,
@@ -240,7 +245,6 @@ func (g *Gateway) event(r *http.Request, route compiled, params map[string]strin
 		}
 	}
 	now := g.now()
-	ip, _, _ := net.SplitHostPort(r.RemoteAddr)
 	ev.RequestContext = events.APIGatewayProxyRequestContext{
 		AccountID:        g.account,
 		ResourceID:       "local",
@@ -253,27 +257,9 @@ func (g *Gateway) event(r *http.Request, route compiled, params map[string]strin
 		Protocol:         r.Proto,
 		RequestTime:      now.UTC().Format("02/Jan/2006:15:04:05 -0700"),
 		RequestTimeEpoch: now.UnixMilli(),
-		Identity:         g.identity(r, ip),
+		Identity:         id,
 	}
 	return ev
-}
-
-var credentialRe = regexp.MustCompile(`Credential=([A-Z0-9]+)/`)
-
-// identity is the caller API Gateway would report. The template protects the API with AWS_IAM; locally a SigV4
-// Authorization header is taken at its word (the signature is not verified) and its access key names the user, and
-// an unsigned request is the local user "local". Either way the orchestrator sees an IAM caller and scopes keys to it.
-func (g *Gateway) identity(r *http.Request, ip string) events.APIGatewayRequestIdentity {
-	id := events.APIGatewayRequestIdentity{SourceIP: ip, UserAgent: r.UserAgent(), AccountID: g.account}
-	user := "local"
-	if m := credentialRe.FindStringSubmatch(r.Header.Get("Authorization")); m != nil {
-		user = m[1]
-		id.AccessKey = m[1]
-	}
-	id.User = user
-	id.Caller = user
-	id.UserArn = "arn:aws:iam::" + g.account + ":user/" + user
-	return id
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -133,21 +133,6 @@ func TestEventCarriesRequestAndIdentity(t *testing.T) {
 	}
 }
 
-func TestSignedCallerIsNamedByAccessKey(t *testing.T) {
-	fn := &recorder{resp: events.APIGatewayProxyResponse{StatusCode: 200}}
-	srv := newTestGateway(t, fn)
-	req, _ := http.NewRequest("GET", srv.URL+"/transfers/t1", nil)
-	req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20261121/us-east-1/execute-api/aws4_request, SignedHeaders=host, Signature=abc")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if got := fn.got.RequestContext.Identity.UserArn; got != "arn:aws:iam::000000000000:user/AKIDEXAMPLE" {
-		t.Errorf("userArn = %q", got)
-	}
-}
-
 func TestBinaryBodyIsBase64(t *testing.T) {
 	fn := &recorder{resp: events.APIGatewayProxyResponse{StatusCode: 200}}
 	srv := newTestGateway(t, fn)

@@ -114,7 +114,10 @@ func (o *Orchestrator) submit(ctx context.Context, req events.APIGatewayProxyReq
 	}
 
 	now := o.Now()
-	scope := apigw.CallerScope(req)
+	scope, denied, ok := o.callerScope(ctx, req)
+	if !ok {
+		return denied
+	}
 	id, err := ledger.NewTransferID(ledger.KeyHash(scope, key), o.Random)
 	if err != nil {
 		return o.internal(ctx, "new transfer id", err)
@@ -184,7 +187,11 @@ func (o *Orchestrator) submit(ctx context.Context, req events.APIGatewayProxyReq
 
 func (o *Orchestrator) get(ctx context.Context, req events.APIGatewayProxyRequest) apigw.Response {
 	id := req.PathParameters["transferId"]
-	t, err := o.Store.GetTransfer(ctx, apigw.CallerScope(req), id, o.Now())
+	scope, denied, ok := o.callerScope(ctx, req)
+	if !ok {
+		return denied
+	}
+	t, err := o.Store.GetTransfer(ctx, scope, id, o.Now())
 	switch {
 	case errors.Is(err, ledger.ErrNotFound):
 		return problem(http.StatusNotFound, "TRANSFER_NOT_FOUND", "no transfer with this id")

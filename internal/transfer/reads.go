@@ -69,7 +69,11 @@ func (o *Orchestrator) history(ctx context.Context, req events.APIGatewayProxyRe
 		}
 		maxResults = n
 	}
-	t, err := o.Store.GetTransfer(ctx, apigw.CallerScope(req), id, o.Now())
+	scope, denied, ok := o.callerScope(ctx, req)
+	if !ok {
+		return denied
+	}
+	t, err := o.Store.GetTransfer(ctx, scope, id, o.Now())
 	switch {
 	case errors.Is(err, ledger.ErrNotFound):
 		return problem(http.StatusNotFound, "TRANSFER_NOT_FOUND", "no transfer with this id")
