@@ -249,12 +249,18 @@ func (s *stack) submit(key string, body map[string]any) response {
 	return s.do(http.MethodPost, "/transfers", body, map[string]string{"Idempotency-Key": key})
 }
 
-// waitTerminal polls the transfer until it is COMPLETED or FAILED.
+// waitTerminal polls the transfer, as the unsigned local caller, until it is COMPLETED or FAILED.
 func (s *stack) waitTerminal(id string, within time.Duration) map[string]any {
+	s.t.Helper()
+	return s.waitTerminalAs(func() response { return s.do(http.MethodGet, "/transfers/"+id, nil, nil) }, id, within)
+}
+
+// waitTerminalAs polls the transfer with get until it is COMPLETED or FAILED.
+func (s *stack) waitTerminalAs(get func() response, id string, within time.Duration) map[string]any {
 	s.t.Helper()
 	deadline := time.Now().Add(within)
 	for {
-		r := s.do(http.MethodGet, "/transfers/"+id, nil, nil)
+		r := get()
 		if r.Status == http.StatusOK && r.Body["status"] != "IN_PROGRESS" {
 			return r.Body
 		}
