@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -29,15 +28,7 @@ func (s *stack) signed(creds aws.Credentials, method, path string, body []byte, 
 	if err := v4.NewSigner().SignHTTP(context.Background(), creds, req, hex.EncodeToString(sum[:]), "execute-api", "us-east-1", time.Now()); err != nil {
 		s.t.Fatal(err)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		s.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	out := response{Status: resp.StatusCode, Header: resp.Header, RawBody: raw}
-	_ = json.Unmarshal(raw, &out.Body)
-	return out
+	return s.send(req)
 }
 
 // TestAssumedRoleRetryFromANewSession: a client on an assumed role submits a transfer, gets fresh credentials (a new

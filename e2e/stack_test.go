@@ -208,9 +208,15 @@ func (s *stack) raw(method, path string, body []byte, headers map[string]string)
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
+	return s.send(req)
+}
+
+// send sends req and reads the answer.
+func (s *stack) send(req *http.Request) response {
+	s.t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		s.t.Fatalf("%s %s: %v", method, path, err)
+		s.t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)

@@ -78,9 +78,10 @@ type LegRequest struct {
 	Amount       int64
 	Currency     string
 	ExecutionArn string
-	// DestinationAccountID is required for a DEBIT, and only there: the transfer's destination, checked in the
-	// DEBIT's own transaction (it exists and holds Currency), so that a transfer that could never be credited moves
-	// no money at all.
+	// DestinationAccountID is for a DEBIT only: the transfer's destination, checked in the DEBIT's own transaction (it
+	// exists and holds Currency), so that a transfer that could never be credited moves no money at all. A DEBIT
+	// without it (sent by an execution of a definition older than the check, still running across a deploy) is
+	// applied without the check; its credit then refuses a bad destination and the debit is refunded, as before.
 	DestinationAccountID string
 }
 
@@ -93,6 +94,7 @@ type AccountError struct {
 	Err      error
 }
 
+// Error names the account and what is wrong with it.
 func (e *AccountError) Error() string {
 	if errors.Is(e.Err, ErrCurrencyMismatch) {
 		return fmt.Sprintf("account %s holds %s: %v", e.AccountID, e.Currency, e.Err)
@@ -131,9 +133,7 @@ func (r LegRequest) Validate() error {
 		problems = append(problems, "executionArn is required")
 	}
 	switch {
-	case r.Leg == LegDebit && r.DestinationAccountID == "":
-		problems = append(problems, "destinationAccountId is required for a DEBIT")
-	case r.Leg == LegDebit && r.DestinationAccountID == r.AccountID:
+	case r.Leg == LegDebit && r.DestinationAccountID != "" && r.DestinationAccountID == r.AccountID:
 		problems = append(problems, "destinationAccountId must differ from accountId")
 	case r.Leg != LegDebit && r.DestinationAccountID != "":
 		problems = append(problems, "destinationAccountId is only for a DEBIT")
@@ -212,7 +212,7 @@ func (l *Ledger) ApplyLeg(ctx context.Context, req LegRequest, now time.Time) (E
 		case retry && attempt < maxVersionRetries:
 			continue
 		case retry:
-			return Entry{}, false, fmt.Errorf("%s: account %s changed %d times during the leg: %w", what, req.AccountID, attempt, ErrUnavailable)
+			return Entry{}, false, fmt.Errorf("%s: the accounts changed %d times during the leg: %w", what, attempt, ErrUnavailable)
 		}
 		return Entry{}, false, fmt.Errorf("%s: %w", what, err)
 	}
@@ -244,17 +244,25 @@ func newEntry(req LegRequest, acct Account, found bool, now time.Time) (Entry, e
 const (
 	itemEntry  = 0 // Put of the leg's entry: attribute_not_exists(pk)
 	itemRecord = 1 // Update of the transfer record: its condition fences the leg, ADD legs records it
-	// For a DEBIT only:
+	// For a DEBIT that names its destination:
 	itemDestination = 2 // ConditionCheck: the destination account exists and holds the currency
 	// For CREDIT and REFUND only:
 	itemDebit = 2 // ConditionCheck: the DEBIT entry exists
 	itemOther = 3 // ConditionCheck: the other of CREDIT/REFUND does not exist
 )
 
+// checksDestination reports whether r's transaction checks the destination account.
+func (r LegRequest) checksDestination() bool {
+	return r.Leg == LegDebit && r.DestinationAccountID != ""
+}
+
 // accountItem is the position of the account Update, the last item.
-func accountItem(leg string) int {
-	if leg == LegDebit {
+func accountItem(req LegRequest) int {
+	switch {
+	case req.checksDestination():
 		return 3
+	case req.Leg == LegDebit:
+		return 2
 	}
 	return 4
 }
@@ -280,7 +288,7 @@ func (l *Ledger) legTransaction(req LegRequest, e Entry, acct Account, now time.
 		":currency":   stringAV(req.Currency),
 		":leg":        &ddbtypes.AttributeValueMemberSS{Value: []string{req.Leg}},
 	}
-	if req.Leg == LegDebit {
+	if req.checksDestination() {
 		recordCond += " AND destinationAccountId = :destination"
 		recordValues[":destination"] = stringAV(req.DestinationAccountID)
 	}
@@ -305,7 +313,8 @@ func (l *Ledger) legTransaction(req LegRequest, e Entry, acct Account, now time.
 			ReturnValuesOnConditionCheckFailure: allOld,
 		}},
 	}
-	if req.Leg == LegDebit {
+	switch {
+	case req.checksDestination():
 		// A transfer that could never be credited is refused before money moves, in this same transaction.
 		items = append(items, ddbtypes.TransactWriteItem{ConditionCheck: &ddbtypes.ConditionCheck{
 			TableName:                           table,
@@ -314,7 +323,7 @@ func (l *Ledger) legTransaction(req LegRequest, e Entry, acct Account, now time.
 			ExpressionAttributeValues:           map[string]ddbtypes.AttributeValue{":currency": stringAV(req.Currency)},
 			ReturnValuesOnConditionCheckFailure: allOld,
 		}})
-	} else {
+	case req.Leg != LegDebit:
 		other := LegRefund
 		if req.Leg == LegRefund {
 			other = LegCredit
@@ -387,7 +396,7 @@ func (l *Ledger) cancelled(ctx context.Context, req LegRequest, read Account, re
 	}
 	// An account that can never take part decides the outcome before a concurrent change or a short balance does:
 	// the source first, then (for a DEBIT) the destination.
-	i := accountItem(req.Leg)
+	i := accountItem(req)
 	var acct Account
 	if failed(i) {
 		var found bool
@@ -399,7 +408,7 @@ func (l *Ledger) cancelled(ctx context.Context, req LegRequest, read Account, re
 			return Entry{}, false, false, err
 		}
 	}
-	if req.Leg == LegDebit && failed(itemDestination) {
+	if req.checksDestination() && failed(itemDestination) {
 		dst, found, err := decodeAccount(reasons[itemDestination].Item)
 		if err != nil {
 			return Entry{}, false, false, err
@@ -453,7 +462,7 @@ func recordOutcome(req LegRequest, item map[string]ddbtypes.AttributeValue) erro
 	if req.Leg == LegCredit {
 		account = t.DestinationAccountID
 	}
-	if req.Leg == LegDebit && t.DestinationAccountID != req.DestinationAccountID {
+	if req.checksDestination() && t.DestinationAccountID != req.DestinationAccountID {
 		return fmt.Errorf("transfer is to %s, the DEBIT names %s as the destination: %w",
 			t.DestinationAccountID, req.DestinationAccountID, ErrLegMismatch)
 	}

@@ -115,6 +115,16 @@ func TestReserveRecognisesItsOwnRetry(t *testing.T) {
 	if err != nil || created || existing.TransferID != rec.TransferID {
 		t.Fatalf("a second request: created %v, existing %s, %v; want the first record", created, existing.TransferID, err)
 	}
+	settled := newRecord(t, "own-settled", "h", 24*time.Hour)
+	if _, _, err := e.store.Reserve(ctx, settled, t0); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.ledger.SettleTransfer(ctx, settled.TransferID, ledger.StatusFailed, ledger.Failure{Code: "ABORTED"}, 0, t0); err != nil {
+		t.Fatal(err)
+	}
+	if existing, created, err := e.store.Reserve(ctx, settled, t0); err != nil || created || existing.Status != ledger.StatusFailed {
+		t.Fatalf("a late retry of a settled reservation: created %v, status %s, %v; want the settled duplicate", created, existing.Status, err)
+	}
 	changed := rec
 	changed.RequestHash = "another payload"
 	if _, created, err := e.store.Reserve(ctx, changed, t0); err != nil || created {
@@ -156,7 +166,8 @@ func TestSettlementStartsRetention(t *testing.T) {
 	}
 }
 
-// TestClaimRedrive: one claim per window, none once the record has settled.
+// TestClaimRedrive: one claim per window, none once the record has settled; each claim keeps the record at least a
+// day past the re-drive, and a released claim frees the window at once.
 func TestClaimRedrive(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -165,7 +176,7 @@ func TestClaimRedrive(t *testing.T) {
 		t.Fatal(err)
 	}
 	window := 10 * time.Second
-	at := t0.Add(time.Minute)
+	at := t0.Add(30 * time.Hour) // past the record's own retainUntil
 	steps := []struct {
 		name     string
 		now      time.Time
@@ -178,21 +189,36 @@ func TestClaimRedrive(t *testing.T) {
 		{"right after that claim", at.Add(window + time.Millisecond), false, at.Add(window)},
 	}
 	for _, s := range steps {
-		claimed, standing, err := e.store.ClaimRedrive(ctx, rec.TransferID, s.now, window)
+		claimed, standing, err := e.store.ClaimRedrive(ctx, rec, s.now, window)
 		if err != nil || claimed != s.claimed || !standing.Equal(s.standing) {
 			t.Errorf("%s: claimed %v, standing %v, %v; want %v, %v", s.name, claimed, standing, err, s.claimed, s.standing)
 		}
 	}
+	if got := e.record(t, rec.TransferID).RetainUntil; got != at.Add(window).Add(ledger.MinRetention).Unix() {
+		t.Errorf("retainUntil = %d, want a day past the last claim (%d)", got, at.Add(window).Add(ledger.MinRetention).Unix())
+	}
+	if err := e.store.ReleaseRedrive(ctx, rec.TransferID, at); err != nil {
+		t.Fatal(err)
+	}
+	if claimed, _, _ := e.store.ClaimRedrive(ctx, rec, at.Add(window+2*time.Millisecond), window); claimed {
+		t.Error("releasing an older claim freed the standing one")
+	}
+	if err := e.store.ReleaseRedrive(ctx, rec.TransferID, at.Add(window)); err != nil {
+		t.Fatal(err)
+	}
+	if claimed, _, err := e.store.ClaimRedrive(ctx, rec, at.Add(window+3*time.Millisecond), window); !claimed || err != nil {
+		t.Errorf("after the release: claimed %v, %v; want the window free", claimed, err)
+	}
 	if err := e.ledger.SettleTransfer(ctx, rec.TransferID, ledger.StatusFailed, ledger.Failure{Code: "ABORTED"}, 0, t0); err != nil {
 		t.Fatal(err)
 	}
-	claimed, standing, err := e.store.ClaimRedrive(ctx, rec.TransferID, at.Add(time.Hour), window)
+	claimed, standing, err := e.store.ClaimRedrive(ctx, rec, at.Add(time.Hour), window)
 	if err != nil || claimed || !standing.IsZero() {
 		t.Errorf("settled: claimed %v, standing %v, %v; want no claim", claimed, standing, err)
 	}
 }
 
-// TestStaleInShard reads one shard oldest first, at most limit records, and says whether more are left.
+// TestStaleInShard reads one shard oldest first, at most limit records, and continues from where it left off.
 func TestStaleInShard(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -209,19 +235,22 @@ func TestStaleInShard(t *testing.T) {
 		t.Fatal(err)
 	}
 	cutoff := t0.Add(time.Hour)
-	got, more, err := e.store.StaleInShard(ctx, 3, cutoff, 3)
+	got, next, err := e.store.StaleInShard(ctx, 3, cutoff, 3, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ids(got) != ids([]ledger.Transfer{want[0], want[2], want[3]}) || !more {
-		t.Errorf("first 3 = %s, more %v; want %s, more", ids(got), more, ids([]ledger.Transfer{want[0], want[2], want[3]}))
+	if want := ids([]ledger.Transfer{want[0], want[2], want[3]}); ids(got) != want || next == nil {
+		t.Errorf("first 3 = %s, more %v; want %s, more", ids(got), next != nil, want)
 	}
-	got, more, err = e.store.StaleInShard(ctx, 3, cutoff, 10)
-	if err != nil || len(got) != 4 || more {
-		t.Errorf("all: %d, more %v, %v; want the 4 in progress and no more", len(got), more, err)
+	rest, next, err := e.store.StaleInShard(ctx, 3, cutoff, 3, next)
+	if err != nil || ids(rest) != ids(want[4:]) || next != nil {
+		t.Errorf("from the cursor: %s, more %v, %v; want %s and no more", ids(rest), next != nil, err, ids(want[4:]))
 	}
-	if got, _, _ := e.store.StaleInShard(ctx, 3, t0, 10); len(got) != 0 {
-		t.Errorf("before the cutoff: %d, want none", len(got))
+	if all, next, err := e.store.StaleInShard(ctx, 3, cutoff, 10, nil); err != nil || len(all) != 4 || next != nil {
+		t.Errorf("all: %d, more %v, %v; want the 4 in progress and no more", len(all), next != nil, err)
+	}
+	if none, _, _ := e.store.StaleInShard(ctx, 3, t0, 10, nil); len(none) != 0 {
+		t.Errorf("before the cutoff: %d, want none", len(none))
 	}
 }
 
@@ -272,5 +301,35 @@ func TestDebitRefusesImpossibleTransfers(t *testing.T) {
 				t.Errorf("record legs = %v, want none", rec.Legs)
 			}
 		})
+	}
+}
+
+// TestDebitWithoutDestinationStillApplies: an execution started by the definition before the destination check, still
+// running across a deploy, sends its DEBIT without destinationAccountId. It is applied as before (no destination
+// check), so the transfer completes; a bad destination is then refused at the credit and the debit refunded.
+func TestDebitWithoutDestinationStillApplies(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.account(t, "src", "EUR", 1000)
+	e.account(t, "dst", "EUR", 0)
+	ok := e.transfer(t, "src", "dst", 10, "EUR")
+	if _, _, err := e.ledger.ApplyLeg(ctx, debitTo(ok, "src", "", 10), t0); err != nil {
+		t.Fatalf("a DEBIT from the older definition: %v", err)
+	}
+	if _, _, err := e.ledger.ApplyLeg(ctx, leg(ok, ledger.LegCredit, "dst", 10), t0); err != nil {
+		t.Fatal(err)
+	}
+	bad := e.transfer(t, "src", "ghost", 10, "EUR")
+	if _, _, err := e.ledger.ApplyLeg(ctx, debitTo(bad, "src", "", 10), t0); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := e.ledger.ApplyLeg(ctx, leg(bad, ledger.LegCredit, "ghost", 10), t0); !errors.Is(err, ledger.ErrAccountNotFound) {
+		t.Fatalf("credit to an unknown destination: %v, want ErrAccountNotFound", err)
+	}
+	if _, _, err := e.ledger.ApplyLeg(ctx, leg(bad, ledger.LegRefund, "src", 10), t0); err != nil {
+		t.Fatal(err)
+	}
+	if src, dst := e.balance(t, "src"), e.balance(t, "dst"); src != 990 || dst != 10 {
+		t.Errorf("balances %d %d, want 990 10", src, dst)
 	}
 }

@@ -49,14 +49,23 @@ func (s *Store) getRecordByKey(ctx context.Context, pk string) (Transfer, error)
 	return t, nil
 }
 
+// SweepCursor is where a read of one shard of the InProgress index left off.
+type SweepCursor struct {
+	key map[string]ddbtypes.AttributeValue
+}
+
 // StaleInShard returns up to limit transfers of one shard of the InProgress index (0 to SweepShards-1) that are still
-// IN_PROGRESS and were created before cutoff, oldest first, and whether the shard holds more. It queries the sparse
-// index (keys only) and reads each record consistently, skipping those settled since the index was written.
-func (s *Store) StaleInShard(ctx context.Context, shard int, cutoff time.Time, limit int) (stale []Transfer, more bool, err error) {
+// IN_PROGRESS and were created before cutoff, oldest first, starting after the cursor (nil: at the oldest). next is
+// where it left off, nil when the shard has nothing more. It queries the sparse index (keys only) and reads each
+// record consistently, skipping those settled since the index was written.
+func (s *Store) StaleInShard(ctx context.Context, shard int, cutoff time.Time, limit int, after *SweepCursor) (stale []Transfer, next *SweepCursor, err error) {
 	if limit < 1 {
-		return nil, true, nil
+		return nil, after, nil
 	}
 	var start map[string]ddbtypes.AttributeValue
+	if after != nil {
+		start = after.key
+	}
 	for {
 		page, err := s.db.Query(ctx, &dynamodb.QueryInput{
 			TableName:              aws.String(s.table),
@@ -70,7 +79,7 @@ func (s *Store) StaleInShard(ctx context.Context, shard int, cutoff time.Time, l
 			ExclusiveStartKey: start,
 		})
 		if err != nil {
-			return nil, false, fmt.Errorf("query in-progress shard %d: %w", shard, translate(err))
+			return nil, nil, fmt.Errorf("query in-progress shard %d: %w", shard, translate(err))
 		}
 		for _, item := range page.Items {
 			pk, ok := item["pk"].(*ddbtypes.AttributeValueMemberS)
@@ -82,7 +91,7 @@ func (s *Store) StaleInShard(ctx context.Context, shard int, cutoff time.Time, l
 				continue
 			}
 			if err != nil {
-				return nil, false, fmt.Errorf("read stale record: %w", err)
+				return nil, nil, fmt.Errorf("read stale record: %w", err)
 			}
 			if t.Status == StatusInProgress {
 				stale = append(stale, t)
@@ -90,10 +99,10 @@ func (s *Store) StaleInShard(ctx context.Context, shard int, cutoff time.Time, l
 		}
 		start = page.LastEvaluatedKey
 		if start == nil {
-			return stale, false, nil
+			return stale, nil, nil
 		}
 		if len(stale) >= limit {
-			return stale, true, nil
+			return stale, &SweepCursor{key: start}, nil
 		}
 	}
 }

@@ -177,8 +177,9 @@ func NewStore(db dynamoAPI, table string) *Store { return &Store{db: db, table: 
 //
 // The one exception is the request's own reservation: when the SDK retries a PutItem whose reply was lost, the retry's
 // condition fails against the item the first attempt wrote. rec.TransferID is random and made once per request,
-// before the first attempt, so it identifies the attempt chain: an existing record with the same transfer id and
-// request hash is this request's own, and Reserve reports it created.
+// before the first attempt, so it identifies the attempt chain: an existing record in progress with the same transfer
+// id and request hash is this request's own, and Reserve reports it created. (Had it settled already, which a retry
+// arriving seconds later cannot see, it is answered as any duplicate.)
 func (s *Store) Reserve(ctx context.Context, rec Transfer, now time.Time) (existing Transfer, created bool, err error) {
 	item, err := attributevalue.MarshalMap(rec)
 	if err != nil {
@@ -203,7 +204,7 @@ func (s *Store) Reserve(ctx context.Context, rec Transfer, now time.Time) (exist
 		if err := attributevalue.UnmarshalMap(ccf.Item, &existing); err != nil {
 			return Transfer{}, false, fmt.Errorf("reserve %s: decode existing record: %w", rec.TransferID, err)
 		}
-		if existing.TransferID == rec.TransferID && existing.RequestHash == rec.RequestHash {
+		if existing.TransferID == rec.TransferID && existing.RequestHash == rec.RequestHash && existing.Status == StatusInProgress {
 			return Transfer{}, true, nil // a retry of this request's own write, whose first reply was lost
 		}
 		return existing, false, nil
@@ -239,26 +240,45 @@ func recordKey(pk string) map[string]ddbtypes.AttributeValue {
 	}
 }
 
-// ClaimRedrive claims the right to re-drive a transfer's StartExecution for one window: it sets redriveAt to now if
-// the record is still IN_PROGRESS for this transfer and no claim was made in the window before now, so that duplicates
-// of a request start the workflow at most once a window however many arrive. When the claim is refused it returns
-// false and the time of the standing claim (zero if the record has settled or changed hands since).
-func (s *Store) ClaimRedrive(ctx context.Context, transferID string, now time.Time, window time.Duration) (bool, time.Time, error) {
-	pk, ok := RecordKey(transferID)
+// MinRetention is the shortest time a transfer record is kept after its workflow was (re)started, or after it was
+// settled by the reconciler: the shortest IDEMPOTENCY_TTL allowed. Because every (re)start raises retainUntil to at
+// least then (RetainAtLeast), and the workflow settles within its 300 s timeout of starting, the retainUntil the
+// workflow's settlement copies into expiresAt is always about a day or more in the future: a record never expires at
+// the moment it settles, however late its workflow was re-driven.
+const MinRetention = 24 * time.Hour
+
+// RetainAtLeast is rec's retainUntil raised, if need be, to now + MinRetention.
+func RetainAtLeast(rec Transfer, now time.Time) int64 {
+	until := rec.RetainUntil
+	if until == 0 {
+		until = KeepForever // a record without one is kept forever
+	}
+	return max(until, min(now.Add(MinRetention).Unix(), KeepForever))
+}
+
+// ClaimRedrive claims the right to re-drive the StartExecution of rec, a transfer in progress, for one window: it sets
+// redriveAt to now if the record is still IN_PROGRESS for this transfer and no claim was made in the window before
+// now, so that duplicates of a request start the workflow at most once a window however many arrive (a window of 0
+// claims unless a claim was made after now). The claim also raises retainUntil to RetainAtLeast(rec, now), so that
+// a workflow started late still settles into a record that is kept. When the claim is refused it returns false and
+// the time of the standing claim (zero if the record has settled or changed hands since).
+func (s *Store) ClaimRedrive(ctx context.Context, rec Transfer, now time.Time, window time.Duration) (bool, time.Time, error) {
+	pk, ok := RecordKey(rec.TransferID)
 	if !ok {
-		return false, time.Time{}, fmt.Errorf("claim re-drive %q: %w", transferID, ErrNotFound)
+		return false, time.Time{}, fmt.Errorf("claim re-drive %q: %w", rec.TransferID, ErrNotFound)
 	}
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                aws.String(s.table),
 		Key:                      recordKey(pk),
-		UpdateExpression:         aws.String("SET redriveAt = :now"),
+		UpdateExpression:         aws.String("SET redriveAt = :now, retainUntil = :retain"),
 		ConditionExpression:      aws.String("#status = :inProgress AND transferId = :transferId AND (attribute_not_exists(redriveAt) OR redriveAt <= :since)"),
 		ExpressionAttributeNames: map[string]string{"#status": "status"},
 		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
 			":now":        stringAV(now.UTC().Format(TimeLayout)),
 			":since":      stringAV(now.Add(-window).UTC().Format(TimeLayout)),
+			":retain":     numberAV(RetainAtLeast(rec, now)),
 			":inProgress": stringAV(StatusInProgress),
-			":transferId": stringAV(transferID),
+			":transferId": stringAV(rec.TransferID),
 		},
 		ReturnValuesOnConditionCheckFailure: ddbtypes.ReturnValuesOnConditionCheckFailureAllOld,
 	})
@@ -269,14 +289,35 @@ func (s *Store) ClaimRedrive(ctx context.Context, transferID string, now time.Ti
 	case errors.As(err, &ccf):
 		var t Transfer
 		if err := attributevalue.UnmarshalMap(ccf.Item, &t); err != nil {
-			return false, time.Time{}, fmt.Errorf("claim re-drive %s: decode record: %w", transferID, err)
+			return false, time.Time{}, fmt.Errorf("claim re-drive %s: decode record: %w", rec.TransferID, err)
 		}
-		if t.TransferID != transferID || t.Status != StatusInProgress {
+		if t.TransferID != rec.TransferID || t.Status != StatusInProgress {
 			return false, time.Time{}, nil
 		}
 		last, _ := time.Parse(TimeLayout, t.RedriveAt)
 		return false, last, nil
 	default:
-		return false, time.Time{}, fmt.Errorf("claim re-drive %s: %w", transferID, translate(err))
+		return false, time.Time{}, fmt.Errorf("claim re-drive %s: %w", rec.TransferID, translate(err))
 	}
+}
+
+// ReleaseRedrive gives back the claim ClaimRedrive made at claimedAt, after its StartExecution failed, so that the
+// client's retry may re-drive at once instead of meeting the claim. A claim made since is left alone.
+func (s *Store) ReleaseRedrive(ctx context.Context, transferID string, claimedAt time.Time) error {
+	pk, ok := RecordKey(transferID)
+	if !ok {
+		return fmt.Errorf("release re-drive %q: %w", transferID, ErrNotFound)
+	}
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.table),
+		Key:                       recordKey(pk),
+		UpdateExpression:          aws.String("REMOVE redriveAt"),
+		ConditionExpression:       aws.String("transferId = :transferId AND redriveAt = :claimedAt"),
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":transferId": stringAV(transferID), ":claimedAt": stringAV(claimedAt.UTC().Format(TimeLayout))},
+	})
+	var ccf *ddbtypes.ConditionalCheckFailedException
+	if err != nil && !errors.As(err, &ccf) {
+		return fmt.Errorf("release re-drive %s: %w", transferID, translate(err))
+	}
+	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"time"
+
+	"github.com/transferflow/orchestrator/internal/ledger"
 )
 
 // Config is the orchestrator's configuration, read from the environment once.
@@ -19,7 +21,7 @@ const (
 	// times what one transfer's DescribeExecution, ledger read and settlement take on AWS.
 	defaultSweepMargin       = 5 * time.Second
 	defaultTTL               = 7 * 24 * time.Hour
-	minTTL                   = 24 * time.Hour
+	minTTL                   = ledger.MinRetention
 	defaultReservationWindow = 10 * time.Second
 )
 

@@ -206,3 +206,28 @@ func TestReplaysStartAtMostOncePerWindow(t *testing.T) {
 		t.Errorf("executions = %d, want 2", n)
 	}
 }
+
+// TestFailedRedriveReleasesItsClaim: when the duplicate that claimed the re-drive fails to start the workflow, it
+// answers 503 and gives the claim back, so the client's retry a second later re-drives instead of being told
+// "in progress" with nothing started.
+func TestFailedRedriveReleasesItsClaim(t *testing.T) {
+	h := newHarness(t, withoutRetries)
+	h.sfn.setFault(func(call int64) sfnFault {
+		if call == 1 {
+			return sfnDrop // the first start never reaches the service
+		}
+		if call == 2 {
+			return sfnThrottle // nor does the first re-drive
+		}
+		return sfnOK
+	})
+	wantProblem(t, h.post("redrive-fails", aliceToBob), http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE")
+	h.clock.Advance(11 * time.Second)
+	wantProblem(t, h.post("redrive-fails", aliceToBob), http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE")
+	h.clock.Advance(time.Second)
+	resp := h.post("redrive-fails", aliceToBob)
+	if resp.StatusCode != http.StatusAccepted || h.sfn.calls.Load() != 3 || h.sfn.created.Load() != 1 {
+		t.Fatalf("the retry after the failed re-drive: %d, %d start calls, %d executions; want 202 after a third call that starts it",
+			resp.StatusCode, h.sfn.calls.Load(), h.sfn.created.Load())
+	}
+}

@@ -129,9 +129,10 @@ func (e *ledgerEnv) leg(t *testing.T, id, leg string) []byte {
 	return out
 }
 
+// record reads the record of transfer id, whatever its scope or retention.
 func (e *ledgerEnv) record(t *testing.T, id string) ledger.Transfer {
 	t.Helper()
-	rec, err := e.store.GetTransfer(context.Background(), "test", id, ledgerT0)
+	rec, err := e.store.GetRecord(context.Background(), id)
 	if err != nil {
 		t.Fatalf("get transfer %s: %v", id, err)
 	}

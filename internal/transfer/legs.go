@@ -112,6 +112,10 @@ func (d *Debit) Handle(ctx context.Context, in LegInput) (LegResult, error) {
 	if in.Leg != ledger.LegDebit {
 		return LegResult{}, &InvalidLegInput{Reason: fmt.Sprintf("the debit function applies DEBIT legs, not %q", in.Leg)}
 	}
+	if in.DestinationAccountID == "" {
+		d.Logger.WarnContext(ctx, "DEBIT without destinationAccountId, from a definition older than the destination check: the credit checks the destination",
+			"transferId", in.TransferID)
+	}
 	return applyLeg(ctx, d.Ledger, d.Now(), d.Logger, in)
 }
 

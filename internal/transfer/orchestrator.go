@@ -27,7 +27,8 @@ import (
 type transferStore interface {
 	Reserve(ctx context.Context, rec ledger.Transfer, now time.Time) (ledger.Transfer, bool, error)
 	GetTransfer(ctx context.Context, scope, transferID string, now time.Time) (ledger.Transfer, error)
-	ClaimRedrive(ctx context.Context, transferID string, now time.Time, window time.Duration) (bool, time.Time, error)
+	ClaimRedrive(ctx context.Context, rec ledger.Transfer, now time.Time, window time.Duration) (bool, time.Time, error)
+	ReleaseRedrive(ctx context.Context, transferID string, claimedAt time.Time) error
 }
 
 // executionStarter starts workflow executions (the Step Functions client satisfies it).
@@ -167,7 +168,7 @@ func (o *Orchestrator) submit(ctx context.Context, req events.APIGatewayProxyReq
 	// In flight past the window: the first request has started the workflow or given up, so the start is re-driven
 	// (same name and input: it cannot start a second execution), but at most once a window however many duplicates
 	// arrive.
-	claimed, standing, err := o.Store.ClaimRedrive(ctx, existing.TransferID, now, o.ReservationWindow)
+	claimed, standing, err := o.Store.ClaimRedrive(ctx, existing, now, o.ReservationWindow)
 	if err != nil {
 		return o.dependency(ctx, "claim re-drive", err, 1, "transferId", existing.TransferID)
 	}
@@ -179,6 +180,10 @@ func (o *Orchestrator) submit(ctx context.Context, req events.APIGatewayProxyReq
 		return replay(http.StatusAccepted, existing).WithHeader("Retry-After", retryAfter)
 	}
 	if err := o.start(ctx, existing); err != nil {
+		// The claim is given back, so the client's retry after Retry-After re-drives at once instead of meeting it.
+		if rerr := o.Store.ReleaseRedrive(ctx, existing.TransferID, now); rerr != nil {
+			log.WarnContext(ctx, "re-drive claim not released; the next claim waits for its window", "error", rerr.Error())
+		}
 		return o.dependency(ctx, "re-drive start execution", err, 1, "transferId", existing.TransferID)
 	}
 	log.InfoContext(ctx, "transfer replayed; start re-driven", "status", existing.Status)

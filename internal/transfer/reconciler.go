@@ -41,8 +41,9 @@ type settlementLedger interface {
 // recordFinder reads transfer records for the reconciler (*ledger.Store satisfies it).
 type recordFinder interface {
 	GetRecord(ctx context.Context, transferID string) (ledger.Transfer, error)
-	StaleInShard(ctx context.Context, shard int, cutoff time.Time, limit int) ([]ledger.Transfer, bool, error)
+	StaleInShard(ctx context.Context, shard int, cutoff time.Time, limit int, after *ledger.SweepCursor) ([]ledger.Transfer, *ledger.SweepCursor, error)
 	Entries(ctx context.Context, transferID string) ([]ledger.Entry, error)
+	ClaimRedrive(ctx context.Context, rec ledger.Transfer, now time.Time, window time.Duration) (bool, time.Time, error)
 }
 
 // executionDriver looks executions up and (re)starts them (the Step Functions client satisfies it).
@@ -130,77 +131,74 @@ func (r *Reconciler) statusChanged(ctx context.Context, d statusDetail) error {
 // ended without settling its record is settled from the ledger; a running one is left to finish or time out.
 //
 // It is fair: each of the InProgress index's shards gets an equal share of SweepLimit, visited from a different
-// shard each run, and what is left of the limit then goes to the shards that have more, so a backlog in one shard
-// starves none of the others. It stops taking up transfers SweepMargin before the invocation's deadline and logs what
-// it left for the next run.
+// shard each run, and what is left of the limit then goes round the shards that have more, a share at a time from
+// where each left off, so a backlog in one shard starves none of the others. It stops taking up transfers SweepMargin
+// before the invocation's deadline and logs what it left for the next run.
 func (r *Reconciler) Sweep(ctx context.Context) error {
 	now := r.Now()
 	cutoff := now.Add(-r.OrphanAfter)
 	n := ledger.SweepShards
-	quota := max(1, (r.SweepLimit+n-1)/n)
+	share := max(1, (r.SweepLimit+n-1)/n)
 	start := r.startShard(n)
 	var (
 		budget  = r.SweepLimit
-		handled = map[string]bool{}
-		more    []int // shards that had more than their share, in visiting order
+		handled int
 		visited int
+		backlog []int // shards with more, in visiting order
+		cursors = map[int]*ledger.SweepCursor{}
 		errs    []error
 		stopped bool
 	)
-	sweepShard := func(shard, limit int) (bool, error) {
-		stale, hasMore, err := r.Records.StaleInShard(ctx, shard, cutoff, limit)
+	// take handles up to limit stale transfers of shard from after, and returns where it left off (nil: no more).
+	take := func(shard, limit int, after *ledger.SweepCursor) *ledger.SweepCursor {
+		stale, next, err := r.Records.StaleInShard(ctx, shard, cutoff, limit, after)
 		if err != nil {
-			return false, fmt.Errorf("sweep shard %d: %w", shard, err)
+			errs = append(errs, fmt.Errorf("sweep shard %d: %w", shard, err))
+			return nil
 		}
 		for _, rec := range stale {
-			if handled[rec.TransferID] {
-				continue
+			if stopped = r.nearDeadline(ctx); stopped {
+				return nil
 			}
-			if budget <= 0 {
-				return true, nil
-			}
-			if r.nearDeadline(ctx) {
-				stopped = true
-				return true, nil
-			}
-			handled[rec.TransferID] = true
 			budget--
+			handled++
 			if err := r.sweepOne(ctx, rec, now); err != nil {
 				errs = append(errs, err)
 			}
 		}
-		return hasMore, nil
+		return next
 	}
-	for i := 0; i < n && !stopped && budget > 0; i++ {
-		if r.nearDeadline(ctx) {
-			stopped = true
+	for i := 0; i < n && budget > 0 && !stopped; i++ {
+		if stopped = r.nearDeadline(ctx); stopped {
 			break
 		}
 		shard := (start + i) % n
 		visited++
-		hasMore, err := sweepShard(shard, min(quota, budget))
-		if err != nil {
-			errs = append(errs, err)
-		}
-		if hasMore {
-			more = append(more, shard)
+		if next := take(shard, min(share, budget), nil); next != nil {
+			cursors[shard] = next
+			backlog = append(backlog, shard)
 		}
 	}
-	// The rest of the limit goes to the shards with a backlog; a shard's first records were handled above and are
-	// skipped (they may still be IN_PROGRESS, running).
-	for _, shard := range more {
-		if stopped || budget <= 0 {
+	for len(backlog) > 0 && budget > 0 && !stopped {
+		shard := backlog[0]
+		backlog = backlog[1:]
+		if stopped = r.nearDeadline(ctx); stopped {
+			backlog = append(backlog, shard)
 			break
 		}
-		if _, err := sweepShard(shard, quota+budget); err != nil {
-			errs = append(errs, err)
+		if next := take(shard, min(share, budget), cursors[shard]); next != nil {
+			cursors[shard] = next
+			backlog = append(backlog, shard)
 		}
 	}
-	if stopped || visited < n {
-		r.Logger.WarnContext(ctx, "sweep stopped before its deadline; the next run continues",
-			"handled", len(handled), "shardsNotVisited", n-visited, "shardsWithMore", len(more), "errors", len(errs))
-	} else {
-		r.Logger.InfoContext(ctx, "sweep done", "handled", len(handled), "shardsWithMore", len(more), "errors", len(errs))
+	left := []any{"handled", handled, "shardsNotVisited", n - visited, "shardsWithMore", len(backlog), "errors", len(errs)}
+	switch {
+	case stopped:
+		r.Logger.WarnContext(ctx, "sweep stopped before its deadline; the next run continues", left...)
+	case visited < n || len(backlog) > 0:
+		r.Logger.InfoContext(ctx, "sweep reached its limit; the next run continues", left...)
+	default:
+		r.Logger.InfoContext(ctx, "sweep done", left...)
 	}
 	return errors.Join(errs...)
 }
@@ -239,7 +237,7 @@ func (r *Reconciler) sweepOne(ctx context.Context, rec ledger.Transfer, now time
 			return r.settle(ctx, rec, ledger.Failure{Code: CodeOrphaned, Error: "ExecutionNeverStarted",
 				Cause: fmt.Sprintf("no execution existed %s after the transfer was accepted", age.Round(time.Second))})
 		}
-		if err := r.restart(ctx, rec); err != nil {
+		if err := r.restart(ctx, rec, now); err != nil {
 			var apiErr smithy.APIError
 			if permanentStartError(err) && errors.As(err, &apiErr) {
 				log.WarnContext(ctx, "workflow cannot be started", "error", err.Error())
@@ -270,8 +268,14 @@ func (r *Reconciler) sweepOne(ctx context.Context, rec ledger.Transfer, now time
 }
 
 // restart starts the transfer's execution again under the same name and with the same input the orchestrator
-// sends, so it is the same execution if one exists after all.
-func (r *Reconciler) restart(ctx context.Context, rec ledger.Transfer) error {
+// sends, so it is the same execution if one exists after all. It first claims the re-drive (ledger.ClaimRedrive),
+// which keeps the record for a day past the start, so that the workflow's settlement does not expire it at once; a
+// claim a client's duplicate made a moment ago means the start was just re-driven, and restart leaves it.
+func (r *Reconciler) restart(ctx context.Context, rec ledger.Transfer, now time.Time) error {
+	claimed, _, err := r.Records.ClaimRedrive(ctx, rec, now, 0)
+	if err != nil || !claimed {
+		return err
+	}
 	input, err := json.Marshal(NewExecutionInput(rec))
 	if err != nil {
 		return err
@@ -298,21 +302,6 @@ func permanentStartError(err error) bool {
 		errors.As(err, &badName) || errors.As(err, &badArn)
 }
 
-// minSettledRetention is how long at least a record the reconciler settles stays readable afterwards: the shortest
-// IDEMPOTENCY_TTL allowed. The workflow settles within minutes of a transfer's creation, but the reconciler may settle
-// one long after (after an outage), when the retainUntil reserved at creation may have passed.
-const minSettledRetention = minTTL
-
-// retention is when the record of rec, settled now by the reconciler, may expire: its retainUntil, but never sooner
-// than minSettledRetention from now.
-func retention(rec ledger.Transfer, now time.Time) int64 {
-	until := rec.RetainUntil
-	if until == 0 {
-		until = ledger.KeepForever
-	}
-	return max(until, now.Add(minSettledRetention).Unix())
-}
-
 // maxSettleRounds bounds how often settle re-reads the ledger after a leg landed concurrently.
 const maxSettleRounds = 5
 
@@ -333,7 +322,7 @@ func (r *Reconciler) settle(ctx context.Context, rec ledger.Transfer, failure le
 		now := r.Now()
 		switch {
 		case legs[ledger.LegCredit]:
-			err = r.Ledger.SettleTransfer(ctx, rec.TransferID, ledger.StatusCompleted, ledger.Failure{}, retention(rec, now), now)
+			err = r.Ledger.SettleTransfer(ctx, rec.TransferID, ledger.StatusCompleted, ledger.Failure{}, ledger.RetainAtLeast(rec, now), now)
 			if err == nil {
 				log.InfoContext(ctx, "settled from the ledger", "status", ledger.StatusCompleted)
 			}
@@ -350,7 +339,7 @@ func (r *Reconciler) settle(ctx context.Context, rec ledger.Transfer, failure le
 				continue // the CREDIT won the race: the transfer completed
 			}
 		default:
-			err = r.Ledger.SettleTransfer(ctx, rec.TransferID, ledger.StatusFailed, failure, retention(rec, now), now)
+			err = r.Ledger.SettleTransfer(ctx, rec.TransferID, ledger.StatusFailed, failure, ledger.RetainAtLeast(rec, now), now)
 			if err == nil {
 				log.InfoContext(ctx, "settled from the ledger", "status", ledger.StatusFailed, "failureCode", failure.Code)
 			}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
 	"github.com/transferflow/orchestrator/internal/ledger"
@@ -62,7 +64,7 @@ func TestStaleDebitIsSettledNeverOverwritten(t *testing.T) {
 	if rec.Status != ledger.StatusFailed || rec.FailureCode != CodeTimedOut || e.entries(t, old.TransferID)[ledger.LegRefund].Leg == "" {
 		t.Fatalf("after the sweep: %s %s, legs %v; want FAILED TIMED_OUT with a REFUND", rec.Status, rec.FailureCode, rec.Legs)
 	}
-	if want := later.Add(minSettledRetention).Unix(); rec.ExpiresAt != want {
+	if want := later.Add(ledger.MinRetention).Unix(); rec.ExpiresAt != want {
 		t.Errorf("expiresAt = %d, want %d: readable for a day after the late settlement", rec.ExpiresAt, want)
 	}
 	if got, err := e.store.GetTransfer(context.Background(), "test", old.TransferID, later.Add(time.Hour)); err != nil || got.Status != ledger.StatusFailed {
@@ -216,5 +218,71 @@ func TestSweepStopsBeforeItsDeadline(t *testing.T) {
 	if !strings.Contains(logs.String(), `"msg":"sweep stopped before its deadline; the next run continues"`) ||
 		!strings.Contains(logs.String(), `"shardsNotVisited"`) {
 		t.Errorf("logs = %s", logs.String())
+	}
+}
+
+// starterFunc adapts a function to executionStarter.
+type starterFunc func(ctx context.Context, in *sfn.StartExecutionInput, optFns ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error)
+
+func (f starterFunc) StartExecution(ctx context.Context, in *sfn.StartExecutionInput, optFns ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error) {
+	return f(ctx, in, optFns...)
+}
+
+// TestLateRedriveSettlesIntoAKeptRecord: a transfer whose first start failed is re-driven by a duplicate long after
+// its retention would have ended. The re-drive raises retainUntil to a day past itself, so the workflow's own
+// MarkCompleted (the expression in transfer.asl.json) settles it into a record that is kept: the transfer can be read,
+// and the client's next retry with the key is a replay, not a second transfer.
+func TestLateRedriveSettlesIntoAKeptRecord(t *testing.T) {
+	e := newLedgerEnv(t)
+	e.account(t, "acc-alice", "EUR", 1000)
+	e.account(t, "acc-bob", "EUR", 0)
+	now := ledgerT0
+	starts := 0
+	o := &Orchestrator{
+		Store: e.store, StateMachineArn: reconcilerMachine, TTL: 7 * 24 * time.Hour,
+		ReservationWindow: 10 * time.Second, StartTimeout: 5 * time.Second,
+		Now: func() time.Time { return now }, Logger: discardLogger(),
+		SFN: starterFunc(func(context.Context, *sfn.StartExecutionInput, ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error) {
+			starts++
+			if starts == 1 {
+				return nil, &sfntypes.ExecutionLimitExceeded{Message: aws.String("limit")}
+			}
+			return &sfn.StartExecutionOutput{}, nil
+		}),
+	}
+	post := func() (int, Resource) {
+		t.Helper()
+		resp, _ := o.Handle(context.Background(), events.APIGatewayProxyRequest{
+			Resource: "/transfers", HTTPMethod: "POST",
+			Headers: map[string]string{"Content-Type": "application/json", "Idempotency-Key": "late"},
+			Body:    `{"sourceAccountId":"acc-alice","destinationAccountId":"acc-bob","amount":100,"currency":"EUR"}`,
+		})
+		var r Resource
+		_ = json.Unmarshal([]byte(resp.Body), &r)
+		return resp.StatusCode, r
+	}
+	if status, _ := post(); status != 503 {
+		t.Fatalf("first request: %d, want 503 (the start failed)", status)
+	}
+	now = now.Add(8 * 24 * time.Hour) // past createdAt + IDEMPOTENCY_TTL
+	status, res := post()
+	if status != 202 || starts != 2 {
+		t.Fatalf("duplicate 8 days later: %d after %d starts, want a 202 that re-drives", status, starts)
+	}
+	e.leg(t, res.TransferID, ledger.LegDebit)
+	e.leg(t, res.TransferID, ledger.LegCredit)
+	if err := e.runASLUpdate(t, loadASLUpdate(t, "MarkCompleted"), res.TransferID); err != nil {
+		t.Fatal(err)
+	}
+	rec := e.record(t, res.TransferID)
+	if rec.Status != ledger.StatusCompleted || rec.Expired(now.Add(23*time.Hour)) {
+		t.Fatalf("settled record: %s, expiresAt %s; want COMPLETED and kept for a day", rec.Status, time.Unix(rec.ExpiresAt, 0).UTC())
+	}
+	now = now.Add(time.Hour)
+	if status, again := post(); status != 200 || again.TransferID != res.TransferID {
+		t.Errorf("the client's retry: %d %s, want a 200 replay of %s, not a second transfer", status, again.TransferID, res.TransferID)
+	}
+	if b := e.accountNow(t, "acc-bob").Balance; b != 100 {
+		t.Errorf("bob %d, want 100: the money moved once", b)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -83,6 +84,11 @@ func TestWorkflowSettlementIsFencedByTheLedger(t *testing.T) {
 	e.account(t, "src", "EUR", 1000)
 	e.account(t, "dst", "EUR", 0)
 	markCompleted, markFailed := loadASLUpdate(t, "MarkCompleted"), loadASLUpdate(t, "MarkFailed")
+	for _, u := range []aslUpdate{markCompleted, markFailed} {
+		if got := u.ExpressionAttributeValues[":keepForever"]["N"]; got != strconv.FormatInt(ledger.KeepForever, 10) {
+			t.Errorf("the ASL keeps records forever until %q, ledger.KeepForever is %d", got, ledger.KeepForever)
+		}
+	}
 
 	tests := []struct {
 		name          string
