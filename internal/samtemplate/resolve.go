@@ -18,10 +18,12 @@ type Resolver interface {
 	GetAtt(logicalID, attribute string) (string, error)
 }
 
-// Env is the account and region the pseudo parameters (AWS::Region, AWS::AccountId, AWS::Partition) resolve to.
+// Env is what the pseudo parameters (AWS::Region, AWS::AccountId, AWS::Partition, AWS::StackName) resolve to.
 type Env struct {
 	Region    string
 	AccountID string
+	// StackName is AWS::StackName; empty means "local", the name `sam local` gives it.
+	StackName string
 	// Parameters overrides parameter defaults.
 	Parameters map[string]string
 }
@@ -70,6 +72,11 @@ func (t *Template) ref(name string, env Env, r Resolver) (string, error) {
 		return env.AccountID, nil
 	case "AWS::Partition":
 		return "aws", nil
+	case "AWS::StackName":
+		if env.StackName == "" {
+			return "local", nil
+		}
+		return env.StackName, nil
 	}
 	if p, ok := t.Parameters[name]; ok {
 		if v, ok := env.Parameters[name]; ok {
