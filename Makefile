@@ -6,12 +6,14 @@ NPM   ?= npm
 NODE_STAMP := node_modules/.installed
 VENV       := .venv
 VENV_STAMP := $(VENV)/.installed
-SAM_STAMP  := $(VENV)/.sam-installed
-SAM_CLI    := aws-sam-cli==1.170.0
+CHECKOV    := $(VENV)/checkov
+CHECKOV_STAMP := $(CHECKOV)/.installed
+SAM        := SAM_CLI_TELEMETRY=0 $(VENV)/bin/sam
+ENV        ?= default
 PYTHON3    := $(shell command -v python3 2>/dev/null)
 export DYNOXIDE_BIN ?=
 
-.PHONY: test run deps venv fmt-check vet lint-asl lint-template build-lambdas sam-build clean
+.PHONY: test run deps venv fmt-check vet lint-asl lint-template build-lambdas sam-build deploy clean
 
 deps: $(NODE_STAMP)
 	$(GO) mod download
@@ -42,16 +44,18 @@ lint-asl: $(NODE_STAMP)
 	@for f in statemachine/*.asl.json; do [ -f "$$f" ] || continue; node_modules/.bin/asl-validator --json-path "$$f" || exit 1; done
 	$(GO) run ./cmd/aslcheck statemachine/*.asl.json
 
-# AWS's own Python tools (tools/requirements.txt: cfn-lint, and aws-sam-translator for the template transform test in
-# internal/deploy) live in a private virtual environment. The stamp is newer than requirements.txt once pip has
-# installed it, so changing a pin reinstalls. Without python3 on the machine the step says so and is skipped (the
-# template lint and transform test with it); under CI it is required.
+# AWS's own Python tools live in private virtual environments: .venv has tools/requirements.txt (cfn-lint,
+# aws-sam-translator for the template transform test in internal/deploy, and the SAM CLI for `sam validate --lint`,
+# `sam build` and `sam deploy`); .venv/checkov has checkov (tools/checkov-requirements.txt), apart because its pins
+# conflict with the SAM CLI's. A stamp is newer than its requirements file once pip has installed it, so changing a
+# pin reinstalls. Without python3 on the machine the step says so and is skipped (the template checks with it);
+# under CI it is required.
 ifneq ($(PYTHON3),)
-venv: $(VENV_STAMP)
+venv: $(VENV_STAMP) $(CHECKOV_STAMP)
 else
 venv:
-	@if [ -n "$${CI:-}" ]; then echo "python3 is required under CI for cfn-lint and aws-sam-translator"; exit 1; fi
-	@echo "venv: python3 not found, cfn-lint and the template transform test skipped"
+	@if [ -n "$${CI:-}" ]; then echo "python3 is required under CI for the template checks"; exit 1; fi
+	@echo "venv: python3 not found, the template checks (cfn-lint, sam validate, checkov, transform test) skipped"
 endif
 
 $(VENV_STAMP): tools/requirements.txt
@@ -59,26 +63,34 @@ $(VENV_STAMP): tools/requirements.txt
 	$(VENV)/bin/pip install -q --disable-pip-version-check -r tools/requirements.txt
 	@touch $@
 
+$(CHECKOV_STAMP): tools/checkov-requirements.txt $(VENV_STAMP)
+	python3 -m venv $(CHECKOV)
+	$(CHECKOV)/bin/pip install -q --disable-pip-version-check -r tools/checkov-requirements.txt
+	@touch $@
+
+# The template as the tools users run check it: cfn-lint, `sam validate --lint`, and checkov with 0 failed checks
+# (every skip is in the resource's Metadata with its reason; --skip-download keeps checkov offline).
 lint-template: venv
-	@if [ -n "$(PYTHON3)" ]; then $(VENV)/bin/cfn-lint template.yaml; fi
+	@if [ -n "$(PYTHON3)" ]; then \
+		$(VENV)/bin/cfn-lint template.yaml && \
+		$(SAM) validate --lint --region us-east-1 && \
+		$(CHECKOV)/bin/checkov -f template.yaml --framework cloudformation --quiet --compact --skip-download; \
+	fi
 
 # The functions as Lambda runs them (provided.al2023 on arm64, see template.yaml): a build break shows up here, not at deploy.
 build-lambdas:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -tags lambda.norpc -o /dev/null ./functions/...
 
-# sam build with AWS's own CLI, installed into .venv (needs python3; no Docker for Go functions). The binaries are
-# stripped (-s) and built without the RPC shim that only the retired go1.x runtime used (lambda.norpc): measured
-# 22.3 MB -> 10.3 MB for the orchestrator, 20.3 -> 9.8 MB for debit and credit, for faster cold starts. samconfig.toml
-# does not cache builds: SAM's cache ignores these flags. Then `sam deploy --guided`.
-sam-build: $(SAM_STAMP)
-	SAM_CLI_TELEMETRY=0 GOFLAGS="-ldflags=-s -tags=lambda.norpc" $(VENV)/bin/sam validate --lint --region us-east-1
-	SAM_CLI_TELEMETRY=0 GOFLAGS="-ldflags=-s -tags=lambda.norpc" $(VENV)/bin/sam build
+# sam build with AWS's own CLI from .venv (no Docker for Go functions). The binaries are stripped (-s) and built
+# without the RPC shim that only the retired go1.x runtime used (lambda.norpc), for faster cold starts (sizes in
+# docs/deploy.md). samconfig.toml does not cache builds: SAM's cache ignores these flags.
+sam-build: venv
+	GOFLAGS="-ldflags=-s -tags=lambda.norpc -trimpath" $(SAM) build
 
-# aws-sam-cli pins its own cfn-lint and aws-sam-translator, so it is installed together with tools/requirements.txt
-# and again whenever those change.
-$(SAM_STAMP): $(VENV_STAMP)
-	$(VENV)/bin/pip install -q --disable-pip-version-check -r tools/requirements.txt $(SAM_CLI)
-	@touch $@
+# Deploys the stack of samconfig.toml's environment ENV (default: dev; `make deploy ENV=prod`) with the caller's AWS
+# credentials. See docs/deploy.md.
+deploy: sam-build
+	$(SAM) deploy --config-env $(ENV)
 
 # Builds and starts the local stack with the demo accounts of events/local-accounts.json on the spec's default ports.
 run: deps

@@ -37,9 +37,12 @@ type Template struct {
 // Resource is one entry of a template's Resources, its properties as decoded from JSON (maps, slices, strings,
 // float64s and bools; intrinsic functions stay objects such as {"Ref": "X"} or {"Fn::Sub": ...}).
 type Resource struct {
-	Type       string         `json:"Type"`
-	Properties map[string]any `json:"Properties"`
-	Metadata   map[string]any `json:"Metadata"`
+	Type                string         `json:"Type"`
+	Properties          map[string]any `json:"Properties"`
+	Metadata            map[string]any `json:"Metadata"`
+	DeletionPolicy      string         `json:"DeletionPolicy"`
+	UpdateReplacePolicy string         `json:"UpdateReplacePolicy"`
+	Condition           string         `json:"Condition"`
 }
 
 // OfType returns the logical ids of the resources of type typ, sorted.

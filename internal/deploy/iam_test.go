@@ -1,0 +1,186 @@
+package deploy
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// forbiddenActions are DynamoDB actions the design never uses: a role that has one can destroy or bulk-read the
+// ledger.
+var forbiddenActions = []string{"dynamodb:Scan", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "dynamodb:BatchGetItem",
+	"dynamodb:DeleteTable", "dynamodb:PartiQLDelete"}
+
+// anyResourceActions are the actions that support no resource-level permissions, so may be granted on "*".
+var anyResourceActions = []string{
+	"xray:PutTraceSegments", "xray:PutTelemetryRecords", "xray:GetSamplingRules", "xray:GetSamplingTargets",
+	"logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery", "logs:DeleteLogDelivery",
+	"logs:ListLogDeliveries", "logs:PutResourcePolicy", "logs:DescribeResourcePolicies", "logs:DescribeLogGroups",
+}
+
+// policyProblems returns what breaks least privilege in stmts: a wildcard in an action, an action the design
+// forbids, or "*" as the resource of an action that supports resource-level permissions.
+func policyProblems(stmts []Statement) []string {
+	var problems []string
+	for _, s := range stmts {
+		if s.Effect != "Allow" {
+			continue
+		}
+		for _, a := range s.Action {
+			if strings.ContainsAny(a, "*?") {
+				problems = append(problems, fmt.Sprintf("%s: wildcard action %s", s, a))
+			}
+			if slices.Contains(forbiddenActions, a) {
+				problems = append(problems, fmt.Sprintf("%s: forbidden action %s", s, a))
+			}
+			if slices.Contains(s.Resource, "*") && !slices.Contains(anyResourceActions, a) {
+				problems = append(problems, fmt.Sprintf("%s: %s on any resource", s, a))
+			}
+		}
+	}
+	return problems
+}
+
+func TestPolicyProblems(t *testing.T) {
+	table := []string{"${TransfersTable.Arn}"}
+	tests := []struct {
+		name string
+		stmt Statement
+		want int
+	}{
+		{name: "exact actions on the table", stmt: Statement{Effect: "Allow", Action: []string{"dynamodb:GetItem"}, Resource: table}},
+		{name: "service wildcard", stmt: Statement{Effect: "Allow", Action: []string{"dynamodb:*"}, Resource: table}, want: 1},
+		{name: "prefix wildcard", stmt: Statement{Effect: "Allow", Action: []string{"dynamodb:Get*"}, Resource: table}, want: 1},
+		{name: "scan", stmt: Statement{Effect: "Allow", Action: []string{"dynamodb:Scan"}, Resource: table}, want: 1},
+		{name: "batch write", stmt: Statement{Effect: "Allow", Action: []string{"dynamodb:BatchWriteItem"}, Resource: table}, want: 1},
+		{name: "table action on any resource", stmt: Statement{Effect: "Allow", Action: []string{"dynamodb:GetItem"}, Resource: []string{"*"}}, want: 1},
+		{name: "x-ray on any resource", stmt: Statement{Effect: "Allow", Action: []string{"xray:PutTraceSegments"}, Resource: []string{"*"}}},
+		{name: "deny is not a grant", stmt: Statement{Effect: "Deny", Action: []string{"dynamodb:*"}, Resource: []string{"*"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := policyProblems([]Statement{tt.stmt}); len(got) != tt.want {
+				t.Errorf("problems = %q, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+// grant is one action on one resource.
+type grant struct{ action, resource string }
+
+func grants(stmts []Statement, role string) []grant {
+	var out []grant
+	for _, s := range stmts {
+		if s.Role != role || s.Effect != "Allow" {
+			continue
+		}
+		for _, a := range s.Action {
+			for _, r := range s.Resource {
+				out = append(out, grant{a, r})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b grant) int { return strings.Compare(a.action+" "+a.resource, b.action+" "+b.resource) })
+	return slices.Compact(out)
+}
+
+func on(resource string, actions ...string) []grant {
+	out := make([]grant, 0, len(actions))
+	for _, a := range actions {
+		out = append(out, grant{a, resource})
+	}
+	return out
+}
+
+// TestLeastPrivilege checks every role of the deployed stack: one role per function, each granted exactly the
+// actions its code calls (the methods of internal/ledger and the Step Functions calls of internal/transfer that the
+// function uses) on the table, its index, the state machine or its executions, its own log group, and nothing else.
+func TestLeastPrivilege(t *testing.T) {
+	tmpl := TransformT(t)
+	stmts := tmpl.RoleStatements()
+	if p := policyProblems(stmts); len(p) > 0 {
+		t.Errorf("least privilege:\n%s", strings.Join(p, "\n"))
+	}
+
+	const (
+		table      = "${TransfersTable.Arn}"
+		index      = "${TransfersTable.Arn}/index/InProgress"
+		machine    = "${TransferStateMachine}"
+		executions = "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:${TransferStateMachine.Name}:*"
+	)
+	tracing := on("*", "xray:PutTraceSegments", "xray:PutTelemetryRecords")
+	logsTo := func(group string) []grant { return on("${"+group+".Arn}", "logs:CreateLogStream", "logs:PutLogEvents") }
+	legs := on(table, "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem")
+	want := map[string][]grant{
+		"OrchestratorFunction": slices.Concat(
+			on(table, "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"),
+			on(machine, "states:StartExecution"),
+			on(executions, "states:GetExecutionHistory"),
+			logsTo("OrchestratorLogGroup"), tracing),
+		"DebitFunction":  slices.Concat(legs, logsTo("DebitLogGroup"), tracing),
+		"CreditFunction": slices.Concat(legs, logsTo("CreditLogGroup"), tracing),
+		"TimeoutReconcilerFunction": slices.Concat(
+			on(table, "dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"),
+			on(index, "dynamodb:Query"),
+			on(machine, "states:StartExecution"),
+			on(executions, "states:DescribeExecution"),
+			on("${ReconcilerDeadLetterQueue.Arn}", "sqs:SendMessage"),
+			logsTo("TimeoutReconcilerLogGroup"), tracing),
+	}
+
+	functions := tmpl.OfType("AWS::Lambda::Function")
+	if !slices.Equal(functions, []string{"CreditFunction", "DebitFunction", "OrchestratorFunction", "TimeoutReconcilerFunction"}) {
+		t.Fatalf("functions = %v", functions)
+	}
+	roles := map[string]string{}
+	for _, fn := range functions {
+		role := tmpl.FunctionRole(fn)
+		if role == "" {
+			t.Errorf("%s: Role %v is not a role of the template", fn, tmpl.Resources[fn].Properties["Role"])
+			continue
+		}
+		if other, ok := roles[role]; ok {
+			t.Errorf("%s and %s share %s: each function gets its own role", fn, other, role)
+		}
+		roles[role] = fn
+		checkGrants(t, fn, role, grants(stmts, role), want[fn])
+	}
+
+	sm := "TransferStateMachine"
+	smRole := ref(tmpl.Resources[sm].Properties["RoleArn"])
+	smWant := slices.Concat(
+		on("${DebitFunction.Arn}", "lambda:InvokeFunction"),
+		on("${CreditFunction.Arn}", "lambda:InvokeFunction"),
+		on(table, "dynamodb:UpdateItem"),
+		on("*", "logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery", "logs:DeleteLogDelivery",
+			"logs:ListLogDeliveries", "logs:PutResourcePolicy", "logs:DescribeResourcePolicies", "logs:DescribeLogGroups"),
+		on("*", "xray:PutTraceSegments", "xray:PutTelemetryRecords", "xray:GetSamplingRules", "xray:GetSamplingTargets"),
+	)
+	checkGrants(t, sm, smRole, grants(stmts, smRole), smWant)
+
+	// Managed policies grant what the template cannot show; only API Gateway's account-wide logging role has one,
+	// the service role AWS defines for exactly that.
+	for role, arns := range tmpl.ManagedPolicies() {
+		want := []string{"arn:${AWS::Partition}:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs"}
+		if role != "ApiGatewayLoggingRole" || !slices.Equal(arns, want) {
+			t.Errorf("%s: managed policies %v", role, arns)
+		}
+	}
+}
+
+func checkGrants(t *testing.T, who, role string, got, want []grant) {
+	t.Helper()
+	slices.SortFunc(want, func(a, b grant) int { return strings.Compare(a.action+" "+a.resource, b.action+" "+b.resource) })
+	for _, g := range got {
+		if !slices.Contains(want, g) {
+			t.Errorf("%s (%s) may %s on %s, which its code never calls", who, role, g.action, g.resource)
+		}
+	}
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			t.Errorf("%s (%s) may not %s on %s, which its code calls", who, role, w.action, w.resource)
+		}
+	}
+}
