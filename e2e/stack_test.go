@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -77,6 +76,7 @@ type stack struct {
 	API    string
 	SFN    string
 	cmd    *exec.Cmd
+	stdout *stdoutBuffer
 	stderr *lockedBuffer
 	done   chan error
 }
@@ -98,6 +98,23 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
+// stdoutBuffer keeps everything the stack prints on stdout and hands its ready line to ready, once.
+type stdoutBuffer struct {
+	lockedBuffer
+	ready chan string
+	once  sync.Once
+}
+
+func (w *stdoutBuffer) Write(p []byte) (int, error) {
+	n, err := w.lockedBuffer.Write(p)
+	for _, line := range strings.SplitAfter(w.String(), "\n") {
+		if strings.HasPrefix(line, "ready ") && strings.HasSuffix(line, "\n") {
+			w.once.Do(func() { w.ready <- strings.TrimSpace(line) })
+		}
+	}
+	return n, err
+}
+
 // startStack runs the local stack on free ports with the given extra flags and waits for its ready line. The stack
 // is stopped when the test ends.
 func startStack(t *testing.T, args ...string) *stack {
@@ -112,30 +129,18 @@ func startStack(t *testing.T, args ...string) *stack {
 	}
 	base := []string{"--template", filepath.Join(root, "template.yaml"), "--seed", seed,
 		"--api-addr", "127.0.0.1:0", "--sfn-addr", "127.0.0.1:0", "--dynamodb-addr", "127.0.0.1:0"}
-	s := &stack{t: t, stderr: &lockedBuffer{}, done: make(chan error, 1)}
+	s := &stack{t: t, stdout: &stdoutBuffer{ready: make(chan string, 1)}, stderr: &lockedBuffer{}, done: make(chan error, 1)}
 	s.cmd = exec.Command(binary, append(base, args...)...)
+	s.cmd.Stdout = s.stdout
 	s.cmd.Stderr = s.stderr
-	stdout, err := s.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	go func() { s.done <- s.cmd.Wait() }()
 	t.Cleanup(func() { s.stop(syscall.SIGTERM) })
 
-	lines := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if strings.HasPrefix(sc.Text(), "ready ") {
-				lines <- sc.Text()
-			}
-		}
-	}()
 	select {
-	case line := <-lines:
+	case line := <-s.stdout.ready:
 		for _, f := range strings.Fields(line)[1:] {
 			k, v, _ := strings.Cut(f, "=")
 			switch k {

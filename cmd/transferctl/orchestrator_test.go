@@ -24,6 +24,7 @@ import (
 	"github.com/transferflow/orchestrator/internal/gateway"
 	"github.com/transferflow/orchestrator/internal/lambdalocal"
 	"github.com/transferflow/orchestrator/internal/ledger"
+	"github.com/transferflow/orchestrator/internal/metrics"
 	"github.com/transferflow/orchestrator/internal/transfer"
 )
 
@@ -93,6 +94,8 @@ func startStack(t *testing.T) *stack {
 	o.Store = ledger.NewStore(s.db, s.table)
 	o.SFN = sfn.NewFromConfig(cfg, func(o *sfn.Options) { o.BaseEndpoint = aws.String(sfnSrv.URL) })
 	o.Now = s.clock.Now // the orchestrator's reservation window runs on the CLI's fake clock
+	// Its metrics are encoded as on Lambda, but not onto the test binary's standard output.
+	o.Metrics = metrics.New(io.Discard, c.MetricsNamespace)
 	// The orchestrator behind the project's own API Gateway stand-in, invoked as the local stack invokes it.
 	var n atomic.Int64
 	newID := func() string { return fmt.Sprint("req-", n.Add(1)) }

@@ -51,6 +51,8 @@ type Config struct {
 	SweepInterval    time.Duration
 	OrphanAfter      time.Duration
 	Faults           []*lambdalocal.Fault
+	// Metrics writes the functions' CloudWatch EMF lines to stderr with the logs; without it they are discarded.
+	Metrics bool
 }
 
 // ParseFlags reads the command line.
@@ -68,6 +70,7 @@ func ParseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.DurationVar(&c.ExecutionTimeout, "execution-timeout", 0, "override the state machine's TimeoutSeconds")
 	fs.DurationVar(&c.SweepInterval, "sweep-interval", 0, "period of the scheduled sweep (default: the template's schedule)")
 	fs.DurationVar(&c.OrphanAfter, "orphan-after", 0, "the sweep's staleness threshold (default: the template's ORPHAN_AFTER)")
+	fs.BoolVar(&c.Metrics, "metrics", false, "write the functions' metrics (CloudWatch EMF lines) to stderr with the logs")
 	fs.Func("fault", "inject a fault, repeatable: FUNCTION:error=NAME|delay=D|crash=POINT[:times=N][:leg=LEG]", func(s string) error {
 		f, err := lambdalocal.ParseFault(s)
 		if err != nil {
@@ -90,6 +93,7 @@ type stack struct {
 	cfg      Config
 	logger   *slog.Logger
 	stderr   io.Writer
+	metrics  io.Writer // where the functions' EMF lines go: stderr with --metrics, else io.Discard
 	tmpl     *samtemplate.Template
 	names    names
 	fns      []samtemplate.Function // the template's functions, names resolved
@@ -102,9 +106,14 @@ type stack struct {
 }
 
 // Run starts the stack, prints the ready line on stdout, serves until ctx is cancelled, then stops everything it
-// started, the DynamoDB server included.
+// started, the DynamoDB server included. Stdout carries the ready line only; logs, and metrics with --metrics, go to
+// stderr, one whole line per Write.
 func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
-	s := &stack{cfg: c, stderr: stderr, logger: slog.New(slog.NewJSONHandler(stderr, nil)), newID: sfnlocal.NewUUID}
+	stderr = &lineWriter{w: stderr}
+	s := &stack{cfg: c, stderr: stderr, metrics: io.Discard, logger: slog.New(slog.NewJSONHandler(stderr, nil)), newID: sfnlocal.NewUUID}
+	if c.Metrics {
+		s.metrics = stderr
+	}
 	tmpl, err := samtemplate.Load(c.Template)
 	if err != nil {
 		return err
@@ -200,6 +209,19 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	s.engine.Close()
 	waitFor(&s.wg, time.Second)
 	return runErr
+}
+
+// lineWriter serialises the Writes of the stack's logger and of the functions' metrics emitters to one writer, each
+// of which writes a whole line per Write; an *os.File would do this itself, but a test's buffer would not.
+type lineWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lineWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // waitFor waits for wg at most d.

@@ -16,8 +16,11 @@ func TestParseFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.APIAddr != ":0" || c.SFNAddr != "127.0.0.1:8083" || len(c.Faults) != 2 || c.ExecutionTimeout != 2*time.Second ||
-		c.SweepInterval != time.Second || c.Seed != "events/local-accounts.json" {
+		c.SweepInterval != time.Second || c.Seed != "events/local-accounts.json" || c.Metrics {
 		t.Errorf("config = %+v", c)
+	}
+	if c, err := ParseFlags([]string{"--metrics"}, io.Discard); err != nil || !c.Metrics {
+		t.Errorf("--metrics: %+v, %v", c, err)
 	}
 	for _, bad := range [][]string{{"--fault", "debit"}, {"--nope"}, {"extra"}} {
 		if _, err := ParseFlags(bad, io.Discard); err == nil {

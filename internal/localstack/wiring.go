@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/transferflow/orchestrator/internal/lambdalocal"
 	"github.com/transferflow/orchestrator/internal/ledger"
+	"github.com/transferflow/orchestrator/internal/metrics"
 	"github.com/transferflow/orchestrator/internal/samtemplate"
 	"github.com/transferflow/orchestrator/internal/sfnlocal"
 	"github.com/transferflow/orchestrator/internal/transfer"
@@ -88,42 +90,51 @@ func stateMachineArn(name string) string {
 }
 
 // runtime builds one function's handler from the SDK config and the environment the template gives the function.
-type runtime func(cfg aws.Config, getenv func(string) string, logger *slog.Logger, crashPoint func(point string) func()) (any, error)
+// The handler writes its metrics to metricsOut instead of Lambda's standard output, which locally carries the ready
+// line.
+type runtime func(cfg aws.Config, getenv func(string) string, logger *slog.Logger, metricsOut io.Writer, crashPoint func(point string) func()) (any, error)
 
 // runtimes are the functions the local stack can run, by CodeUri. Each calls the same wiring the function's main
 // calls, so the code that runs locally is the code that runs on AWS.
 var runtimes = map[string]runtime{
-	"functions/orchestrator": func(cfg aws.Config, getenv func(string) string, logger *slog.Logger, crashPoint func(string) func()) (any, error) {
+	"functions/orchestrator": func(cfg aws.Config, getenv func(string) string, logger *slog.Logger, metricsOut io.Writer, crashPoint func(string) func()) (any, error) {
 		c, err := transfer.LoadConfig(getenv)
 		if err != nil {
 			return nil, err
 		}
 		h := transfer.NewOrchestratorHandler(cfg, c, logger)
+		h.Metrics = metrics.New(metricsOut, c.MetricsNamespace)
 		if store, ok := h.Store.(*ledger.Store); ok {
 			h.Store = crashAfterReserve{Store: store, crash: crashPoint("after-reserve")}
 		}
 		return h.Handle, nil
 	},
-	"functions/debit": func(cfg aws.Config, getenv func(string) string, logger *slog.Logger, _ func(string) func()) (any, error) {
+	"functions/debit": func(cfg aws.Config, getenv func(string) string, logger *slog.Logger, metricsOut io.Writer, _ func(string) func()) (any, error) {
 		c, err := transfer.LoadLedgerConfig(getenv)
 		if err != nil {
 			return nil, err
 		}
-		return transfer.NewDebitHandler(cfg, c, logger).Handle, nil
+		h := transfer.NewDebitHandler(cfg, c, logger)
+		h.Metrics = metrics.New(metricsOut, c.MetricsNamespace)
+		return h.Handle, nil
 	},
-	"functions/credit": func(cfg aws.Config, getenv func(string) string, logger *slog.Logger, _ func(string) func()) (any, error) {
+	"functions/credit": func(cfg aws.Config, getenv func(string) string, logger *slog.Logger, metricsOut io.Writer, _ func(string) func()) (any, error) {
 		c, err := transfer.LoadLedgerConfig(getenv)
 		if err != nil {
 			return nil, err
 		}
-		return transfer.NewCreditHandler(cfg, c, logger).Handle, nil
+		h := transfer.NewCreditHandler(cfg, c, logger)
+		h.Metrics = metrics.New(metricsOut, c.MetricsNamespace)
+		return h.Handle, nil
 	},
-	"functions/timeout-reconciler": func(cfg aws.Config, getenv func(string) string, logger *slog.Logger, _ func(string) func()) (any, error) {
+	"functions/timeout-reconciler": func(cfg aws.Config, getenv func(string) string, logger *slog.Logger, metricsOut io.Writer, _ func(string) func()) (any, error) {
 		c, err := transfer.LoadReconcilerConfig(getenv)
 		if err != nil {
 			return nil, err
 		}
-		return transfer.NewReconcilerHandler(cfg, c, logger).Handle, nil
+		h := transfer.NewReconcilerHandler(cfg, c, logger)
+		h.Metrics = metrics.New(metricsOut, c.MetricsNamespace)
+		return h.Handle, nil
 	},
 }
 
@@ -162,7 +173,7 @@ func (s *stack) startFunctions(cfg aws.Config) error {
 		}
 		logger := slog.New(lambdalocal.LogHandler(s.logger.Handler())).With("function", f.LogicalID)
 		// The crash point looks the fault up when it is reached, in the invoker built below.
-		handler, err := rt(cfg, func(k string) string { return env[k] }, logger, func(point string) func() {
+		handler, err := rt(cfg, func(k string) string { return env[k] }, logger, s.metrics, func(point string) func() {
 			return func() { s.invoker.CrashPoint(f.LogicalID, point)() }
 		})
 		if err != nil {

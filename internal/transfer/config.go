@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/transferflow/orchestrator/internal/ledger"
+	"github.com/transferflow/orchestrator/internal/metrics"
 )
 
 // Config is the orchestrator's configuration, read from the environment once.
@@ -14,6 +15,8 @@ type Config struct {
 	StateMachineArn   string
 	IdempotencyTTL    time.Duration
 	ReservationWindow time.Duration
+	// MetricsNamespace is the CloudWatch namespace of the function's metrics (docs/metrics.md).
+	MetricsNamespace string
 }
 
 const (
@@ -28,7 +31,8 @@ const (
 var stateMachineArnRe = regexp.MustCompile(`^arn:aws[a-z-]*:states:[a-z0-9-]+:\d{12}:stateMachine:[A-Za-z0-9_-]{1,80}$`)
 
 // LoadConfig reads TABLE_NAME, STATE_MACHINE_ARN, IDEMPOTENCY_TTL (a Go duration, default 168h, at least 24h so a
-// record outlives its workflow; 0 keeps records forever) and RESERVATION_WINDOW (default 10s, 2s to 5m).
+// record outlives its workflow; 0 keeps records forever), RESERVATION_WINDOW (default 10s, 2s to 5m) and
+// METRICS_NAMESPACE (see DefaultMetricsNamespace).
 func LoadConfig(getenv func(string) string) (Config, error) {
 	c := Config{TableName: getenv("TABLE_NAME"), StateMachineArn: getenv("STATE_MACHINE_ARN")}
 	if c.TableName == "" {
@@ -38,6 +42,9 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		return Config{}, fmt.Errorf("STATE_MACHINE_ARN=%q is not a state machine ARN", c.StateMachineArn)
 	}
 	var err error
+	if c.MetricsNamespace, err = metricsNamespace(getenv); err != nil {
+		return Config{}, err
+	}
 	if c.IdempotencyTTL, err = duration(getenv, "IDEMPOTENCY_TTL", defaultTTL); err != nil {
 		return Config{}, err
 	}
@@ -51,6 +58,22 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		return Config{}, fmt.Errorf("RESERVATION_WINDOW=%s must be between 2s and 5m", c.ReservationWindow)
 	}
 	return c, nil
+}
+
+// DefaultMetricsNamespace is the CloudWatch namespace of the functions' metrics when METRICS_NAMESPACE is unset;
+// template.yaml sets TransferOrchestrator/<stack name>, so that two stacks in one account keep their metrics apart.
+const DefaultMetricsNamespace = "TransferOrchestrator"
+
+// metricsNamespace reads METRICS_NAMESPACE: DefaultMetricsNamespace when unset, else a valid CloudWatch namespace.
+func metricsNamespace(getenv func(string) string) (string, error) {
+	ns := getenv("METRICS_NAMESPACE")
+	if ns == "" {
+		return DefaultMetricsNamespace, nil
+	}
+	if err := metrics.CheckNamespace(ns); err != nil {
+		return "", fmt.Errorf("METRICS_NAMESPACE: %w", err)
+	}
+	return ns, nil
 }
 
 func duration(getenv func(string) string, name string, def time.Duration) (time.Duration, error) {
@@ -71,13 +94,19 @@ func duration(getenv func(string) string, name string, def time.Duration) (time.
 // LedgerConfig is the debit and credit functions' configuration, read from the environment once.
 type LedgerConfig struct {
 	TableName string
+	// MetricsNamespace is the CloudWatch namespace of the function's metrics (docs/metrics.md).
+	MetricsNamespace string
 }
 
-// LoadLedgerConfig reads TABLE_NAME.
+// LoadLedgerConfig reads TABLE_NAME and METRICS_NAMESPACE (see DefaultMetricsNamespace).
 func LoadLedgerConfig(getenv func(string) string) (LedgerConfig, error) {
 	c := LedgerConfig{TableName: getenv("TABLE_NAME")}
 	if c.TableName == "" {
 		return LedgerConfig{}, fmt.Errorf("TABLE_NAME is required")
+	}
+	var err error
+	if c.MetricsNamespace, err = metricsNamespace(getenv); err != nil {
+		return LedgerConfig{}, err
 	}
 	return c, nil
 }
@@ -89,11 +118,14 @@ type ReconcilerConfig struct {
 	OrphanAfter     time.Duration
 	GiveUpAfter     time.Duration
 	SweepLimit      int
+	// MetricsNamespace is the CloudWatch namespace of the function's metrics (docs/metrics.md).
+	MetricsNamespace string
 }
 
 // LoadReconcilerConfig reads TABLE_NAME, STATE_MACHINE_ARN, ORPHAN_AFTER (default 2m: how old an IN_PROGRESS
 // transfer must be before the sweep looks at it), ORPHAN_GIVE_UP_AFTER (default 1h: when a workflow that never
-// started is settled ORPHANED instead of re-driven) and SWEEP_LIMIT (default 500 transfers a sweep).
+// started is settled ORPHANED instead of re-driven), SWEEP_LIMIT (default 500 transfers a sweep) and
+// METRICS_NAMESPACE (see DefaultMetricsNamespace).
 func LoadReconcilerConfig(getenv func(string) string) (ReconcilerConfig, error) {
 	c := ReconcilerConfig{TableName: getenv("TABLE_NAME"), StateMachineArn: getenv("STATE_MACHINE_ARN"), SweepLimit: 500}
 	if c.TableName == "" {
@@ -103,6 +135,9 @@ func LoadReconcilerConfig(getenv func(string) string) (ReconcilerConfig, error) 
 		return ReconcilerConfig{}, fmt.Errorf("STATE_MACHINE_ARN=%q is not a state machine ARN", c.StateMachineArn)
 	}
 	var err error
+	if c.MetricsNamespace, err = metricsNamespace(getenv); err != nil {
+		return ReconcilerConfig{}, err
+	}
 	if c.OrphanAfter, err = duration(getenv, "ORPHAN_AFTER", 2*time.Minute); err != nil {
 		return ReconcilerConfig{}, err
 	}

@@ -27,6 +27,8 @@ import (
 
 	"github.com/transferflow/orchestrator/internal/ddblocal"
 	"github.com/transferflow/orchestrator/internal/ledger"
+	"github.com/transferflow/orchestrator/internal/metrics"
+	"github.com/transferflow/orchestrator/internal/metrics/metricstest"
 	"github.com/transferflow/orchestrator/internal/transfer"
 )
 
@@ -275,6 +277,8 @@ type harness struct {
 	clock *clock
 	h     *transfer.Orchestrator
 	logs  *bytes.Buffer
+	// metrics has the handler's EMF lines, stamped by the harness clock.
+	metrics *metricstest.Buffer
 }
 
 type harnessOption func(*dynamodb.Options, *sfn.Options)
@@ -289,7 +293,7 @@ func newHarness(t *testing.T, opts ...harnessOption) *harness {
 	t.Helper()
 	srv, tables := ddblocal.StartWithTablesT(t)
 	h := &harness{t: t, table: tables["TransfersTable"], wire: &wire{}, sfn: startFakeSFN(t),
-		clock: &clock{now: time.Date(2026, 11, 21, 10, 0, 0, 123e6, time.UTC)}, logs: &bytes.Buffer{}}
+		clock: &clock{now: time.Date(2026, 11, 21, 10, 0, 0, 123e6, time.UTC)}, logs: &bytes.Buffer{}, metrics: &metricstest.Buffer{}}
 	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}
 	h.db = dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
 		o.BaseEndpoint = aws.String(srv.URL)
@@ -317,8 +321,13 @@ func newHarness(t *testing.T, opts ...harnessOption) *harness {
 	h.h.Legs = h.h.Store.(*ledger.Store)
 	h.h.Accounts = h.h.Store.(*ledger.Store)
 	h.h.Now = h.clock.Now
+	emitter := metrics.New(h.metrics, testMetricsNamespace)
+	emitter.Now = h.clock.Now
+	h.h.Metrics = emitter
 	return h
 }
+
+const testMetricsNamespace = "TransferOrchestrator/test"
 
 type syncWriter struct {
 	mu sync.Mutex

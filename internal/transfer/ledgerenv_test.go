@@ -19,6 +19,8 @@ import (
 
 	"github.com/transferflow/orchestrator/internal/ddblocal"
 	"github.com/transferflow/orchestrator/internal/ledger"
+	"github.com/transferflow/orchestrator/internal/metrics"
+	"github.com/transferflow/orchestrator/internal/metrics/metricstest"
 )
 
 var ledgerT0 = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
@@ -36,13 +38,15 @@ type ledgerEnv struct {
 	credit func() lambda.Handler
 	ticks  atomic.Int64
 	n      atomic.Int64
+	// metrics has the EMF lines of the debit and credit functions and of a reconciler built on this env.
+	metrics *metricstest.Buffer
 }
 
 func newLedgerEnv(t *testing.T) *ledgerEnv {
 	t.Helper()
 	srv, tables := ddblocal.StartWithTablesT(t)
 	db := ddblocal.NewClient(srv.URL, nil)
-	e := &ledgerEnv{db: db, table: tables["TransfersTable"]}
+	e := &ledgerEnv{db: db, table: tables["TransfersTable"], metrics: &metricstest.Buffer{}}
 	e.ledger = ledger.NewLedger(db, e.table)
 	e.store = ledger.NewStore(db, e.table)
 	// The functions are wired as functions/debit and functions/credit wire them; only the clock is replaced.
@@ -54,9 +58,17 @@ func newLedgerEnv(t *testing.T) *ledgerEnv {
 	debit := NewDebitHandler(cfg, LedgerConfig{TableName: e.table}, discardLogger())
 	credit := NewCreditHandler(cfg, LedgerConfig{TableName: e.table}, discardLogger())
 	debit.Now, credit.Now = e.now, e.now
+	debit.Metrics, credit.Metrics = e.emitter(), e.emitter()
 	e.debit = func() lambda.Handler { return lambda.NewHandler(debit.Handle) }
 	e.credit = func() lambda.Handler { return lambda.NewHandler(credit.Handle) }
 	return e
+}
+
+// emitter writes EMF lines to e.metrics, stamped at ledgerT0.
+func (e *ledgerEnv) emitter() *metrics.Emitter {
+	m := metrics.New(e.metrics, "TransferOrchestrator/test")
+	m.Now = func() time.Time { return ledgerT0 }
+	return m
 }
 
 func (e *ledgerEnv) now() time.Time {

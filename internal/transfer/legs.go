@@ -104,13 +104,21 @@ type Debit struct {
 	Ledger legApplier
 	Now    func() time.Time
 	Logger *slog.Logger
+	// Metrics receives one record per invocation (docs/metrics.md); nil writes none.
+	Metrics metricsEmitter
 }
 
 // Handle applies the DEBIT leg in. It returns the leg's entry (the first one written, on every repeat) or one of the
 // workflow error types, unwrapped.
 func (d *Debit) Handle(ctx context.Context, in LegInput) (LegResult, error) {
+	res, replayed, err := d.handle(ctx, in)
+	emit(ctx, d.Metrics, d.Logger, legRecord(ServiceDebit, in, replayed, err))
+	return res, err
+}
+
+func (d *Debit) handle(ctx context.Context, in LegInput) (LegResult, bool, error) {
 	if in.Leg != ledger.LegDebit {
-		return LegResult{}, &InvalidLegInput{Reason: fmt.Sprintf("the debit function applies DEBIT legs, not %q", in.Leg)}
+		return LegResult{}, false, &InvalidLegInput{Reason: fmt.Sprintf("the debit function applies DEBIT legs, not %q", in.Leg)}
 	}
 	if in.DestinationAccountID == "" {
 		d.Logger.WarnContext(ctx, "DEBIT without destinationAccountId, from a definition older than the destination check: the credit checks the destination",
@@ -125,27 +133,36 @@ type Credit struct {
 	Ledger legApplier
 	Now    func() time.Time
 	Logger *slog.Logger
+	// Metrics receives one record per invocation (docs/metrics.md); nil writes none.
+	Metrics metricsEmitter
 }
 
 // Handle applies the CREDIT or REFUND leg in. It returns the leg's entry (the first one written, on every repeat) or
 // one of the workflow error types, unwrapped.
 func (c *Credit) Handle(ctx context.Context, in LegInput) (LegResult, error) {
+	res, replayed, err := c.handle(ctx, in)
+	emit(ctx, c.Metrics, c.Logger, legRecord(ServiceCredit, in, replayed, err))
+	return res, err
+}
+
+func (c *Credit) handle(ctx context.Context, in LegInput) (LegResult, bool, error) {
 	if in.Leg != ledger.LegCredit && in.Leg != ledger.LegRefund {
-		return LegResult{}, &InvalidLegInput{Reason: fmt.Sprintf("the credit function applies CREDIT and REFUND legs, not %q", in.Leg)}
+		return LegResult{}, false, &InvalidLegInput{Reason: fmt.Sprintf("the credit function applies CREDIT and REFUND legs, not %q", in.Leg)}
 	}
 	return applyLeg(ctx, c.Ledger, c.Now(), c.Logger, in)
 }
 
-func applyLeg(ctx context.Context, l legApplier, now time.Time, logger *slog.Logger, in LegInput) (LegResult, error) {
+// applyLeg applies in once; replayed reports an entry that was already written.
+func applyLeg(ctx context.Context, l legApplier, now time.Time, logger *slog.Logger, in LegInput) (LegResult, bool, error) {
 	if err := in.Validate(); err != nil {
-		return LegResult{}, err
+		return LegResult{}, false, err
 	}
 	e, replayed, err := l.ApplyLeg(ctx, in.request(), now)
 	if err != nil {
-		return LegResult{}, legError(in, err)
+		return LegResult{}, false, legError(in, err)
 	}
 	logger.InfoContext(ctx, "leg applied", "transferId", in.TransferID, "leg", in.Leg, "replayed", replayed)
-	return newLegResult(e), nil
+	return newLegResult(e), replayed, nil
 }
 
 // legError turns a ledger error into the workflow error type the state machine matches. Errors of no known class

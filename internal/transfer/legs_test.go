@@ -212,7 +212,7 @@ func TestLoadLedgerConfig(t *testing.T) {
 		want    LedgerConfig
 		wantErr string
 	}{
-		{"table set", map[string]string{"TABLE_NAME": "transfers"}, LedgerConfig{TableName: "transfers"}, ""},
+		{"table set", map[string]string{"TABLE_NAME": "transfers"}, LedgerConfig{TableName: "transfers", MetricsNamespace: "TransferOrchestrator"}, ""},
 		{"table missing", map[string]string{}, LedgerConfig{}, "TABLE_NAME is required"},
 	}
 	for _, tt := range tests {

@@ -55,6 +55,8 @@ type Orchestrator struct {
 	Now          func() time.Time
 	Random       io.Reader
 	Logger       *slog.Logger
+	// Metrics receives one record per request (docs/metrics.md); nil writes none.
+	Metrics metricsEmitter
 }
 
 // knownResources are the API's resources; another method on one of them is 405.
@@ -63,65 +65,72 @@ var knownResources = map[string]bool{
 }
 
 // Handle serves one API Gateway proxy request. Every failure is an HTTP answer; the returned error is always nil, so
-// API Gateway never sees a function error.
+// API Gateway never sees a function error. Each request writes one metrics record.
 func (o *Orchestrator) Handle(ctx context.Context, req events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
-	return apigw.Encode(o.route(ctx, req)), nil
+	start := o.Now()
+	r, oc := o.route(ctx, req)
+	resp := apigw.Encode(r)
+	emit(ctx, o.Metrics, o.Logger, requestRecord(r, resp, oc, o.Now().Sub(start)))
+	return resp, nil
 }
 
-func (o *Orchestrator) route(ctx context.Context, req events.APIGatewayProxyRequest) apigw.Response {
+func (o *Orchestrator) route(ctx context.Context, req events.APIGatewayProxyRequest) (apigw.Response, outcome) {
 	resource := req.Resource
 	switch {
 	case resource == "/transfers" && req.HTTPMethod == http.MethodPost:
-		return o.submit(ctx, req)
+		r, oc := o.submit(ctx, req)
+		oc.route = "POST /transfers"
+		return r, oc
 	case resource == "/transfers/{transferId}" && req.HTTPMethod == http.MethodGet:
-		return o.get(ctx, req)
+		return o.get(ctx, req), outcome{route: "GET /transfers/{transferId}"}
 	case resource == "/transfers/{transferId}/history" && req.HTTPMethod == http.MethodGet:
-		return o.history(ctx, req)
+		return o.history(ctx, req), outcome{route: "GET /transfers/{transferId}/history"}
 	case resource == "/accounts/{accountId}" && req.HTTPMethod == http.MethodGet:
-		return o.account(ctx, req)
+		return o.account(ctx, req), outcome{route: "GET /accounts/{accountId}"}
 	case knownResources[resource]:
 		return apigw.ProblemResponse(apigw.NewProblem(http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED",
-			fmt.Sprintf("%s is not allowed on %s", req.HTTPMethod, resource)))
+			fmt.Sprintf("%s is not allowed on %s", req.HTTPMethod, resource))), outcome{route: RouteOther}
 	default:
-		return apigw.ProblemResponse(apigw.NewProblem(http.StatusNotFound, "NOT_FOUND", "no such route"))
+		return apigw.ProblemResponse(apigw.NewProblem(http.StatusNotFound, "NOT_FOUND", "no such route")), outcome{route: RouteOther}
 	}
 }
 
-func (o *Orchestrator) submit(ctx context.Context, req events.APIGatewayProxyRequest) apigw.Response {
+// submit serves POST /transfers; the outcome says whether it accepted a transfer or replayed one.
+func (o *Orchestrator) submit(ctx context.Context, req events.APIGatewayProxyRequest) (apigw.Response, outcome) {
 	key, err := ParseIdempotencyKey(apigw.HeaderValues(req, "Idempotency-Key"))
 	var kerr *KeyError
 	switch {
 	case errors.Is(err, ErrKeyMissing):
-		return problem(http.StatusBadRequest, "IDEMPOTENCY_KEY_MISSING", "the Idempotency-Key header is required")
+		return problem(http.StatusBadRequest, "IDEMPOTENCY_KEY_MISSING", "the Idempotency-Key header is required"), outcome{}
 	case errors.As(err, &kerr):
-		return problem(http.StatusBadRequest, "IDEMPOTENCY_KEY_INVALID", kerr.Error())
+		return problem(http.StatusBadRequest, "IDEMPOTENCY_KEY_INVALID", kerr.Error()), outcome{}
 	}
 	if !isJSON(apigw.HeaderValues(req, "Content-Type")) {
-		return problem(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json")
+		return problem(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json"), outcome{}
 	}
 	body, err := apigw.Body(req, MaxBodyBytes)
 	if errors.Is(err, apigw.ErrBodyTooLarge) {
-		return problem(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", fmt.Sprintf("the body is larger than %d bytes", MaxBodyBytes))
+		return problem(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", fmt.Sprintf("the body is larger than %d bytes", MaxBodyBytes)), outcome{}
 	}
 	if err != nil {
-		return problem(http.StatusBadRequest, "VALIDATION_ERROR", "the body is not valid base64")
+		return problem(http.StatusBadRequest, "VALIDATION_ERROR", "the body is not valid base64"), outcome{}
 	}
 	r, err := DecodeRequest(body)
 	var verr *ValidationError
 	if errors.As(err, &verr) {
 		p := apigw.NewProblem(http.StatusBadRequest, "VALIDATION_ERROR", "the request body is invalid")
 		p.Errors = verr.Errors
-		return apigw.ProblemResponse(p)
+		return apigw.ProblemResponse(p), outcome{}
 	}
 
 	now := o.Now()
 	scope, denied, ok := o.callerScope(ctx, req)
 	if !ok {
-		return denied
+		return denied, outcome{}
 	}
 	id, err := ledger.NewTransferID(ledger.KeyHash(scope, key), o.Random)
 	if err != nil {
-		return o.internal(ctx, "new transfer id", err)
+		return o.internal(ctx, "new transfer id", err), outcome{}
 	}
 	rec := ledger.NewTransferRecord(ledger.Transfer{
 		TransferID:           id,
@@ -138,56 +147,58 @@ func (o *Orchestrator) submit(ctx context.Context, req events.APIGatewayProxyReq
 
 	existing, created, err := o.Store.Reserve(ctx, rec, now)
 	if err != nil {
-		return o.dependency(ctx, "reserve", err, 1)
+		return o.dependency(ctx, "reserve", err, 1), outcome{}
 	}
 	if created {
 		log := o.Logger.With("transferId", rec.TransferID)
 		if err := o.start(ctx, rec); err != nil {
 			// The reservation stays: the start may have succeeded with its reply lost. A retry with the same key
 			// after the reservation window re-drives the start under the same execution name.
-			return o.dependency(ctx, "start execution", err, o.windowLeft(rec.CreatedTime(), now), "transferId", rec.TransferID)
+			return o.dependency(ctx, "start execution", err, o.windowLeft(rec.CreatedTime(), now), "transferId", rec.TransferID),
+				outcome{transferID: rec.TransferID}
 		}
 		log.InfoContext(ctx, "transfer accepted", "executionArn", rec.ExecutionArn)
-		return apigw.JSON(http.StatusAccepted, NewResource(rec)).WithHeader("Location", "/transfers/"+rec.TransferID)
+		return apigw.JSON(http.StatusAccepted, NewResource(rec)).WithHeader("Location", "/transfers/"+rec.TransferID),
+			outcome{transferID: rec.TransferID, accepted: true}
 	}
 
 	log := o.Logger.With("transferId", existing.TransferID)
 	if existing.RequestHash != rec.RequestHash {
 		log.InfoContext(ctx, "idempotency key reused with a different payload")
 		return problem(http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED",
-			"this Idempotency-Key was already used with a different request")
+			"this Idempotency-Key was already used with a different request"), outcome{transferID: existing.TransferID}
 	}
 	if existing.Status != ledger.StatusInProgress {
-		return replay(http.StatusOK, existing) // terminal: nothing to start
+		return replay(http.StatusOK, existing), replayed(existing, false) // terminal: nothing to start
 	}
 	if left := o.windowLeft(existing.CreatedTime(), now); left > 0 {
 		p := apigw.NewProblem(http.StatusConflict, "REQUEST_IN_PROGRESS", "the first request with this Idempotency-Key is still being processed")
 		p.RetryAfter = left
-		return apigw.ProblemResponse(p)
+		return apigw.ProblemResponse(p), outcome{transferID: existing.TransferID}
 	}
 	// In flight past the window: the first request has started the workflow or given up, so the start is re-driven
 	// (same name and input: it cannot start a second execution), but at most once a window however many duplicates
 	// arrive.
 	claimed, standing, err := o.Store.ClaimRedrive(ctx, existing, now, o.ReservationWindow)
 	if err != nil {
-		return o.dependency(ctx, "claim re-drive", err, 1, "transferId", existing.TransferID)
+		return o.dependency(ctx, "claim re-drive", err, 1, "transferId", existing.TransferID), outcome{transferID: existing.TransferID}
 	}
 	retryAfter := strconv.Itoa(int(math.Ceil(o.ReservationWindow.Seconds())))
 	if !claimed {
 		if left := o.windowLeft(standing, now); left > 0 {
 			retryAfter = strconv.Itoa(left)
 		}
-		return replay(http.StatusAccepted, existing).WithHeader("Retry-After", retryAfter)
+		return replay(http.StatusAccepted, existing).WithHeader("Retry-After", retryAfter), replayed(existing, false)
 	}
 	if err := o.start(ctx, existing); err != nil {
 		// The claim is given back, so the client's retry after Retry-After re-drives at once instead of meeting it.
 		if rerr := o.Store.ReleaseRedrive(ctx, existing.TransferID, now); rerr != nil {
 			log.WarnContext(ctx, "re-drive claim not released; the next claim waits for its window", "error", rerr.Error())
 		}
-		return o.dependency(ctx, "re-drive start execution", err, 1, "transferId", existing.TransferID)
+		return o.dependency(ctx, "re-drive start execution", err, 1, "transferId", existing.TransferID), outcome{transferID: existing.TransferID}
 	}
 	log.InfoContext(ctx, "transfer replayed; start re-driven", "status", existing.Status)
-	return replay(http.StatusAccepted, existing).WithHeader("Retry-After", retryAfter)
+	return replay(http.StatusAccepted, existing).WithHeader("Retry-After", retryAfter), replayed(existing, true)
 }
 
 func (o *Orchestrator) get(ctx context.Context, req events.APIGatewayProxyRequest) apigw.Response {
@@ -252,6 +263,11 @@ func (o *Orchestrator) internal(ctx context.Context, op string, err error) apigw
 
 func problem(status int, code, detail string) apigw.Response {
 	return apigw.ProblemResponse(apigw.NewProblem(status, code, detail))
+}
+
+// replayed is the outcome of a replay of t; redriven when it started t's workflow again.
+func replayed(t ledger.Transfer, redriven bool) outcome {
+	return outcome{transferID: t.TransferID, replayed: true, redriven: redriven}
 }
 
 func replay(status int, t ledger.Transfer) apigw.Response {

@@ -76,6 +76,8 @@ type Reconciler struct {
 	StartShard func(n int) int
 	Now        func() time.Time
 	Logger     *slog.Logger
+	// Metrics receives a record per invocation, per settlement and per re-drive (docs/metrics.md); nil writes none.
+	Metrics metricsEmitter
 }
 
 // statusDetail is the detail of a Step Functions Execution Status Change event.
@@ -93,6 +95,7 @@ type statusDetail struct {
 func (r *Reconciler) Handle(ctx context.Context, ev events.CloudWatchEvent) error {
 	switch ev.DetailType {
 	case DetailTypeStatusChange:
+		emit(ctx, r.Metrics, r.Logger, runRecord(TriggerStatusChange))
 		var d statusDetail
 		if err := json.Unmarshal(ev.Detail, &d); err != nil {
 			r.Logger.WarnContext(ctx, "malformed status change ignored", "error", err.Error())
@@ -100,6 +103,7 @@ func (r *Reconciler) Handle(ctx context.Context, ev events.CloudWatchEvent) erro
 		}
 		return r.statusChanged(ctx, d)
 	case DetailTypeScheduled:
+		emit(ctx, r.Metrics, r.Logger, runRecord(TriggerSweep))
 		return r.Sweep(ctx)
 	default:
 		r.Logger.WarnContext(ctx, "event ignored", "detailType", ev.DetailType)
@@ -123,7 +127,7 @@ func (r *Reconciler) statusChanged(ctx context.Context, d statusDetail) error {
 	if rec.Status != ledger.StatusInProgress || rec.ExecutionArn != d.ExecutionArn {
 		return nil
 	}
-	return r.settle(ctx, rec, ledger.Failure{Code: code, Error: d.Error, Cause: d.Cause})
+	return r.settle(ctx, rec, ledger.Failure{Code: code, Error: d.Error, Cause: d.Cause}, TriggerStatusChange)
 }
 
 // Sweep finds transfers stuck IN_PROGRESS past OrphanAfter and re-drives or settles each: a workflow that never
@@ -235,17 +239,21 @@ func (r *Reconciler) sweepOne(ctx context.Context, rec ledger.Transfer, now time
 		if age := now.Sub(rec.CreatedTime()); age > r.GiveUpAfter {
 			log.WarnContext(ctx, "workflow never started; giving up")
 			return r.settle(ctx, rec, ledger.Failure{Code: CodeOrphaned, Error: "ExecutionNeverStarted",
-				Cause: fmt.Sprintf("no execution existed %s after the transfer was accepted", age.Round(time.Second))})
+				Cause: fmt.Sprintf("no execution existed %s after the transfer was accepted", age.Round(time.Second))}, TriggerSweep)
 		}
-		if err := r.restart(ctx, rec, now); err != nil {
+		started, err := r.restart(ctx, rec, now)
+		if err != nil {
 			var apiErr smithy.APIError
 			if permanentStartError(err) && errors.As(err, &apiErr) {
 				log.WarnContext(ctx, "workflow cannot be started", "error", err.Error())
-				return r.settle(ctx, rec, ledger.Failure{Code: CodeOrphaned, Error: apiErr.ErrorCode(), Cause: apiErr.ErrorMessage()})
+				return r.settle(ctx, rec, ledger.Failure{Code: CodeOrphaned, Error: apiErr.ErrorCode(), Cause: apiErr.ErrorMessage()}, TriggerSweep)
 			}
 			return fmt.Errorf("re-drive %s: %w", rec.TransferID, err)
 		}
-		log.InfoContext(ctx, "workflow re-driven")
+		if started {
+			log.InfoContext(ctx, "workflow re-driven")
+			emit(ctx, r.Metrics, r.Logger, redriveRecord(rec))
+		}
 		return nil
 	case err != nil:
 		return fmt.Errorf("describe %s: %w", rec.TransferID, err)
@@ -264,30 +272,31 @@ func (r *Reconciler) sweepOne(ctx context.Context, rec ledger.Transfer, now time
 	if out.Status == sfntypes.ExecutionStatusSucceeded {
 		failure.Error, failure.Cause = "ExecutionSucceededUnsettled", "the execution succeeded without settling the transfer record"
 	}
-	return r.settle(ctx, rec, failure)
+	return r.settle(ctx, rec, failure, TriggerSweep)
 }
 
 // restart starts the transfer's execution again under the same name and with the same input the orchestrator
 // sends, so it is the same execution if one exists after all. It first claims the re-drive (ledger.ClaimRedrive),
 // which keeps the record for a day past the start, so that the workflow's settlement does not expire it at once; a
-// claim a client's duplicate made a moment ago means the start was just re-driven, and restart leaves it.
-func (r *Reconciler) restart(ctx context.Context, rec ledger.Transfer, now time.Time) error {
+// claim a client's duplicate made a moment ago means the start was just re-driven, and restart leaves it. It reports
+// whether its own StartExecution started the workflow.
+func (r *Reconciler) restart(ctx context.Context, rec ledger.Transfer, now time.Time) (bool, error) {
 	claimed, _, err := r.Records.ClaimRedrive(ctx, rec, now, 0)
 	if err != nil || !claimed {
-		return err
+		return false, err
 	}
 	input, err := json.Marshal(NewExecutionInput(rec))
 	if err != nil {
-		return err
+		return false, err
 	}
 	_, err = r.SFN.StartExecution(ctx, &sfn.StartExecutionInput{
 		StateMachineArn: aws.String(r.StateMachineArn), Name: aws.String(rec.TransferID), Input: aws.String(string(input)),
 	})
 	var exists *sfntypes.ExecutionAlreadyExists
 	if errors.As(err, &exists) {
-		return nil
+		return false, nil // it was started after all, by another call
 	}
-	return err
+	return err == nil, err
 }
 
 func permanentStartError(err error) bool {
@@ -307,8 +316,9 @@ const maxSettleRounds = 5
 
 // settle brings the record to the status the ledger supports: COMPLETED when the CREDIT exists; otherwise FAILED
 // with failure, refunding a lone DEBIT first. A leg that lands concurrently (a late Lambda) makes the settlement's
-// ledger check fail, and the ledger is read again. A record already settled is left as it is.
-func (r *Reconciler) settle(ctx context.Context, rec ledger.Transfer, failure ledger.Failure) error {
+// ledger check fail, and the ledger is read again. A record already settled is left as it is. A settlement writes a
+// metrics record with its status, code and the trigger that led to it.
+func (r *Reconciler) settle(ctx context.Context, rec ledger.Transfer, failure ledger.Failure, trigger string) error {
 	log := r.Logger.With("transferId", rec.TransferID)
 	for range maxSettleRounds {
 		entries, err := r.Records.Entries(ctx, rec.TransferID)
@@ -325,6 +335,7 @@ func (r *Reconciler) settle(ctx context.Context, rec ledger.Transfer, failure le
 			err = r.Ledger.SettleTransfer(ctx, rec.TransferID, ledger.StatusCompleted, ledger.Failure{}, ledger.RetainAtLeast(rec, now), now)
 			if err == nil {
 				log.InfoContext(ctx, "settled from the ledger", "status", ledger.StatusCompleted)
+				emit(ctx, r.Metrics, r.Logger, settlementRecord(rec.TransferID, ledger.StatusCompleted, "", trigger))
 			}
 		case legs[ledger.LegDebit] && !legs[ledger.LegRefund]:
 			_, _, err = r.Ledger.ApplyLeg(ctx, ledger.LegRequest{
@@ -342,6 +353,7 @@ func (r *Reconciler) settle(ctx context.Context, rec ledger.Transfer, failure le
 			err = r.Ledger.SettleTransfer(ctx, rec.TransferID, ledger.StatusFailed, failure, ledger.RetainAtLeast(rec, now), now)
 			if err == nil {
 				log.InfoContext(ctx, "settled from the ledger", "status", ledger.StatusFailed, "failureCode", failure.Code)
+				emit(ctx, r.Metrics, r.Logger, settlementRecord(rec.TransferID, ledger.StatusFailed, failure.Code, trigger))
 			}
 		}
 		switch {

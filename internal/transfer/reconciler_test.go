@@ -60,7 +60,7 @@ func newReconcilerEnv(t *testing.T) (*ledgerEnv, *Reconciler, *executions) {
 	r := &Reconciler{
 		Ledger: e.ledger, Records: e.store, SFN: x, StateMachineArn: reconcilerMachine,
 		OrphanAfter: 2 * time.Minute, GiveUpAfter: time.Hour, SweepLimit: 100,
-		Now: e.now, Logger: discardLogger(),
+		Now: e.now, Logger: discardLogger(), Metrics: e.emitter(),
 	}
 	return e, r, x
 }

@@ -3,6 +3,7 @@ package transfer
 import (
 	"crypto/rand"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -10,7 +11,18 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/transferflow/orchestrator/internal/ledger"
+	"github.com/transferflow/orchestrator/internal/metrics"
 )
+
+// lambdaMetrics is where a function's metrics go on Lambda: EMF lines on standard output, which Lambda sends to the
+// function's log group, where CloudWatch Logs extracts the metrics. Tests and the local stack replace the handler's
+// Metrics field.
+func lambdaMetrics(namespace string) *metrics.Emitter {
+	if namespace == "" {
+		namespace = DefaultMetricsNamespace
+	}
+	return metrics.New(os.Stdout, namespace)
+}
 
 // NewOrchestratorHandler wires the API function from an SDK config (whose endpoints the SDK resolves, e.g. from
 // AWS_ENDPOINT_URL_DYNAMODB and AWS_ENDPOINT_URL_SFN) and the function's configuration. Both
@@ -31,19 +43,22 @@ func NewOrchestratorHandler(cfg aws.Config, c Config, logger *slog.Logger) *Orch
 		Now:               time.Now,
 		Random:            rand.Reader,
 		Logger:            logger,
+		Metrics:           lambdaMetrics(c.MetricsNamespace),
 	}
 }
 
 // NewDebitHandler wires the debit function from an SDK config and the function's configuration. Both functions/debit
 // and the local stack call it.
 func NewDebitHandler(cfg aws.Config, c LedgerConfig, logger *slog.Logger) *Debit {
-	return &Debit{Ledger: ledger.NewLedger(dynamodb.NewFromConfig(cfg), c.TableName), Now: time.Now, Logger: logger}
+	return &Debit{Ledger: ledger.NewLedger(dynamodb.NewFromConfig(cfg), c.TableName), Now: time.Now, Logger: logger,
+		Metrics: lambdaMetrics(c.MetricsNamespace)}
 }
 
 // NewCreditHandler wires the credit function (CREDIT and REFUND legs) from an SDK config and the function's
 // configuration. Both functions/credit and the local stack call it.
 func NewCreditHandler(cfg aws.Config, c LedgerConfig, logger *slog.Logger) *Credit {
-	return &Credit{Ledger: ledger.NewLedger(dynamodb.NewFromConfig(cfg), c.TableName), Now: time.Now, Logger: logger}
+	return &Credit{Ledger: ledger.NewLedger(dynamodb.NewFromConfig(cfg), c.TableName), Now: time.Now, Logger: logger,
+		Metrics: lambdaMetrics(c.MetricsNamespace)}
 }
 
 // NewReconcilerHandler wires the timeout-reconciler function. Both functions/timeout-reconciler and the local stack
@@ -61,5 +76,6 @@ func NewReconcilerHandler(cfg aws.Config, c ReconcilerConfig, logger *slog.Logge
 		SweepMargin:     defaultSweepMargin,
 		Now:             time.Now,
 		Logger:          logger,
+		Metrics:         lambdaMetrics(c.MetricsNamespace),
 	}
 }

@@ -1,0 +1,70 @@
+package e2e
+
+import (
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/transferflow/orchestrator/internal/metrics/metricstest"
+)
+
+// TestMetricsGoToStderrWithTheFlag: with --metrics, one transfer's records (the orchestrator's, the debit's and the
+// credit's) come out on stderr among the logs, each valid EMF under the template's namespace; without it there are
+// none. Either way stdout carries the ready line and nothing else.
+func TestMetricsGoToStderrWithTheFlag(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		args []string
+		want map[string]string // service → the metric its record publishes
+	}{
+		{"with --metrics", []string{"--metrics"}, map[string]string{"orchestrator": "TransfersAccepted", "debit": "LegsApplied", "credit": "LegsApplied"}},
+		{"without", nil, map[string]string{}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := startStack(t, tt.args...)
+			r := s.submit("e2e-metrics", transferBody("acc-alice", "acc-bob", 100, "EUR"))
+			if r.Status != http.StatusAccepted {
+				t.Fatalf("submit: %d %s", r.Status, r.RawBody)
+			}
+			id := r.Body["transferId"].(string)
+			if tr := s.waitTerminal(id, settle); tr["status"] != "COMPLETED" {
+				t.Fatalf("transfer = %v", tr)
+			}
+			s.stop(syscall.SIGTERM) // every line the stack wrote is in the buffers once it has exited
+
+			if out := s.stdout.String(); strings.Count(out, "\n") != 1 || !strings.HasPrefix(out, "ready ") {
+				t.Errorf("stdout = %q, want the ready line alone", out)
+			}
+			lines, err := metricstest.ParseAll([]byte(s.stderr.String()), true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for _, l := range lines {
+				if l.Namespace != "TransferOrchestrator/local" {
+					t.Errorf("namespace %q, want the template's TransferOrchestrator/${AWS::StackName}", l.Namespace)
+				}
+				if l.Root["transferId"] != id {
+					continue
+				}
+				for name := range l.Metrics {
+					if name != "RequestLatency" {
+						got[l.Root["Service"].(string)] = name
+					}
+				}
+				if l.Root["requestId"] == nil {
+					t.Errorf("%v: no requestId", l.Root)
+				}
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("records by service = %v, want %v\n%s", got, tt.want, tail(s.stderr.String(), 4000))
+			}
+			for svc, metric := range tt.want {
+				if got[svc] != metric {
+					t.Errorf("%s published %q, want %s", svc, got[svc], metric)
+				}
+			}
+		})
+	}
+}
