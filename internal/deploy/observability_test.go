@@ -278,6 +278,7 @@ func TestAlarms(t *testing.T) {
 		{"API 5XX", "AWS/ApiGateway", "5XXError", api},
 		{"API latency", "AWS/ApiGateway", "Latency", api},
 		{"reconciler settlements", ns, "Settlements", map[string]string{"Service": "timeout-reconciler"}},
+		{"reconciler sweep stopped", ns, "ReconcilerRuns", map[string]string{"Service": "timeout-reconciler", "Trigger": "sweep"}},
 	}
 	for _, fn := range tmpl.OfType("AWS::Lambda::Function") {
 		dims := map[string]string{"FunctionName": "${" + fn + "}"}
@@ -300,6 +301,12 @@ func TestAlarms(t *testing.T) {
 	if ids := findAlarms(tmpl, "AWS/ApiGateway", "Latency", api); len(ids) == 1 {
 		if s := tmpl.Resources[ids[0]].Properties["ExtendedStatistic"]; s != "p99" {
 			t.Errorf("%s: statistic %v, want p99", ids[0], s)
+		}
+	}
+	if ids := findAlarms(tmpl, ns, "ReconcilerRuns", map[string]string{"Service": "timeout-reconciler", "Trigger": "sweep"}); len(ids) == 1 {
+		// The sweep reports each run; silence is the failure, so missing data must breach.
+		if p := tmpl.Resources[ids[0]].Properties; p["TreatMissingData"] != "breaching" || p["ComparisonOperator"] != "LessThanThreshold" {
+			t.Errorf("%s: TreatMissingData %v ComparisonOperator %v, want breaching and LessThanThreshold", ids[0], p["TreatMissingData"], p["ComparisonOperator"])
 		}
 	}
 	for _, id := range tmpl.OfType("AWS::CloudWatch::Alarm") {
