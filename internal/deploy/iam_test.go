@@ -97,6 +97,8 @@ func on(resource string, actions ...string) []grant {
 // TestLeastPrivilege checks every role of the deployed stack: one role per function, each granted exactly the
 // actions its code calls (the methods of internal/ledger and the Step Functions calls of internal/transfer that the
 // function uses) on the table, its index, the state machine or its executions, its own log group, and nothing else.
+// The table is written by hand; TestRolesGrantWhatTheCodeCalls checks the same grants against the calls the functions'
+// code really makes.
 func TestLeastPrivilege(t *testing.T) {
 	tmpl := TransformT(t)
 	stmts := tmpl.RoleStatements()

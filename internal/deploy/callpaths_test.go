@@ -1,0 +1,450 @@
+package deploy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/smithy-go/middleware"
+
+	"github.com/transferflow/orchestrator/internal/ddblocal"
+	"github.com/transferflow/orchestrator/internal/ledger"
+	"github.com/transferflow/orchestrator/internal/metrics"
+	"github.com/transferflow/orchestrator/internal/sfnapi"
+	"github.com/transferflow/orchestrator/internal/sfnlocal"
+	"github.com/transferflow/orchestrator/internal/transfer"
+)
+
+// Where the local Step Functions API puts its ARNs.
+const (
+	callRegion  = "us-east-1"
+	callAccount = "123456789012"
+)
+
+// holdDefinition is the state machine the paths start: it waits on a clock that never moves, so an execution stays
+// RUNNING until a path stops it. The workflow's own tasks run with the state machine's role, not a function's, so
+// they are not run here.
+const holdDefinition = `{"StartAt":"Hold","States":{"Hold":{"Type":"Wait","Seconds":3600,"End":true}}}`
+
+// serviceEndpoints gives each service's endpoint, by SDK service id, through aws.Config.ConfigSources: the way the
+// SDK applies AWS_ENDPOINT_URL_DYNAMODB and AWS_ENDPOINT_URL_SFN, without touching the process environment.
+type serviceEndpoints map[string]string
+
+// GetServiceBaseEndpoint implements the SDK's service base endpoint provider.
+func (s serviceEndpoints) GetServiceBaseEndpoint(_ context.Context, sdkID string) (string, bool, error) {
+	url, ok := s[sdkID]
+	return url, ok, nil
+}
+
+// callEnv is what one function's paths run against: the template's tables in Dynoxide and the local Step Functions
+// API, with a recorder for the function's SDK calls. Setup goes through its own clients, which are not recorded.
+type callEnv struct {
+	rec        *recorder
+	endpoints  serviceEndpoints
+	table      string
+	machineID  string
+	machineArn string
+	t0         time.Time
+
+	store  *ledger.Store
+	ledger *ledger.Ledger
+	sfn    *sfn.Client
+	keys   int
+}
+
+func newCallEnv(t *testing.T, tmpl *Template) *callEnv {
+	t.Helper()
+	machines := tmpl.OfType("AWS::StepFunctions::StateMachine")
+	if len(machines) != 1 {
+		t.Fatalf("state machines %v: the paths start executions of exactly one", machines)
+	}
+	if os.Getenv("AWS_ENDPOINT_URL") != "" {
+		t.Fatalf("AWS_ENDPOINT_URL is set: the SDK would ignore the local endpoints this test gives it")
+	}
+	srv, tables := ddblocal.StartWithTablesT(t)
+	if len(tables) != 1 {
+		t.Fatalf("tables %v: the functions use exactly one", tables)
+	}
+	t0 := time.Now().UTC().Truncate(time.Second)
+	api := sfnapi.StartT(t, sfnlocal.Options{Clock: sfnlocal.NewManualClock(t0), Region: callRegion, AccountID: callAccount})
+	e := &callEnv{
+		endpoints:  serviceEndpoints{"DynamoDB": srv.URL, "SFN": api.URL},
+		machineID:  machines[0],
+		machineArn: fmt.Sprintf("arn:aws:states:%s:%s:stateMachine:%s", callRegion, callAccount, machines[0]),
+		t0:         t0,
+		sfn:        api.Client(),
+	}
+	names := resourceNames{tables: map[string]string{}, machines: map[string]string{e.machineArn: e.machineID}}
+	for id, name := range tables {
+		e.table = name
+		names.tables[name] = id
+	}
+	e.rec = &recorder{names: names}
+	db := ddblocal.NewClient(srv.URL, nil)
+	e.store, e.ledger = ledger.NewStore(db, e.table), ledger.NewLedger(db, e.table)
+	return e
+}
+
+// config is the aws.Config a function is wired from: both endpoints, and the recorder on every client.
+func (e *callEnv) config() aws.Config {
+	return aws.Config{
+		Region:        callRegion,
+		Credentials:   credentials.NewStaticCredentialsProvider("local", "local", ""),
+		ConfigSources: []any{e.endpoints},
+		APIOptions:    []func(*middleware.Stack) error{e.rec.apiOption},
+	}
+}
+
+// getenv is the functions' environment.
+func (e *callEnv) getenv(name string) string {
+	return map[string]string{"TABLE_NAME": e.table, "STATE_MACHINE_ARN": e.machineArn}[name]
+}
+
+// createMachine creates the template's state machine, under the ARN the functions were configured with.
+func (e *callEnv) createMachine(t *testing.T) {
+	t.Helper()
+	out, err := e.sfn.CreateStateMachine(context.Background(), &sfn.CreateStateMachineInput{
+		Name: aws.String(e.machineID), Definition: aws.String(holdDefinition),
+		RoleArn: aws.String("arn:aws:iam::" + callAccount + ":role/" + e.machineID + "Role"),
+	})
+	if err != nil {
+		t.Fatalf("create state machine: %v", err)
+	}
+	if got := aws.ToString(out.StateMachineArn); got != e.machineArn {
+		t.Fatalf("state machine ARN %s, want %s", got, e.machineArn)
+	}
+}
+
+func (e *callEnv) account(t *testing.T, id string, balance int64) {
+	t.Helper()
+	if _, err := e.store.CreateAccount(context.Background(), id, "EUR", balance, e.t0); err != nil {
+		t.Fatalf("create account %s: %v", id, err)
+	}
+}
+
+// transfer reserves an IN_PROGRESS transfer created at, as the orchestrator does, without starting its workflow.
+func (e *callEnv) transfer(t *testing.T, src, dst string, amount int64, at time.Time) ledger.Transfer {
+	t.Helper()
+	e.keys++
+	id, err := ledger.NewTransferID(ledger.KeyHash("setup", fmt.Sprint(e.keys)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := ledger.NewTransferRecord(ledger.Transfer{TransferID: id, Scope: "setup", SourceAccountID: src,
+		DestinationAccountID: dst, Amount: amount, Currency: "EUR", ExecutionArn: transfer.ExecutionArn(e.machineArn, id)}, at, 0)
+	if _, created, err := e.store.Reserve(context.Background(), rec, at); err != nil || !created {
+		t.Fatalf("reserve %s: created %v, %v", id, created, err)
+	}
+	return rec
+}
+
+// legInput is the task input the workflow sends for leg of rec.
+func legInput(rec ledger.Transfer, leg string) transfer.LegInput {
+	in := transfer.LegInput{Leg: leg, TransferID: rec.TransferID, AccountID: rec.SourceAccountID, Amount: rec.Amount,
+		Currency: rec.Currency, ExecutionArn: rec.ExecutionArn}
+	switch leg {
+	case ledger.LegDebit:
+		in.DestinationAccountID = rec.DestinationAccountID
+	case ledger.LegCredit:
+		in.AccountID = rec.DestinationAccountID
+	}
+	return in
+}
+
+// applyLeg applies leg of rec as the function for it would, outside the function under test.
+func (e *callEnv) applyLeg(t *testing.T, rec ledger.Transfer, leg string) {
+	t.Helper()
+	in := legInput(rec, leg)
+	_, _, err := e.ledger.ApplyLeg(context.Background(), ledger.LegRequest{TransferID: in.TransferID, Leg: in.Leg,
+		AccountID: in.AccountID, Amount: in.Amount, Currency: in.Currency, ExecutionArn: in.ExecutionArn}, e.t0)
+	if err != nil {
+		t.Fatalf("%s %s: %v", leg, rec.TransferID, err)
+	}
+}
+
+// settle settles rec as the workflow would.
+func (e *callEnv) settle(t *testing.T, rec ledger.Transfer, status string) {
+	t.Helper()
+	err := e.ledger.SettleTransfer(context.Background(), rec.TransferID, status, ledger.Failure{Code: "SETUP"}, 0, e.t0)
+	if err != nil {
+		t.Fatalf("settle %s %s: %v", rec.TransferID, status, err)
+	}
+}
+
+// wantRecord checks the status and failure code of the record of id.
+func (e *callEnv) wantRecord(t *testing.T, path, id, status, code string) {
+	t.Helper()
+	rec, err := e.store.GetRecord(context.Background(), id)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if rec.Status != status || rec.FailureCode != code {
+		t.Fatalf("%s: record %s %q, want %s %q", path, rec.Status, rec.FailureCode, status, code)
+	}
+}
+
+func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// quietMetrics stands in for a function's metrics, which Lambda would read from standard output.
+func quietMetrics() *metrics.Emitter {
+	return metrics.New(io.Discard, transfer.DefaultMetricsNamespace)
+}
+
+// caller is the IAM principal the API's requests come from (the API authorizes with AWS_IAM).
+const caller = "arn:aws:iam::123456789012:user/alice"
+
+func apiRequest(method, resource string, params map[string]string) events.APIGatewayProxyRequest {
+	path := resource
+	for k, v := range params {
+		path = strings.Replace(path, "{"+k+"}", v, 1)
+	}
+	req := events.APIGatewayProxyRequest{Resource: resource, Path: path, HTTPMethod: method, PathParameters: params,
+		Headers: map[string]string{}}
+	req.RequestContext.Identity.UserArn = caller
+	return req
+}
+
+func postTransfer(key, body string) events.APIGatewayProxyRequest {
+	req := apiRequest(http.MethodPost, "/transfers", nil)
+	req.Headers["Content-Type"] = "application/json"
+	if key != "" {
+		req.Headers["Idempotency-Key"] = key
+	}
+	req.Body = body
+	return req
+}
+
+// orchestratorPaths runs the API function through every answer it gives, the stalled transfer's re-drive included.
+func orchestratorPaths(t *testing.T, env *callEnv, cfg aws.Config) {
+	c, err := transfer.LoadConfig(env.getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := transfer.NewOrchestratorHandler(cfg, c, discard())
+	o.Metrics = quietMetrics()
+	now := env.t0
+	o.Now = func() time.Time { return now }
+	do := func(path string, req events.APIGatewayProxyRequest, want int) events.APIGatewayProxyResponse {
+		t.Helper()
+		resp, err := o.Handle(withPath(context.Background(), path), req)
+		if err != nil || resp.StatusCode != want {
+			t.Fatalf("%s: status %d (%v), want %d: %s", path, resp.StatusCode, err, want, resp.Body)
+		}
+		return resp
+	}
+	env.account(t, "acc-alice", 10000)
+	env.account(t, "acc-bob", 0)
+	const body = `{"sourceAccountId":"acc-alice","destinationAccountId":"acc-bob","amount":1250,"currency":"EUR"}`
+
+	// The state machine does not exist yet, so the first start fails: the transfer stays reserved, stalled.
+	do("POST a transfer whose workflow cannot start: 503", postTransfer("key-1", body), http.StatusServiceUnavailable)
+	now = now.Add(c.ReservationWindow + time.Second)
+	do("POST it again past the window, the re-drive cannot start either: 503, claim released",
+		postTransfer("key-1", body), http.StatusServiceUnavailable)
+	env.createMachine(t)
+	resp := do("POST it again, the stalled transfer's start re-driven: 202", postTransfer("key-1", body), http.StatusAccepted)
+	if resp.Headers["Retry-After"] == "" {
+		t.Fatalf("re-drive answered without Retry-After: %v", resp.Headers)
+	}
+	do("POST it again while the re-drive's claim stands: 202", postTransfer("key-1", body), http.StatusAccepted)
+
+	resp = do("POST a new transfer: 202", postTransfer("key-2", body), http.StatusAccepted)
+	id := strings.TrimPrefix(resp.Headers["Location"], "/transfers/")
+	do("POST the same key within the window: 409", postTransfer("key-2", body), http.StatusConflict)
+	do("POST the same key with another body: 422", postTransfer("key-2", strings.Replace(body, "1250", "1251", 1)),
+		http.StatusUnprocessableEntity)
+	do("POST without an Idempotency-Key: 400", postTransfer("", body), http.StatusBadRequest)
+	do("POST an invalid body: 400", postTransfer("key-3", `{"amount":-1}`), http.StatusBadRequest)
+
+	unknown, err := ledger.NewTransferID(ledger.KeyHash("nobody", "nothing"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	do("GET the transfer: 200", apiRequest(http.MethodGet, "/transfers/{transferId}", map[string]string{"transferId": id}), http.StatusOK)
+	do("GET an unknown transfer: 404", apiRequest(http.MethodGet, "/transfers/{transferId}", map[string]string{"transferId": unknown}),
+		http.StatusNotFound)
+	do("GET the transfer's history: 200", apiRequest(http.MethodGet, "/transfers/{transferId}/history", map[string]string{"transferId": id}),
+		http.StatusOK)
+	do("GET an account: 200", apiRequest(http.MethodGet, "/accounts/{accountId}", map[string]string{"accountId": "acc-alice"}), http.StatusOK)
+	do("GET an unknown account: 404", apiRequest(http.MethodGet, "/accounts/{accountId}", map[string]string{"accountId": "acc-nobody"}),
+		http.StatusNotFound)
+	do("an unknown route: 404", apiRequest(http.MethodGet, "/nothing", nil), http.StatusNotFound)
+
+	// The workflow's legs and settlement, as the state machine runs them, then the client's retry.
+	rec, err := env.store.GetRecord(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.applyLeg(t, rec, ledger.LegDebit)
+	env.applyLeg(t, rec, ledger.LegCredit)
+	env.settle(t, rec, ledger.StatusCompleted)
+	resp = do("POST the settled transfer's key again: 200 replay", postTransfer("key-2", body), http.StatusOK)
+	if resp.Headers["Idempotent-Replayed"] != "true" {
+		t.Fatalf("replay without Idempotent-Replayed: %v", resp.Headers)
+	}
+}
+
+// legConfig is the debit and credit functions' configuration; it also opens the accounts their paths move money
+// between, acc-src (1000) and acc-dst (0).
+func (e *callEnv) legConfig(t *testing.T) transfer.LedgerConfig {
+	t.Helper()
+	lc, err := transfer.LoadLedgerConfig(e.getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.account(t, "acc-src", 1000)
+	e.account(t, "acc-dst", 0)
+	return lc
+}
+
+// legPath is one invocation of a leg function and the outcome it must have: want nil for a leg applied, or a
+// pointer to the workflow error type it must return.
+type legPath struct {
+	name string
+	in   transfer.LegInput
+	want any
+}
+
+// runLegPaths invokes handle for each path in order and checks its outcome.
+func runLegPaths(t *testing.T, handle func(context.Context, transfer.LegInput) (transfer.LegResult, error), paths []legPath) {
+	t.Helper()
+	for _, p := range paths {
+		_, err := handle(withPath(context.Background(), p.name), p.in)
+		switch {
+		case p.want == nil && err != nil:
+			t.Fatalf("%s: %v", p.name, err)
+		case p.want != nil && !errors.As(err, p.want):
+			t.Fatalf("%s: error %v, want a %T", p.name, err, p.want)
+		}
+	}
+}
+
+// debitPaths runs the debit function through each way a DEBIT ends.
+func debitPaths(t *testing.T, env *callEnv, cfg aws.Config) {
+	d := transfer.NewDebitHandler(cfg, env.legConfig(t), discard())
+	d.Metrics = quietMetrics()
+	debited := env.transfer(t, "acc-src", "acc-dst", 300, env.t0)
+	tooLarge := env.transfer(t, "acc-src", "acc-dst", 5000, env.t0)
+	noDestination := env.transfer(t, "acc-src", "acc-ghost", 100, env.t0)
+	older := env.transfer(t, "acc-src", "acc-dst", 100, env.t0)
+	settled := env.transfer(t, "acc-src", "acc-dst", 100, env.t0)
+	env.settle(t, settled, ledger.StatusFailed)
+	olderDebit := legInput(older, ledger.LegDebit)
+	olderDebit.DestinationAccountID = "" // as the definition before the destination check sends it
+	runLegPaths(t, d.Handle, []legPath{
+		{name: "DEBIT applied", in: legInput(debited, ledger.LegDebit)},
+		{name: "DEBIT replayed", in: legInput(debited, ledger.LegDebit)},
+		{name: "DEBIT with insufficient funds", in: legInput(tooLarge, ledger.LegDebit), want: new(*transfer.InsufficientFunds)},
+		{name: "DEBIT to a missing destination", in: legInput(noDestination, ledger.LegDebit), want: new(*transfer.AccountNotFound)},
+		{name: "DEBIT without a destination, from an older definition", in: olderDebit},
+		{name: "DEBIT of a settled transfer (fenced)", in: legInput(settled, ledger.LegDebit), want: new(*transfer.TransferNotInProgress)},
+	})
+}
+
+// creditPaths runs the credit function through each way a CREDIT or REFUND ends.
+func creditPaths(t *testing.T, env *callEnv, cfg aws.Config) {
+	c := transfer.NewCreditHandler(cfg, env.legConfig(t), discard())
+	c.Metrics = quietMetrics()
+	credited := env.transfer(t, "acc-src", "acc-dst", 300, env.t0)
+	refunded := env.transfer(t, "acc-src", "acc-dst", 200, env.t0)
+	notDebited := env.transfer(t, "acc-src", "acc-dst", 100, env.t0)
+	settled := env.transfer(t, "acc-src", "acc-dst", 100, env.t0)
+	env.applyLeg(t, credited, ledger.LegDebit)
+	env.applyLeg(t, refunded, ledger.LegDebit)
+	env.settle(t, settled, ledger.StatusFailed)
+	runLegPaths(t, c.Handle, []legPath{
+		{name: "CREDIT applied", in: legInput(credited, ledger.LegCredit)},
+		{name: "CREDIT replayed", in: legInput(credited, ledger.LegCredit)},
+		{name: "REFUND after a CREDIT", in: legInput(credited, ledger.LegRefund), want: new(*transfer.CreditAlreadyApplied)},
+		{name: "REFUND applied", in: legInput(refunded, ledger.LegRefund)},
+		{name: "REFUND replayed", in: legInput(refunded, ledger.LegRefund)},
+		{name: "CREDIT after a REFUND", in: legInput(refunded, ledger.LegCredit), want: new(*transfer.RefundAlreadyApplied)},
+		{name: "CREDIT without a DEBIT", in: legInput(notDebited, ledger.LegCredit), want: new(*transfer.DebitNotApplied)},
+		{name: "CREDIT of a settled transfer (fenced)", in: legInput(settled, ledger.LegCredit), want: new(*transfer.TransferNotInProgress)},
+	})
+}
+
+// reconcilerPaths runs the timeout reconciler on the status changes it settles and on sweeps that re-drive, settle
+// and leave transfers.
+func reconcilerPaths(t *testing.T, env *callEnv, cfg aws.Config) {
+	rc, err := transfer.LoadReconcilerConfig(env.getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := transfer.NewReconcilerHandler(cfg, rc, discard())
+	r.Metrics = quietMetrics()
+	now := env.t0.Add(time.Minute)
+	r.Now = func() time.Time { return now }
+	handle := func(path string, ev events.CloudWatchEvent) {
+		t.Helper()
+		if err := r.Handle(withPath(context.Background(), path), ev); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+	}
+	env.createMachine(t)
+	env.account(t, "acc-src", 1000)
+	env.account(t, "acc-dst", 0)
+
+	for _, st := range []struct{ status, code string }{
+		{"TIMED_OUT", transfer.CodeTimedOut}, {"FAILED", transfer.CodeWorkflowFailed}, {"ABORTED", transfer.CodeAborted},
+	} {
+		rec := env.transfer(t, "acc-src", "acc-dst", 100, env.t0)
+		env.applyLeg(t, rec, ledger.LegDebit)
+		detail := fmt.Sprintf(`{"executionArn":%q,"stateMachineArn":%q,"name":%q,"status":%q}`,
+			rec.ExecutionArn, env.machineArn, rec.TransferID, st.status)
+		path := st.status + " execution of a transfer debited, not credited: refunded and settled"
+		handle(path, events.CloudWatchEvent{DetailType: transfer.DetailTypeStatusChange, Source: "aws.states", Detail: []byte(detail)})
+		env.wantRecord(t, path, rec.TransferID, ledger.StatusFailed, st.code)
+	}
+
+	sweep := events.CloudWatchEvent{DetailType: transfer.DetailTypeScheduled, Source: "aws.events"}
+	orphan := env.transfer(t, "acc-src", "acc-dst", 100, env.t0)
+	now = env.t0.Add(rc.GiveUpAfter + time.Hour)
+	path := "sweep: a workflow that never started, past giving up: settled ORPHANED"
+	handle(path, sweep)
+	env.wantRecord(t, path, orphan.TransferID, ledger.StatusFailed, transfer.CodeOrphaned)
+
+	aborted := env.transfer(t, "acc-src", "acc-dst", 100, now)
+	if _, err := env.sfn.StartExecution(context.Background(), &sfn.StartExecutionInput{
+		StateMachineArn: aws.String(env.machineArn), Name: aws.String(aborted.TransferID), Input: aws.String("{}"),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.sfn.StopExecution(context.Background(), &sfn.StopExecutionInput{ExecutionArn: aws.String(aborted.ExecutionArn)}); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(rc.OrphanAfter + time.Minute)
+	path = "sweep: a workflow that ended without settling: settled from the ledger"
+	handle(path, sweep)
+	env.wantRecord(t, path, aborted.TransferID, ledger.StatusFailed, transfer.CodeAborted)
+
+	stalled := env.transfer(t, "acc-src", "acc-dst", 100, now)
+	now = now.Add(rc.OrphanAfter + time.Minute)
+	path = "sweep: a workflow that never started: re-driven"
+	handle(path, sweep)
+	env.wantRecord(t, path, stalled.TransferID, ledger.StatusInProgress, "")
+	out, err := env.sfn.DescribeExecution(context.Background(), &sfn.DescribeExecutionInput{ExecutionArn: aws.String(stalled.ExecutionArn)})
+	if err != nil || out.Status != "RUNNING" {
+		t.Fatalf("%s: execution %v, %v; want it RUNNING", path, out, err)
+	}
+
+	now = now.Add(time.Minute)
+	path = "sweep: a running workflow left to finish"
+	handle(path, sweep)
+	env.wantRecord(t, path, stalled.TransferID, ledger.StatusInProgress, "")
+	entries, err := env.store.Entries(context.Background(), stalled.TransferID)
+	if err != nil || len(entries) != 0 {
+		t.Fatalf("%s: ledger entries %v, %v; want none", path, entries, err)
+	}
+}

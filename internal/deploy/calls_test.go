@@ -1,0 +1,456 @@
+package deploy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/smithy-go/middleware"
+)
+
+// access is one IAM action on one resource, the resource written as the template writes it once transformed and
+// rendered (see Render): "${TransfersTable.Arn}", "${TransfersTable.Arn}/index/InProgress", "${TransferStateMachine}",
+// "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:${TransferStateMachine.Name}:tr_…".
+type access struct{ action, resource string }
+
+// call is an access a function's code made, and the path of the function that made it.
+type call struct {
+	access
+	path string
+}
+
+// resourceNames renders the names and ARNs the local components give resources in the template's form.
+type resourceNames struct {
+	// tables maps a table's name to its logical id.
+	tables map[string]string
+	// machines maps a state machine's ARN to its logical id.
+	machines map[string]string
+}
+
+// table renders a table, or one of its indexes when index is set. A table of no logical id stays its name, which no
+// grant covers.
+func (n resourceNames) table(name, index *string) string {
+	id, ok := n.tables[aws.ToString(name)]
+	if !ok {
+		return "table/" + aws.ToString(name)
+	}
+	if index != nil {
+		return "${" + id + ".Arn}/index/" + aws.ToString(index)
+	}
+	return "${" + id + ".Arn}"
+}
+
+// stateMachine renders a state machine ARN as its Ref.
+func (n resourceNames) stateMachine(arn *string) string {
+	if id, ok := n.machines[aws.ToString(arn)]; ok {
+		return "${" + id + "}"
+	}
+	return aws.ToString(arn)
+}
+
+// execution renders an execution ARN with its state machine's name as a GetAtt and the partition, region and
+// account as pseudo parameters: the form a grant on "execution:${Machine.Name}:*" is written in.
+func (n resourceNames) execution(arn *string) string {
+	s := aws.ToString(arn)
+	for machine, id := range n.machines {
+		prefix := strings.Replace(machine, ":stateMachine:", ":execution:", 1) + ":"
+		if name, ok := strings.CutPrefix(s, prefix); ok {
+			return "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:${" + id + ".Name}:" + name
+		}
+	}
+	return s
+}
+
+// accessesOf returns the accesses IAM authorizes for one operation's input.
+type accessesOf func(input any, n resourceNames) []access
+
+// single is the accessesOf of an operation that is one action on one resource.
+func single[In any](action string, resource func(In, resourceNames) string) accessesOf {
+	return func(input any, n resourceNames) []access {
+		return []access{{action, resource(input.(In), n)}}
+	}
+}
+
+// transactWrite is the accessesOf of TransactWriteItems, which IAM authorizes item by item: a Put needs
+// dynamodb:PutItem, an Update dynamodb:UpdateItem, a ConditionCheck dynamodb:ConditionCheckItem and a Delete
+// dynamodb:DeleteItem, each on its item's table.
+func transactWrite(input any, n resourceNames) []access {
+	var out []access
+	for _, item := range input.(*dynamodb.TransactWriteItemsInput).TransactItems {
+		switch {
+		case item.Put != nil:
+			out = append(out, access{"dynamodb:PutItem", n.table(item.Put.TableName, nil)})
+		case item.Update != nil:
+			out = append(out, access{"dynamodb:UpdateItem", n.table(item.Update.TableName, nil)})
+		case item.ConditionCheck != nil:
+			out = append(out, access{"dynamodb:ConditionCheckItem", n.table(item.ConditionCheck.TableName, nil)})
+		case item.Delete != nil:
+			out = append(out, access{"dynamodb:DeleteItem", n.table(item.Delete.TableName, nil)})
+		}
+	}
+	return out
+}
+
+// transactGet is the accessesOf of TransactGetItems: dynamodb:GetItem on each item's table.
+func transactGet(input any, n resourceNames) []access {
+	var out []access
+	for _, item := range input.(*dynamodb.TransactGetItemsInput).TransactItems {
+		if item.Get != nil {
+			out = append(out, access{"dynamodb:GetItem", n.table(item.Get.TableName, nil)})
+		}
+	}
+	return out
+}
+
+// iamAccesses maps an SDK operation, "<ServiceID>.<Operation>", to what IAM authorizes for it. An operation that is
+// not here fails the test, so that a new call is mapped before its grant can be judged.
+var iamAccesses = map[string]accessesOf{
+	"DynamoDB.GetItem": single("dynamodb:GetItem", func(in *dynamodb.GetItemInput, n resourceNames) string {
+		return n.table(in.TableName, nil)
+	}),
+	"DynamoDB.PutItem": single("dynamodb:PutItem", func(in *dynamodb.PutItemInput, n resourceNames) string {
+		return n.table(in.TableName, nil)
+	}),
+	"DynamoDB.UpdateItem": single("dynamodb:UpdateItem", func(in *dynamodb.UpdateItemInput, n resourceNames) string {
+		return n.table(in.TableName, nil)
+	}),
+	"DynamoDB.DeleteItem": single("dynamodb:DeleteItem", func(in *dynamodb.DeleteItemInput, n resourceNames) string {
+		return n.table(in.TableName, nil)
+	}),
+	// A Query or Scan of an index is authorized on the index's ARN, not the table's.
+	"DynamoDB.Query": single("dynamodb:Query", func(in *dynamodb.QueryInput, n resourceNames) string {
+		return n.table(in.TableName, in.IndexName)
+	}),
+	"DynamoDB.Scan": single("dynamodb:Scan", func(in *dynamodb.ScanInput, n resourceNames) string {
+		return n.table(in.TableName, in.IndexName)
+	}),
+	"DynamoDB.TransactWriteItems": transactWrite,
+	"DynamoDB.TransactGetItems":   transactGet,
+	"SFN.StartExecution": single("states:StartExecution", func(in *sfn.StartExecutionInput, n resourceNames) string {
+		return n.stateMachine(in.StateMachineArn)
+	}),
+	"SFN.DescribeExecution": single("states:DescribeExecution", func(in *sfn.DescribeExecutionInput, n resourceNames) string {
+		return n.execution(in.ExecutionArn)
+	}),
+	"SFN.GetExecutionHistory": single("states:GetExecutionHistory", func(in *sfn.GetExecutionHistoryInput, n resourceNames) string {
+		return n.execution(in.ExecutionArn)
+	}),
+	"SFN.StopExecution": single("states:StopExecution", func(in *sfn.StopExecutionInput, n resourceNames) string {
+		return n.execution(in.ExecutionArn)
+	}),
+}
+
+// pathKey is the context key of the path a handler is run for.
+type pathKey struct{}
+
+// withPath labels ctx, and so every SDK call a handler makes with it, with the path being run.
+func withPath(ctx context.Context, path string) context.Context {
+	return context.WithValue(ctx, pathKey{}, path)
+}
+
+// recorder records every operation the SDK clients built from one aws.Config send, as IAM accesses.
+type recorder struct {
+	names resourceNames
+
+	mu       sync.Mutex
+	calls    []call
+	unmapped []string // "<path>: <ServiceID>.<Operation>"
+}
+
+// apiOption is the recorder's aws.Config APIOptions entry: an Initialize middleware, which runs once per operation
+// (not per retry) and sees the operation's input.
+func (r *recorder) apiOption(stack *middleware.Stack) error {
+	return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("RecordIAMAccess",
+		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+			r.record(ctx, awsmiddleware.GetServiceID(ctx)+"."+awsmiddleware.GetOperationName(ctx), in.Parameters)
+			return next.HandleInitialize(ctx, in)
+		}), middleware.After)
+}
+
+func (r *recorder) record(ctx context.Context, op string, input any) {
+	path, ok := ctx.Value(pathKey{}).(string)
+	if !ok {
+		path = "(a call without the handler's context)"
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	toAccesses, ok := iamAccesses[op]
+	if !ok {
+		r.unmapped = append(r.unmapped, path+": "+op)
+		return
+	}
+	for _, a := range toAccesses(input, r.names) {
+		r.calls = append(r.calls, call{a, path})
+	}
+}
+
+// recorded returns the calls recorded so far and the operations iamAccesses does not map.
+func (r *recorder) recorded() ([]call, []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.calls), slices.Clone(r.unmapped)
+}
+
+// iamMatch reports whether s matches pattern with IAM's wildcards: "*" any run of characters, "?" any one.
+func iamMatch(pattern, s string) bool {
+	re := strings.NewReplacer(`\*`, ".*", `\?`, ".").Replace(regexp.QuoteMeta(pattern))
+	return regexp.MustCompile("^" + re + "$").MatchString(s)
+}
+
+// exemptFromUse reports why a grant need not be called by the function's code, or "" when it must be: logs and X-Ray
+// are written by the Lambda service and the X-Ray daemon with the function's role, and the destinations of the
+// function's asynchronous invocations (AWS::Lambda::EventInvokeConfig) are sent to by Lambda itself.
+func exemptFromUse(tmpl *Template, fn string, g grant) string {
+	switch {
+	case strings.HasPrefix(g.action, "logs:"):
+		return "Lambda writes the function's logs with its role"
+	case strings.HasPrefix(g.action, "xray:"):
+		return "Lambda sends the function's traces with its role"
+	}
+	for _, dest := range asyncDestinations(tmpl, fn) {
+		if g == dest {
+			return "Lambda delivers the results of asynchronous invocations to this destination with the function's role"
+		}
+	}
+	return ""
+}
+
+// destinationActions is the action Lambda needs, with the function's role, on each kind of asynchronous invocation
+// destination.
+var destinationActions = map[string]string{
+	"AWS::SQS::Queue":       "sqs:SendMessage",
+	"AWS::SNS::Topic":       "sns:Publish",
+	"AWS::Lambda::Function": "lambda:InvokeFunction",
+	"AWS::Events::EventBus": "events:PutEvents",
+}
+
+// asyncDestinations returns the grants Lambda itself uses to deliver fn's asynchronous invocation results: the
+// OnSuccess and OnFailure destinations of its AWS::Lambda::EventInvokeConfig.
+func asyncDestinations(tmpl *Template, fn string) []grant {
+	var out []grant
+	for _, id := range tmpl.OfType("AWS::Lambda::EventInvokeConfig") {
+		p := tmpl.Resources[id].Properties
+		if ref(p["FunctionName"]) != fn {
+			continue
+		}
+		config, _ := p["DestinationConfig"].(map[string]any)
+		for _, on := range []string{"OnSuccess", "OnFailure"} {
+			d, _ := config[on].(map[string]any)
+			dest := ref(d["Destination"])
+			if action, ok := destinationActions[tmpl.Resources[dest].Type]; ok {
+				out = append(out, grant{action, Render(d["Destination"])})
+			}
+		}
+	}
+	return out
+}
+
+// callProblems compares the calls fn's code made with the grants of its role: a call no grant covers would be
+// denied on AWS; a grant no call uses is more than the code needs, unless exemptFromUse says why the code need not
+// use it. The notes say, for each grant, which paths use it or why none need to.
+func callProblems(tmpl *Template, fn, role string, granted []grant, calls []call) (problems, notes []string) {
+	paths := map[access][]string{}
+	for _, c := range calls {
+		if !slices.Contains(paths[c.access], c.path) {
+			paths[c.access] = append(paths[c.access], c.path)
+		}
+	}
+	covers := func(g grant, a access) bool { return iamMatch(g.action, a.action) && iamMatch(g.resource, a.resource) }
+	accesses := slices.SortedFunc(maps.Keys(paths), func(a, b access) int {
+		return strings.Compare(a.action+" "+a.resource, b.action+" "+b.resource)
+	})
+	for _, a := range accesses {
+		if !slices.ContainsFunc(granted, func(g grant) bool { return covers(g, a) }) {
+			problems = append(problems, fmt.Sprintf("%s calls %s on %s, which its role %s does not grant (AccessDenied on AWS), on the paths:\n\t%s",
+				fn, a.action, a.resource, role, strings.Join(paths[a], "\n\t")))
+		}
+	}
+	for _, g := range granted {
+		if why := exemptFromUse(tmpl, fn, g); why != "" {
+			notes = append(notes, fmt.Sprintf("%s on %s need not be called by the code: %s", g.action, g.resource, why))
+			continue
+		}
+		var used []string
+		for _, a := range accesses {
+			if covers(g, a) {
+				used = append(used, paths[a]...)
+			}
+		}
+		slices.Sort(used)
+		if used = slices.Compact(used); len(used) == 0 {
+			problems = append(problems, fmt.Sprintf("%s's role %s grants %s on %s, which no path of %s calls: more than the code needs",
+				fn, role, g.action, g.resource, fn))
+			continue
+		}
+		notes = append(notes, fmt.Sprintf("%s on %s is called on %d paths:\n\t%s", g.action, g.resource, len(used), strings.Join(used, "\n\t")))
+	}
+	return problems, notes
+}
+
+// functionPaths runs every path of one function's handler, built by its exported constructor from cfg, against env.
+type functionPaths func(t *testing.T, env *callEnv, cfg aws.Config)
+
+// pathsByFunction has the paths of each function of the template, by logical id.
+var pathsByFunction = map[string]functionPaths{
+	"OrchestratorFunction":      orchestratorPaths,
+	"DebitFunction":             debitPaths,
+	"CreditFunction":            creditPaths,
+	"TimeoutReconcilerFunction": reconcilerPaths,
+}
+
+// TestRolesGrantWhatTheCodeCalls proves TestLeastPrivilege's table against the code: it runs each function's real
+// handler, wired by internal/transfer's constructors from an aws.Config, through every path it has against Dynoxide
+// and the local Step Functions API, records every operation its SDK clients send as the IAM actions and resources
+// AWS authorizes it by, and compares them with the grants of the function's role in the transformed template.
+// Every call must be granted, and every grant called on some path, except logs, X-Ray and asynchronous invocation
+// destinations, which Lambda uses on the function's behalf.
+func TestRolesGrantWhatTheCodeCalls(t *testing.T) {
+	tmpl := TransformT(t)
+	stmts := tmpl.RoleStatements()
+	for _, fn := range tmpl.OfType("AWS::Lambda::Function") {
+		t.Run(fn, func(t *testing.T) {
+			t.Parallel()
+			run, ok := pathsByFunction[fn]
+			if !ok {
+				t.Fatalf("%s has no paths in pathsByFunction: its role's grants cannot be checked", fn)
+			}
+			role := tmpl.FunctionRole(fn)
+			if role == "" {
+				t.Fatalf("%s: Role %v is not a role of the template", fn, tmpl.Resources[fn].Properties["Role"])
+			}
+			env := newCallEnv(t, tmpl)
+			run(t, env, env.config())
+			calls, unmapped := env.rec.recorded()
+			for _, u := range unmapped {
+				t.Errorf("%s sends an operation iamAccesses does not map to IAM: %s", fn, u)
+			}
+			problems, notes := callProblems(tmpl, fn, role, grants(stmts, role), calls)
+			for _, n := range notes {
+				t.Logf("%s: %s", fn, n)
+			}
+			for _, p := range problems {
+				t.Error(p)
+			}
+		})
+	}
+	for fn := range pathsByFunction {
+		if _, ok := tmpl.Resources[fn]; !ok {
+			t.Errorf("pathsByFunction drives %s, which the template does not have", fn)
+		}
+	}
+}
+
+func TestCallProblems(t *testing.T) {
+	tmpl := &Template{Resources: map[string]Resource{
+		"Fn":    {Type: "AWS::Lambda::Function"},
+		"Queue": {Type: "AWS::SQS::Queue"},
+		"FnEventInvokeConfig": {Type: "AWS::Lambda::EventInvokeConfig", Properties: map[string]any{
+			"FunctionName":      map[string]any{"Ref": "Fn"},
+			"DestinationConfig": map[string]any{"OnFailure": map[string]any{"Destination": map[string]any{"Fn::GetAtt": []any{"Queue", "Arn"}}}},
+		}},
+	}}
+	const (
+		table = "${T.Arn}"
+		exec  = "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:${M.Name}:"
+	)
+	tests := []struct {
+		name    string
+		granted []grant
+		calls   []call
+		want    []string
+	}{
+		{name: "exactly what is called",
+			granted: []grant{{"dynamodb:GetItem", table}, {"states:DescribeExecution", exec + "*"}},
+			calls:   []call{{access{"dynamodb:GetItem", table}, "read"}, {access{"states:DescribeExecution", exec + "tr_1"}, "sweep"}}},
+		{name: "a call not granted",
+			granted: []grant{{"dynamodb:GetItem", table}},
+			calls:   []call{{access{"dynamodb:GetItem", table}, "read"}, {access{"dynamodb:PutItem", table}, "write"}},
+			want:    []string{"Fn calls dynamodb:PutItem on ${T.Arn}, which its role R does not grant (AccessDenied on AWS), on the paths:\n\twrite"}},
+		{name: "granted on the table, called on an index",
+			granted: []grant{{"dynamodb:Query", table}},
+			calls:   []call{{access{"dynamodb:Query", table + "/index/I"}, "sweep"}},
+			want: []string{"Fn calls dynamodb:Query on ${T.Arn}/index/I, which its role R does not grant (AccessDenied on AWS), on the paths:\n\tsweep",
+				"Fn's role R grants dynamodb:Query on ${T.Arn}, which no path of Fn calls: more than the code needs"}},
+		{name: "a grant not called",
+			granted: []grant{{"dynamodb:GetItem", table}, {"dynamodb:ConditionCheckItem", table}},
+			calls:   []call{{access{"dynamodb:GetItem", table}, "read"}},
+			want:    []string{"Fn's role R grants dynamodb:ConditionCheckItem on ${T.Arn}, which no path of Fn calls: more than the code needs"}},
+		{name: "logs, tracing and the failure destination are Lambda's",
+			granted: []grant{{"logs:PutLogEvents", "${G.Arn}"}, {"xray:PutTraceSegments", "*"}, {"sqs:SendMessage", "${Queue.Arn}"}}},
+		{name: "another queue is not the destination",
+			granted: []grant{{"sqs:SendMessage", "${Other.Arn}"}},
+			want:    []string{"Fn's role R grants sqs:SendMessage on ${Other.Arn}, which no path of Fn calls: more than the code needs"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, _ := callProblems(tmpl, "Fn", "R", tt.granted, tt.calls)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
+
+// notSent is an HTTP client that sends nothing: the recorder sees each operation before it would be sent.
+type notSent struct{}
+
+func (notSent) Do(*http.Request) (*http.Response, error) { return nil, errors.New("not sent") }
+
+func TestRecorderAccesses(t *testing.T) {
+	const machine = "arn:aws:states:us-east-1:123456789012:stateMachine:Machine"
+	rec := &recorder{names: resourceNames{tables: map[string]string{"table-1": "Table"}, machines: map[string]string{machine: "M"}}}
+	cfg := aws.Config{
+		Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("a", "b", ""),
+		BaseEndpoint: aws.String("http://127.0.0.1:1"), HTTPClient: notSent{}, RetryMaxAttempts: 1,
+		APIOptions: []func(*middleware.Stack) error{rec.apiOption},
+	}
+	db, states := dynamodb.NewFromConfig(cfg), sfn.NewFromConfig(cfg)
+	ctx := withPath(context.Background(), "p")
+	table := aws.String("table-1")
+	key := map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: "k"}}
+	_, _ = db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
+		{Put: &ddbtypes.Put{TableName: table, Item: key}},
+		{Update: &ddbtypes.Update{TableName: table, Key: key, UpdateExpression: aws.String("SET a = :a")}},
+		{ConditionCheck: &ddbtypes.ConditionCheck{TableName: table, Key: key, ConditionExpression: aws.String("attribute_exists(pk)")}},
+		{Delete: &ddbtypes.Delete{TableName: table, Key: key}},
+	}})
+	_, _ = db.Query(ctx, &dynamodb.QueryInput{TableName: table, IndexName: aws.String("ByShard")})
+	_, _ = db.Query(ctx, &dynamodb.QueryInput{TableName: table})
+	_, _ = db.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String("other"), Key: key})
+	_, _ = states.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(machine)})
+	_, _ = states.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(
+		"arn:aws:states:us-east-1:123456789012:execution:Machine:tr_1")})
+	_, _ = db.ListTables(ctx, &dynamodb.ListTablesInput{})
+
+	calls, unmapped := rec.recorded()
+	want := []call{
+		{access{"dynamodb:PutItem", "${Table.Arn}"}, "p"},
+		{access{"dynamodb:UpdateItem", "${Table.Arn}"}, "p"},
+		{access{"dynamodb:ConditionCheckItem", "${Table.Arn}"}, "p"},
+		{access{"dynamodb:DeleteItem", "${Table.Arn}"}, "p"},
+		{access{"dynamodb:Query", "${Table.Arn}/index/ByShard"}, "p"},
+		{access{"dynamodb:Query", "${Table.Arn}"}, "p"},
+		{access{"dynamodb:GetItem", "table/other"}, "(a call without the handler's context)"},
+		{access{"states:StartExecution", "${M}"}, "p"},
+		{access{"states:DescribeExecution", "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:${M.Name}:tr_1"}, "p"},
+	}
+	if !slices.Equal(calls, want) {
+		t.Errorf("calls:\n%v\nwant:\n%v", calls, want)
+	}
+	if want := []string{"p: DynamoDB.ListTables"}; !slices.Equal(unmapped, want) {
+		t.Errorf("unmapped = %q, want %q", unmapped, want)
+	}
+}
