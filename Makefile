@@ -9,9 +9,12 @@ VENV_STAMP := $(VENV)/.installed
 SAM_STAMP  := $(VENV)/.sam-installed
 SAM_CLI    := aws-sam-cli==1.170.0
 PYTHON3    := $(shell command -v python3 2>/dev/null)
+# The flags every function binary is built with, in one place: make sam-build passes them to sam build, and
+# `go run ./cmd/local invoke` (internal/lambdabuild) builds with the same file.
+LAMBDA_GOFLAGS := $(shell cat internal/lambdabuild/goflags)
 export DYNOXIDE_BIN ?=
 
-.PHONY: test run deps venv fmt-check vet lint-asl lint-template build-lambdas sam-build clean
+.PHONY: test run deps venv fmt-check vet lint-asl lint-template build-lambdas sam-build invoke-examples clean
 
 deps: $(NODE_STAMP)
 	$(GO) mod download
@@ -28,6 +31,11 @@ RACE := $(shell command -v "$$($(GO) env CC)" >/dev/null 2>&1 && echo -race)
 test: deps venv fmt-check vet lint-asl lint-template build-lambdas
 	@[ -n "$(RACE)" ] || echo "test: no C compiler, running without the race detector"
 	CI=$${CI:-} $(GO) test $(RACE) -count=1 -timeout 12m ./...
+
+# Every event of events/ through `local invoke` (sam local invoke without Docker) with events/env.json, against a
+# fresh local stack on free ports, each outcome checked (e2e/invoke_test.go). make test runs it too, in go test ./...
+invoke-examples: deps
+	CI=$${CI:-} $(GO) test -count=1 -run '^TestInvoke' ./e2e/
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './node_modules/*')); \
@@ -64,15 +72,16 @@ lint-template: venv
 
 # The functions as Lambda runs them (provided.al2023 on arm64, see template.yaml): a build break shows up here, not at deploy.
 build-lambdas:
-	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -tags lambda.norpc -o /dev/null ./functions/...
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 GOFLAGS="$${GOFLAGS:-} $(LAMBDA_GOFLAGS)" $(GO) build -o /dev/null ./functions/...
 
-# sam build with AWS's own CLI, installed into .venv (needs python3; no Docker for Go functions). The binaries are
-# stripped (-s) and built without the RPC shim that only the retired go1.x runtime used (lambda.norpc): measured
-# 22.3 MB -> 10.3 MB for the orchestrator, 20.3 -> 9.8 MB for debit and credit, for faster cold starts. samconfig.toml
-# does not cache builds: SAM's cache ignores these flags. Then `sam deploy --guided`.
+# sam build with AWS's own CLI, installed into .venv (needs python3; no Docker for Go functions). The binaries
+# ($(LAMBDA_GOFLAGS)) are stripped (-s), without build paths (-trimpath) and without the RPC shim that only the
+# retired go1.x runtime used (lambda.norpc): measured 22.3 MB -> 10.3 MB for the orchestrator, 20.3 -> 9.8 MB for
+# debit and credit, for faster cold starts. samconfig.toml does not cache builds: SAM's cache ignores these flags.
+# Then `sam deploy --guided`.
 sam-build: $(SAM_STAMP)
-	SAM_CLI_TELEMETRY=0 GOFLAGS="-ldflags=-s -tags=lambda.norpc" $(VENV)/bin/sam validate --lint --region us-east-1
-	SAM_CLI_TELEMETRY=0 GOFLAGS="-ldflags=-s -tags=lambda.norpc" $(VENV)/bin/sam build
+	SAM_CLI_TELEMETRY=0 GOFLAGS="$${GOFLAGS:-} $(LAMBDA_GOFLAGS)" $(VENV)/bin/sam validate --lint --region us-east-1
+	SAM_CLI_TELEMETRY=0 GOFLAGS="$${GOFLAGS:-} $(LAMBDA_GOFLAGS)" $(VENV)/bin/sam build
 
 # aws-sam-cli pins its own cfn-lint and aws-sam-translator, so it is installed together with tools/requirements.txt
 # and again whenever those change.
@@ -80,7 +89,8 @@ $(SAM_STAMP): $(VENV_STAMP)
 	$(VENV)/bin/pip install -q --disable-pip-version-check -r tools/requirements.txt $(SAM_CLI)
 	@touch $@
 
-# Builds and starts the local stack with the demo accounts of events/local-accounts.json on the spec's default ports.
+# Builds and starts the local stack on the spec's default ports with the demo accounts of events/local-accounts.json
+# and the example transfers the sam local invoke events use (events/local-transfers.json).
 run: deps
 	@mkdir -p bin
 	$(GO) build -o bin/local ./cmd/local
@@ -93,8 +103,9 @@ run: deps
 	@echo "  curl -s http://127.0.0.1:3000/transfers/<transferId>        # the transfer"
 	@echo "  bin/transferctl history <transferId>                        # its audit trail"
 	@echo "  bin/transferctl accounts acc-alice acc-bob"
+	@echo "  bin/local invoke OrchestratorFunction --event events/orchestrator-new-transfer.json --env-vars events/env.json"
 	@echo
-	bin/local $(ARGS)
+	bin/local --seed-transfers events/local-transfers.json $(ARGS)
 
 clean:
 	rm -rf node_modules $(VENV) .aws-sam bin
