@@ -73,12 +73,13 @@ var accounts = []map[string]any{
 
 // stack is a local stack running as its own process.
 type stack struct {
-	t      *testing.T
-	API    string
-	SFN    string
-	cmd    *exec.Cmd
-	stderr *lockedBuffer
-	done   chan error
+	t        *testing.T
+	API      string
+	SFN      string
+	DynamoDB string
+	cmd      *exec.Cmd
+	stderr   *lockedBuffer
+	done     chan error
 }
 
 type lockedBuffer struct {
@@ -143,6 +144,8 @@ func startStack(t *testing.T, args ...string) *stack {
 				s.API = v
 			case "sfn":
 				s.SFN = v
+			case "dynamodb":
+				s.DynamoDB = v
 			}
 		}
 	case err := <-s.done:
