@@ -11,9 +11,12 @@ CHECKOV_STAMP := $(CHECKOV)/.installed
 SAM        := SAM_CLI_TELEMETRY=0 $(VENV)/bin/sam
 ENV        ?= default
 PYTHON3    := $(shell command -v python3 2>/dev/null)
+# The flags every function binary is built with, in one place: make sam-build passes them to sam build, and
+# `go run ./cmd/local invoke` (internal/lambdabuild) builds with the same file.
+LAMBDA_GOFLAGS := $(shell cat internal/lambdabuild/goflags)
 export DYNOXIDE_BIN ?=
 
-.PHONY: test run deps venv fmt-check vet lint-asl lint-template build-lambdas sam-build deploy clean
+.PHONY: test run deps venv fmt-check vet lint-asl lint-template build-lambdas sam-build deploy invoke-examples clean
 
 deps: $(NODE_STAMP)
 	$(GO) mod download
@@ -30,6 +33,11 @@ RACE := $(shell command -v "$$($(GO) env CC)" >/dev/null 2>&1 && echo -race)
 test: deps venv fmt-check vet lint-asl lint-template build-lambdas
 	@[ -n "$(RACE)" ] || echo "test: no C compiler, running without the race detector"
 	CI=$${CI:-} $(GO) test $(RACE) -count=1 -timeout 12m ./...
+
+# Every event of events/ through `local invoke` (sam local invoke without Docker) with events/env.json, against a
+# fresh local stack on free ports, each outcome checked (e2e/invoke_test.go). make test runs it too, in go test ./...
+invoke-examples: deps
+	CI=$${CI:-} $(GO) test -count=1 -run '^TestInvoke' ./e2e/
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './node_modules/*')); \
@@ -79,20 +87,22 @@ lint-template: venv
 
 # The functions as Lambda runs them (provided.al2023 on arm64, see template.yaml): a build break shows up here, not at deploy.
 build-lambdas:
-	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -tags lambda.norpc -o /dev/null ./functions/...
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 GOFLAGS="$${GOFLAGS:-} $(LAMBDA_GOFLAGS)" $(GO) build -o /dev/null ./functions/...
 
-# sam build with AWS's own CLI from .venv (no Docker for Go functions). The binaries are stripped (-s) and built
-# without the RPC shim that only the retired go1.x runtime used (lambda.norpc), for faster cold starts (sizes in
-# docs/deploy.md). samconfig.toml does not cache builds: SAM's cache ignores these flags.
+# sam build with AWS's own CLI from .venv (no Docker for Go functions). The binaries ($(LAMBDA_GOFLAGS)) are
+# stripped (-s), without build paths (-trimpath) and without the RPC shim that only the retired go1.x runtime used
+# (lambda.norpc), for faster cold starts (sizes in docs/deploy.md). samconfig.toml does not cache builds: SAM's
+# cache ignores these flags.
 sam-build: venv
-	GOFLAGS="-ldflags=-s -tags=lambda.norpc -trimpath" $(SAM) build
+	GOFLAGS="$${GOFLAGS:-} $(LAMBDA_GOFLAGS)" $(SAM) build
 
 # Deploys the stack of samconfig.toml's environment ENV (default: dev; `make deploy ENV=prod`) with the caller's AWS
 # credentials. See docs/deploy.md.
 deploy: sam-build
 	$(SAM) deploy --config-env $(ENV)
 
-# Builds and starts the local stack with the demo accounts of events/local-accounts.json on the spec's default ports.
+# Builds and starts the local stack on the spec's default ports with the demo accounts of events/local-accounts.json
+# and the example transfers the sam local invoke events use (events/local-transfers.json).
 run: deps
 	@mkdir -p bin
 	$(GO) build -o bin/local ./cmd/local
@@ -105,8 +115,9 @@ run: deps
 	@echo "  curl -s http://127.0.0.1:3000/transfers/<transferId>        # the transfer"
 	@echo "  bin/transferctl history <transferId>                        # its audit trail"
 	@echo "  bin/transferctl accounts acc-alice acc-bob"
+	@echo "  bin/local invoke OrchestratorFunction --event events/orchestrator-new-transfer.json --env-vars events/env.json"
 	@echo
-	bin/local $(ARGS)
+	bin/local --seed-transfers events/local-transfers.json $(ARGS)
 
 clean:
 	rm -rf node_modules $(VENV) .aws-sam bin

@@ -72,13 +72,14 @@ var accounts = []map[string]any{
 
 // stack is a local stack running as its own process.
 type stack struct {
-	t      *testing.T
-	API    string
-	SFN    string
-	cmd    *exec.Cmd
-	stdout *stdoutBuffer
-	stderr *lockedBuffer
-	done   chan error
+	t        *testing.T
+	API      string
+	SFN      string
+	DynamoDB string
+	cmd      *exec.Cmd
+	stdout   *stdoutBuffer
+	stderr   *lockedBuffer
+	done     chan error
 }
 
 type lockedBuffer struct {
@@ -148,6 +149,8 @@ func startStack(t *testing.T, args ...string) *stack {
 				s.API = v
 			case "sfn":
 				s.SFN = v
+			case "dynamodb":
+				s.DynamoDB = v
 			}
 		}
 	case err := <-s.done:

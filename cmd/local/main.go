@@ -1,6 +1,7 @@
 // Command local runs the transfer orchestrator's local stack on one machine, with no Docker and no AWS account:
 // DynamoDB (Dynoxide), the Step Functions engine and API, the API gateway and the four functions, wired from
-// template.yaml. See spec/local-stack.md for the flags.
+// template.yaml. See spec/local-stack.md for the flags. `local invoke <LogicalId> --event FILE [--env-vars FILE]`
+// runs one function once, as `sam local invoke` does, without Docker (internal/localinvoke).
 package main
 
 import (
@@ -10,12 +11,18 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/transferflow/orchestrator/internal/localinvoke"
 	"github.com/transferflow/orchestrator/internal/localstack"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if len(os.Args) > 1 && os.Args[1] == "invoke" {
+		code := localinvoke.Main(ctx, os.Args[2:], os.Stdin, os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
 	cfg, err := localstack.ParseFlags(os.Args[1:], os.Stderr)
 	if err == nil {
 		err = localstack.Run(ctx, cfg, os.Stdout, os.Stderr)

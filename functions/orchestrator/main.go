@@ -8,22 +8,18 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
-	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/aws"
 
+	"github.com/transferflow/orchestrator/internal/fnconfig"
 	"github.com/transferflow/orchestrator/internal/transfer"
 )
 
+// main starts the function even when its configuration is unusable: it then answers every invocation with a
+// ConfigurationError naming the variable (fnconfig).
 func main() {
 	logger := slog.New(lambdacontext.NewLogHandler())
-	env, err := transfer.LoadConfig(os.Getenv)
-	if err != nil {
-		logger.Error("configuration", "error", err.Error())
-		os.Exit(1)
-	}
-	cfg, err := config.LoadDefaultConfig(context.Background())
-	if err != nil {
-		logger.Error("aws configuration", "error", err.Error())
-		os.Exit(1)
-	}
-	lambda.Start(transfer.NewOrchestratorHandler(cfg, env, logger).Handle)
+	lambda.Start(fnconfig.Handler(context.Background(), logger, os.Getenv, transfer.LoadConfig,
+		func(cfg aws.Config, c transfer.Config) any {
+			return transfer.NewOrchestratorHandler(cfg, c, logger).Handle
+		}))
 }

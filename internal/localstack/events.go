@@ -159,7 +159,11 @@ func seed(ctx context.Context, db *dynamodb.Client, table, path string) error {
 	if err := json.Unmarshal(b, &accounts); err != nil {
 		return fmt.Errorf("seed %s: %w", path, err)
 	}
-	store := ledger.NewStore(db, table)
+	return createAccounts(ctx, ledger.NewStore(db, table), path, accounts)
+}
+
+// createAccounts creates the accounts of a seed file; existing accounts are left alone.
+func createAccounts(ctx context.Context, store *ledger.Store, path string, accounts []seedAccount) error {
 	for _, a := range accounts {
 		if a.AccountID == "" || a.Currency == "" || a.Balance < 0 {
 			return fmt.Errorf("seed %s: account %+v needs an accountId, a currency and a balance >= 0", path, a)

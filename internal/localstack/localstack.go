@@ -47,6 +47,7 @@ type Config struct {
 	DynamoDBEndpoint string
 	DataDir          string
 	Seed             string
+	SeedTransfers    string
 	ExecutionTimeout time.Duration
 	SweepInterval    time.Duration
 	OrphanAfter      time.Duration
@@ -67,6 +68,7 @@ func ParseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.StringVar(&c.DynamoDBEndpoint, "dynamodb-endpoint", "", "use this DynamoDB endpoint instead of starting one")
 	fs.StringVar(&c.DataDir, "data-dir", "", "keep data and executions across restarts in this folder (default: in memory)")
 	fs.StringVar(&c.Seed, "seed", "events/local-accounts.json", `accounts to create at start: [{"accountId","currency","balance"}]; existing ones are left alone`)
+	fs.StringVar(&c.SeedTransfers, "seed-transfers", "", "example transfers to create at start, with their accounts (events/local-transfers.json: what the sam local invoke events reference); existing ones are left alone")
 	fs.DurationVar(&c.ExecutionTimeout, "execution-timeout", 0, "override the state machine's TimeoutSeconds")
 	fs.DurationVar(&c.SweepInterval, "sweep-interval", 0, "period of the scheduled sweep (default: the template's schedule)")
 	fs.DurationVar(&c.OrphanAfter, "orphan-after", 0, "the sweep's staleness threshold (default: the template's ORPHAN_AFTER)")
@@ -165,6 +167,9 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 		return err
 	}
 	if err := seed(ctx, ddb, s.names.table(), c.Seed); err != nil {
+		return err
+	}
+	if err := seedTransfers(ctx, ddb, s.names.table(), c.SeedTransfers, time.Now()); err != nil {
 		return err
 	}
 	if err := s.startEngine(ctx, ddb, root); err != nil {

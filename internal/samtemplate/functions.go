@@ -3,7 +3,6 @@ package samtemplate
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -11,11 +10,56 @@ import (
 
 // Function is an AWS::Serverless::Function with Globals.Function applied.
 type Function struct {
-	LogicalID   string
-	CodeURI     string
-	Timeout     time.Duration
+	LogicalID string
+	CodeURI   string
+	// Runtime and Handler are the function's (e.g. provided.al2023 and bootstrap); BuildMethod is its
+	// Metadata.BuildMethod (go1.x for a Go function sam build compiles).
+	Runtime, Handler, BuildMethod string
+	// Architectures is x86_64 or arm64 (Lambda's default is x86_64).
+	Architectures []string
+	Timeout       time.Duration
+	// MemorySize is in MB (Lambda's default is 128).
+	MemorySize int
+	// LogFormat is LoggingConfig.LogFormat: Text (the default) or JSON.
+	LogFormat   string
 	Environment map[string]string
 	Events      []Event
+}
+
+// functionProps are the AWS::Serverless::Function properties read from Globals.Function and from each function,
+// whose own values win.
+type functionProps struct {
+	Runtime       string   `yaml:"Runtime"`
+	Handler       string   `yaml:"Handler"`
+	Architectures []string `yaml:"Architectures"`
+	Timeout       int      `yaml:"Timeout"`
+	MemorySize    int      `yaml:"MemorySize"`
+	LoggingConfig struct {
+		LogFormat string `yaml:"LogFormat"`
+	} `yaml:"LoggingConfig"`
+}
+
+// over returns p with the values o sets.
+func (p functionProps) over(o functionProps) functionProps {
+	if o.Runtime != "" {
+		p.Runtime = o.Runtime
+	}
+	if o.Handler != "" {
+		p.Handler = o.Handler
+	}
+	if len(o.Architectures) > 0 {
+		p.Architectures = o.Architectures
+	}
+	if o.Timeout != 0 {
+		p.Timeout = o.Timeout
+	}
+	if o.MemorySize != 0 {
+		p.MemorySize = o.MemorySize
+	}
+	if o.LoggingConfig.LogFormat != "" {
+		p.LoggingConfig.LogFormat = o.LoggingConfig.LogFormat
+	}
+	return p
 }
 
 // Event types a function can be triggered by.
@@ -48,8 +92,8 @@ type StateMachine struct {
 // Functions returns the template's functions, sorted by logical id, with intrinsics resolved through r.
 func (t *Template) Functions(env Env, r Resolver) ([]Function, error) {
 	var globals struct {
-		Timeout     int `yaml:"Timeout"`
-		Environment struct {
+		functionProps `yaml:",inline"`
+		Environment   struct {
 			Variables yaml.Node `yaml:"Variables"`
 		} `yaml:"Environment"`
 	}
@@ -68,19 +112,27 @@ func (t *Template) Functions(env Env, r Resolver) ([]Function, error) {
 			continue
 		}
 		p := &res.Properties
-		f := Function{LogicalID: id, Timeout: time.Duration(globals.Timeout) * time.Second, Environment: map[string]string{}}
+		var fp functionProps
+		if err := p.Decode(&fp); err != nil {
+			return nil, fmt.Errorf("%s: %w", id, err)
+		}
+		props := globals.functionProps.over(fp)
+		f := Function{
+			LogicalID: id, Runtime: props.Runtime, Handler: props.Handler, Architectures: props.Architectures,
+			Timeout: time.Duration(props.Timeout) * time.Second, MemorySize: props.MemorySize,
+			LogFormat: props.LoggingConfig.LogFormat, Environment: map[string]string{},
+		}
 		if n := mapping(p, "CodeUri"); n != nil {
 			f.CodeURI = n.Value
 		}
-		if n := mapping(p, "Timeout"); n != nil {
-			s, err := strconv.Atoi(n.Value)
-			if err != nil {
-				return nil, fmt.Errorf("%s.Timeout: %w", id, err)
-			}
-			f.Timeout = time.Duration(s) * time.Second
+		if n := mapping(&res.Metadata, "BuildMethod"); n != nil {
+			f.BuildMethod = n.Value
 		}
 		if f.Timeout == 0 {
 			f.Timeout = 3 * time.Second // Lambda's default
+		}
+		if f.MemorySize == 0 {
+			f.MemorySize = 128 // Lambda's default
 		}
 		for k, v := range genv {
 			f.Environment[k] = v

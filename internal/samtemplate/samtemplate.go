@@ -31,10 +31,11 @@ type Parameter struct {
 	Default string `yaml:"Default"`
 }
 
-// Resource is one entry of Resources; Properties stay a YAML node so each consumer decodes what it needs.
+// Resource is one entry of Resources; Properties and Metadata stay YAML nodes so each consumer decodes what it needs.
 type Resource struct {
 	Type       string    `yaml:"Type"`
 	Properties yaml.Node `yaml:"Properties"`
+	Metadata   yaml.Node `yaml:"Metadata"`
 }
 
 // Table is a DynamoDB table declared in the template.

@@ -61,6 +61,11 @@ Parameters:
   Window: {Type: String, Default: 10s}
 Globals:
   Function:
+    Runtime: provided.al2023
+    Handler: bootstrap
+    Architectures: [arm64]
+    MemorySize: 256
+    LoggingConfig: {LogFormat: JSON}
     Timeout: 7
     Environment:
       Variables:
@@ -78,9 +83,13 @@ Resources:
         Arn: !Sub "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:x:${Machine.Name}"
   Fn:
     Type: AWS::Serverless::Function
+    Metadata:
+      BuildMethod: go1.x
     Properties:
       CodeUri: functions/fn/
       Timeout: 30
+      MemorySize: 1024
+      Architectures: [x86_64]
       Environment:
         Variables:
           SHARED: own
@@ -118,6 +127,12 @@ Resources:
 	}
 	if fn.Timeout != 30*time.Second || fns[1].Timeout != 7*time.Second || fn.CodeURI != "functions/fn/" {
 		t.Errorf("timeouts %s %s, code %s", fn.Timeout, fns[1].Timeout, fn.CodeURI)
+	}
+	other := fns[1]
+	if fn.MemorySize != 1024 || other.MemorySize != 256 || fn.BuildMethod != "go1.x" || other.BuildMethod != "" ||
+		!reflect.DeepEqual(fn.Architectures, []string{"x86_64"}) || !reflect.DeepEqual(other.Architectures, []string{"arm64"}) ||
+		fn.Runtime != "provided.al2023" || other.Handler != "bootstrap" || fn.LogFormat != "JSON" {
+		t.Errorf("properties: %+v / %+v", fn, other)
 	}
 	if len(fn.Events) != 3 {
 		t.Fatalf("events = %+v", fn.Events)

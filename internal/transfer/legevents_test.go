@@ -48,52 +48,63 @@ func TestEventsRoundTrip(t *testing.T) {
 }
 
 // TestEventsRunAgainstDynoxide invokes each function with its event, exactly as `sam local invoke` would, against a
-// table seeded with the accounts and transfer record the events name.
+// table seeded as events/local-transfers.json seeds the local stack: the accounts, and the transfer record each
+// event names, with its DEBIT applied first where the event needs one (credit.json comes after debit.json, whose
+// transfer it shares; refund.json's transfer is debited when it is seeded).
 func TestEventsRunAgainstDynoxide(t *testing.T) {
+	const src, dst = "acc-fixture-source", "acc-fixture-destination"
 	tests := []struct {
 		event        string
-		before       []string
+		before       string // the event that must run first, or "" when the transfer's own DEBIT is applied first
+		debitFirst   bool
 		wantLeg      string
-		alice, bob   int64
+		source, dest int64
 		balanceAfter int64
 	}{
-		{"debit.json", nil, ledger.LegDebit, 3750, 0, 3750},
-		{"credit.json", []string{"debit.json"}, ledger.LegCredit, 3750, 1250, 1250},
-		{"refund.json", []string{"debit.json"}, ledger.LegRefund, 5000, 0, 5000},
+		{event: "debit.json", wantLeg: ledger.LegDebit, source: 3750, dest: 0, balanceAfter: 3750},
+		{event: "credit.json", before: "debit.json", wantLeg: ledger.LegCredit, source: 3750, dest: 1250, balanceAfter: 1250},
+		{event: "refund.json", debitFirst: true, wantLeg: ledger.LegRefund, source: 5000, dest: 0, balanceAfter: 5000},
 	}
 	for _, tt := range tests {
 		t.Run(tt.event, func(t *testing.T) {
 			e := newLedgerEnv(t)
-			e.account(t, "acc-alice", "EUR", 5000)
-			e.account(t, "acc-bob", "EUR", 0)
+			e.account(t, src, "EUR", 5000)
+			e.account(t, dst, "EUR", 0)
 			var in LegInput
 			if err := json.Unmarshal(readEvent(t, tt.event), &in); err != nil {
 				t.Fatal(err)
 			}
-			e.reserve(t, in.TransferID, "acc-alice", "acc-bob", 1250, "EUR")
-			for _, b := range append(tt.before, tt.event) {
-				h := e.credit()
-				if b == "debit.json" {
-					h = e.debit()
-				}
-				out, err := h.Invoke(context.Background(), readEvent(t, b))
-				if err != nil {
-					t.Fatalf("%s: %v", b, err)
-				}
-				if b != tt.event {
-					continue
-				}
-				var res LegResult
-				if err := json.Unmarshal(out, &res); err != nil {
+			e.reserve(t, in.TransferID, src, dst, in.Amount, in.Currency)
+			if tt.debitFirst {
+				debit, _ := json.Marshal(LegInput{Leg: ledger.LegDebit, TransferID: in.TransferID, AccountID: src, DestinationAccountID: dst,
+					Amount: in.Amount, Currency: in.Currency, ExecutionArn: in.ExecutionArn})
+				if _, err := e.debit().Invoke(context.Background(), debit); err != nil {
 					t.Fatal(err)
 				}
-				if res.Leg != tt.wantLeg || res.TransferID != in.TransferID || res.AccountID != in.AccountID ||
-					res.Amount != 1250 || res.BalanceAfter != tt.balanceAfter || res.ExecutionArn != in.ExecutionArn {
-					t.Errorf("result = %s", out)
+			}
+			if tt.before != "" {
+				if _, err := e.debit().Invoke(context.Background(), readEvent(t, tt.before)); err != nil {
+					t.Fatalf("%s: %v", tt.before, err)
 				}
 			}
-			if a, b := e.accountNow(t, "acc-alice").Balance, e.accountNow(t, "acc-bob").Balance; a != tt.alice || b != tt.bob {
-				t.Errorf("balances alice %d bob %d, want %d %d", a, b, tt.alice, tt.bob)
+			h := e.credit()
+			if tt.wantLeg == ledger.LegDebit {
+				h = e.debit()
+			}
+			out, err := h.Invoke(context.Background(), readEvent(t, tt.event))
+			if err != nil {
+				t.Fatalf("%s: %v", tt.event, err)
+			}
+			var res LegResult
+			if err := json.Unmarshal(out, &res); err != nil {
+				t.Fatal(err)
+			}
+			if res.Leg != tt.wantLeg || res.TransferID != in.TransferID || res.AccountID != in.AccountID ||
+				res.Amount != in.Amount || res.BalanceAfter != tt.balanceAfter || res.ExecutionArn != in.ExecutionArn {
+				t.Errorf("result = %s", out)
+			}
+			if a, b := e.accountNow(t, src).Balance, e.accountNow(t, dst).Balance; a != tt.source || b != tt.dest {
+				t.Errorf("balances source %d destination %d, want %d %d", a, b, tt.source, tt.dest)
 			}
 		})
 	}

@@ -1,0 +1,4 @@
+// Command hello is the smallest program lambdabuild's test builds.
+package main
+
+func main() {}
