@@ -16,11 +16,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/transferflow/orchestrator/internal/runtimeapi"
+	"github.com/transferflow/orchestrator/internal/syncio"
 )
 
 // initLimit is how long Lambda lets a function initialise (its INIT phase) before it gives up on it.
@@ -105,22 +105,10 @@ func (r *result) report(memoryMB int) string {
 	return strings.Join(fields, "\t")
 }
 
-// lockedWriter serialises the writes of the process's output copiers and of the platform lines.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
 // invoke starts the process, waits for it to initialise, invokes it once with event and stops it. An error is the
 // sandbox's own (the process could not start, ctx ended); whatever the function did is in the result.
 func (sb *sandbox) invoke(ctx context.Context, event []byte) (res result, err error) {
-	logs := &lockedWriter{w: sb.logs}
+	logs := syncio.NewWriter(sb.logs)
 	res.requestID = sb.newID()
 	api := runtimeapi.NewServer()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

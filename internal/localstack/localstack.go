@@ -30,6 +30,7 @@ import (
 	"github.com/transferflow/orchestrator/internal/samtemplate"
 	"github.com/transferflow/orchestrator/internal/sfnapi"
 	"github.com/transferflow/orchestrator/internal/sfnlocal"
+	"github.com/transferflow/orchestrator/internal/syncio"
 )
 
 // The account and region the local stack's ARNs use.
@@ -111,7 +112,7 @@ type stack struct {
 // started, the DynamoDB server included. Stdout carries the ready line only; logs, and metrics with --metrics, go to
 // stderr, one whole line per Write.
 func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
-	stderr = &lineWriter{w: stderr}
+	stderr = syncio.NewWriter(stderr)
 	s := &stack{cfg: c, stderr: stderr, metrics: io.Discard, logger: slog.New(slog.NewJSONHandler(stderr, nil)), newID: sfnlocal.NewUUID}
 	if c.Metrics {
 		s.metrics = stderr
@@ -214,19 +215,6 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	s.engine.Close()
 	waitFor(&s.wg, time.Second)
 	return runErr
-}
-
-// lineWriter serialises the Writes of the stack's logger and of the functions' metrics emitters to one writer, each
-// of which writes a whole line per Write; an *os.File would do this itself, but a test's buffer would not.
-type lineWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lineWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 // waitFor waits for wg at most d.
