@@ -10,6 +10,7 @@ CHECKOV    := $(VENV)/checkov
 CHECKOV_STAMP := $(CHECKOV)/.installed
 SAM        := SAM_CLI_TELEMETRY=0 $(VENV)/bin/sam
 ENV        ?= default
+REGION     ?=
 PYTHON3    := $(shell command -v python3 2>/dev/null)
 # The flags every function binary is built with, in one place: make sam-build passes them to sam build, and
 # `go run ./cmd/local invoke` (internal/lambdabuild) builds with the same file.
@@ -97,9 +98,9 @@ sam-build: venv
 	GOFLAGS="$${GOFLAGS:-} $(LAMBDA_GOFLAGS)" $(SAM) build
 
 # Deploys the stack of samconfig.toml's environment ENV (default: dev; `make deploy ENV=prod`) with the caller's AWS
-# credentials. See docs/deploy.md.
+# credentials, to REGION if given (else the profile's region or AWS_DEFAULT_REGION). See docs/deploy.md.
 deploy: sam-build
-	$(SAM) deploy --config-env $(ENV)
+	$(SAM) deploy --config-env $(ENV) $(if $(REGION),--region $(REGION))
 
 # Builds and starts the local stack on the spec's default ports with the demo accounts of events/local-accounts.json
 # and the example transfers the sam local invoke events use (events/local-transfers.json).
