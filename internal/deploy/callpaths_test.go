@@ -151,23 +151,15 @@ func (e *callEnv) transfer(t *testing.T, src, dst string, amount int64, at time.
 
 // legInput is the task input the workflow sends for leg of rec.
 func legInput(rec ledger.Transfer, leg string) transfer.LegInput {
-	in := transfer.LegInput{Leg: leg, TransferID: rec.TransferID, AccountID: rec.SourceAccountID, Amount: rec.Amount,
-		Currency: rec.Currency, ExecutionArn: rec.ExecutionArn}
-	switch leg {
-	case ledger.LegDebit:
-		in.DestinationAccountID = rec.DestinationAccountID
-	case ledger.LegCredit:
-		in.AccountID = rec.DestinationAccountID
-	}
-	return in
+	r := rec.LegRequest(leg)
+	return transfer.LegInput{Leg: r.Leg, TransferID: r.TransferID, AccountID: r.AccountID, Amount: r.Amount,
+		Currency: r.Currency, ExecutionArn: r.ExecutionArn, DestinationAccountID: r.DestinationAccountID}
 }
 
 // applyLeg applies leg of rec as the function for it would, outside the function under test.
 func (e *callEnv) applyLeg(t *testing.T, rec ledger.Transfer, leg string) {
 	t.Helper()
-	in := legInput(rec, leg)
-	_, _, err := e.ledger.ApplyLeg(context.Background(), ledger.LegRequest{TransferID: in.TransferID, Leg: in.Leg,
-		AccountID: in.AccountID, Amount: in.Amount, Currency: in.Currency, ExecutionArn: in.ExecutionArn}, e.t0)
+	_, _, err := e.ledger.ApplyLeg(context.Background(), rec.LegRequest(leg), e.t0)
 	if err != nil {
 		t.Fatalf("%s %s: %v", leg, rec.TransferID, err)
 	}

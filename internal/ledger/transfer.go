@@ -153,6 +153,20 @@ func (t Transfer) Expired(now time.Time) bool {
 	return t.Status != StatusInProgress && t.ExpiresAt != 0 && t.ExpiresAt <= now.Unix()
 }
 
+// LegRequest is leg of the transfer as the workflow applies it: a DEBIT of the source that also checks the
+// destination, a CREDIT of the destination, a REFUND of the source.
+func (t Transfer) LegRequest(leg string) LegRequest {
+	req := LegRequest{TransferID: t.TransferID, Leg: leg, AccountID: t.SourceAccountID, Amount: t.Amount,
+		Currency: t.Currency, ExecutionArn: t.ExecutionArn}
+	switch leg {
+	case LegDebit:
+		req.DestinationAccountID = t.DestinationAccountID
+	case LegCredit:
+		req.AccountID = t.DestinationAccountID
+	}
+	return req
+}
+
 // dynamoAPI is the part of the DynamoDB client the store uses.
 type dynamoAPI interface {
 	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)

@@ -72,3 +72,23 @@ func TestSweepShardsSpread(t *testing.T) {
 		t.Errorf("shards used = %d, want %d", len(seen), SweepShards)
 	}
 }
+
+func TestLegRequest(t *testing.T) {
+	rec := Transfer{TransferID: "tr_1", SourceAccountID: "acc-a", DestinationAccountID: "acc-b", Amount: 1250,
+		Currency: "EUR", ExecutionArn: "arn:aws:states:us-east-1:000000000000:execution:M:tr_1"}
+	tests := []struct {
+		leg, account, destination string
+	}{
+		{LegDebit, "acc-a", "acc-b"}, // the debit also checks the destination
+		{LegCredit, "acc-b", ""},
+		{LegRefund, "acc-a", ""},
+	}
+	for _, tt := range tests {
+		got := rec.LegRequest(tt.leg)
+		want := LegRequest{TransferID: "tr_1", Leg: tt.leg, AccountID: tt.account, DestinationAccountID: tt.destination,
+			Amount: 1250, Currency: "EUR", ExecutionArn: rec.ExecutionArn}
+		if got != want {
+			t.Errorf("%s: %+v, want %+v", tt.leg, got, want)
+		}
+	}
+}

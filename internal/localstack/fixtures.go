@@ -101,15 +101,7 @@ func seedTransfer(ctx context.Context, store *ledger.Store, led *ledger.Ledger, 
 		return err
 	}
 	for _, leg := range t.Legs {
-		req := ledger.LegRequest{TransferID: t.TransferID, Leg: leg, AccountID: t.SourceAccountID, Amount: t.Amount,
-			Currency: t.Currency, ExecutionArn: t.ExecutionArn}
-		switch leg {
-		case ledger.LegDebit:
-			req.DestinationAccountID = t.DestinationAccountID
-		case ledger.LegCredit:
-			req.AccountID = t.DestinationAccountID
-		}
-		if _, _, err := led.ApplyLeg(ctx, req, now); err != nil {
+		if _, _, err := led.ApplyLeg(ctx, rec.LegRequest(leg), now); err != nil {
 			return err
 		}
 	}

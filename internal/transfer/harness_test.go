@@ -29,6 +29,7 @@ import (
 	"github.com/transferflow/orchestrator/internal/ledger"
 	"github.com/transferflow/orchestrator/internal/metrics"
 	"github.com/transferflow/orchestrator/internal/metrics/metricstest"
+	"github.com/transferflow/orchestrator/internal/syncio"
 	"github.com/transferflow/orchestrator/internal/transfer"
 )
 
@@ -314,7 +315,7 @@ func newHarness(t *testing.T, opts ...harnessOption) *harness {
 		t.Fatal(err)
 	}
 	// The handler is wired as in production, then given this test's clients and clock.
-	h.h = transfer.NewOrchestratorHandler(cfg, c, slog.New(slog.NewJSONHandler(&syncWriter{w: h.logs}, nil)))
+	h.h = transfer.NewOrchestratorHandler(cfg, c, slog.New(slog.NewJSONHandler(syncio.NewWriter(h.logs), nil)))
 	h.h.Store = ledger.NewStore(h.db, h.table)
 	h.h.SFN = sfnClient
 	h.h.History = sfnClient
@@ -328,17 +329,6 @@ func newHarness(t *testing.T, opts ...harnessOption) *harness {
 }
 
 const testMetricsNamespace = "TransferOrchestrator/test"
-
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
-}
 
 const aliceToBob = `{"sourceAccountId":"acc-alice","destinationAccountId":"acc-bob","amount":1250,"currency":"EUR","reference":"invoice 2026-118"}`
 

@@ -338,10 +338,7 @@ func (r *Reconciler) settle(ctx context.Context, rec ledger.Transfer, failure le
 				emit(ctx, r.Metrics, r.Logger, settlementRecord(rec.TransferID, ledger.StatusCompleted, "", trigger))
 			}
 		case legs[ledger.LegDebit] && !legs[ledger.LegRefund]:
-			_, _, err = r.Ledger.ApplyLeg(ctx, ledger.LegRequest{
-				TransferID: rec.TransferID, Leg: ledger.LegRefund, AccountID: rec.SourceAccountID,
-				Amount: rec.Amount, Currency: rec.Currency, ExecutionArn: rec.ExecutionArn,
-			}, now)
+			_, _, err = r.Ledger.ApplyLeg(ctx, rec.LegRequest(ledger.LegRefund), now)
 			if err == nil {
 				log.InfoContext(ctx, "lone debit refunded")
 				continue
