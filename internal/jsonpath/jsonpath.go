@@ -359,6 +359,9 @@ func Get(doc any, src string) (any, error) {
 // Get evaluates the path against doc. A definite path returns the single value or ErrNoMatch (wrapped); an
 // indefinite path returns a []any of every match, possibly empty.
 func (p *Path) Get(doc any) (any, error) {
+	if p.definite {
+		return p.getDefinite(doc)
+	}
 	cur := []any{doc}
 	for _, s := range p.segs {
 		var next []any
@@ -378,6 +381,33 @@ func (p *Path) Get(doc any) (any, error) {
 	}
 	if cur == nil {
 		cur = []any{}
+	}
+	return cur, nil
+}
+
+// getDefinite walks a path of names and indexes, which selects at most one value at every step.
+func (p *Path) getDefinite(doc any) (any, error) {
+	cur := doc
+	for _, s := range p.segs {
+		var ok bool
+		switch s.kind {
+		case segName:
+			cur, ok = jsonvalue.Lookup(cur, s.name)
+		case segIndex:
+			var a []any
+			if a, ok = cur.([]any); ok {
+				i := s.index
+				if i < 0 {
+					i += len(a)
+				}
+				if ok = i >= 0 && i < len(a); ok {
+					cur = a[i]
+				}
+			}
+		}
+		if !ok {
+			return nil, fmt.Errorf("%w: %s", ErrNoMatch, p.bracketed())
+		}
 	}
 	return cur, nil
 }
@@ -405,17 +435,13 @@ func (p *Path) Bracketed() string { return p.bracketed() }
 func (s segment) apply(v any, out []any) []any {
 	switch s.kind {
 	case segName:
-		if m, ok := jsonvalue.AsMap(v); ok {
-			if x, ok := m[s.name]; ok {
-				out = append(out, x)
-			}
+		if x, ok := jsonvalue.Lookup(v, s.name); ok {
+			out = append(out, x)
 		}
 	case segUnionNames:
-		if m, ok := jsonvalue.AsMap(v); ok {
-			for _, n := range s.names {
-				if x, ok := m[n]; ok {
-					out = append(out, x)
-				}
+		for _, n := range s.names {
+			if x, ok := jsonvalue.Lookup(v, n); ok {
+				out = append(out, x)
 			}
 		}
 	case segIndex:
@@ -491,10 +517,7 @@ func (s segment) apply(v any, out []any) []any {
 func appendChildren(v any, out []any) []any {
 	switch t := v.(type) {
 	case *jsonvalue.Object:
-		for _, k := range t.Keys() {
-			x, _ := t.Get(k)
-			out = append(out, x)
-		}
+		out = append(out, t.Values()...)
 	case map[string]any:
 		for _, k := range sortedKeys(t) {
 			out = append(out, t[k])
@@ -508,14 +531,13 @@ func appendChildren(v any, out []any) []any {
 func deepScan(v any, s segment, out []any) []any {
 	switch t := v.(type) {
 	case *jsonvalue.Object:
-		for _, k := range t.Keys() {
+		vals := t.Values()
+		for i, k := range t.Keys() {
 			if s.kind == segDeepWildcard || k == s.name {
-				x, _ := t.Get(k)
-				out = append(out, x)
+				out = append(out, vals[i])
 			}
 		}
-		for _, k := range t.Keys() {
-			x, _ := t.Get(k)
+		for _, x := range vals {
 			out = deepScan(x, s, out)
 		}
 	case map[string]any:

@@ -4,11 +4,7 @@
 package jsonvalue
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"sort"
 	"strconv"
 	"unicode/utf16"
@@ -17,14 +13,33 @@ import (
 
 // Object is a JSON object that remembers the order of its keys. Values read from an Object must be treated as
 // immutable: the engine shares them between states. Set and Delete are for building a new object.
+//
+// Keys and values are kept in two parallel slices; objects larger than indexFrom keys also get an index by key.
+// Objects built from one key list (NewObjectKeys, Clone) share that list until a key is added or removed.
 type Object struct {
-	keys []string
-	m    map[string]any
+	keys  []string
+	vals  []any
+	index map[string]int // position by key, for objects of more than indexFrom keys; nil otherwise
+	// sharedIndex is set on a clone whose index is its original's: the clone rebuilds it before adding a key.
+	sharedIndex bool
 }
+
+// indexFrom is the size above which an object indexes its keys; below it a linear scan is faster.
+const indexFrom = 16
 
 // NewObject returns an empty object with room for n keys.
 func NewObject(n int) *Object {
-	return &Object{keys: make([]string, 0, n), m: make(map[string]any, n)}
+	return &Object{keys: make([]string, 0, n), vals: make([]any, 0, n)}
+}
+
+// NewObjectKeys returns an object with the given keys, in that order, every value null, for the caller to fill in
+// with Set. The keys must be distinct; the slice is shared with the object and must not be modified afterwards.
+func NewObjectKeys(keys []string) *Object {
+	o := &Object{keys: keys[:len(keys):len(keys)], vals: make([]any, len(keys))}
+	if len(keys) > indexFrom {
+		o.buildIndex()
+	}
+	return o
 }
 
 // FromPairs builds an object from alternating keys and values, in that order.
@@ -36,276 +51,158 @@ func FromPairs(kv ...any) *Object {
 	return o
 }
 
+// find returns the position of key k, or -1.
+func (o *Object) find(k string) int {
+	if o.index != nil {
+		// The check against keys guards a clone whose original added a key to the index they share.
+		if i, ok := o.index[k]; ok && i < len(o.keys) && o.keys[i] == k {
+			return i
+		}
+		return -1
+	}
+	for i, x := range o.keys {
+		if x == k {
+			return i
+		}
+	}
+	return -1
+}
+
+func (o *Object) buildIndex() {
+	o.index = make(map[string]int, len(o.keys)+1)
+	for i, k := range o.keys {
+		o.index[k] = i
+	}
+	o.sharedIndex = false
+}
+
 // Get returns the value of key k.
 func (o *Object) Get(k string) (any, bool) {
-	v, ok := o.m[k]
-	return v, ok
+	if i := o.find(k); i >= 0 {
+		return o.vals[i], true
+	}
+	return nil, false
 }
 
 // Set sets key k, appending it when new.
 func (o *Object) Set(k string, v any) {
-	if _, ok := o.m[k]; !ok {
-		o.keys = append(o.keys, k)
+	if i := o.find(k); i >= 0 {
+		o.vals[i] = v
+		return
 	}
-	o.m[k] = v
+	o.keys = append(o.keys, k)
+	o.vals = append(o.vals, v)
+	switch {
+	case o.index == nil && len(o.keys) > indexFrom:
+		o.buildIndex()
+	case o.index != nil && o.sharedIndex:
+		o.buildIndex()
+	case o.index != nil:
+		o.index[k] = len(o.keys) - 1
+	}
 }
+
+// SetAt sets the value of the i-th key (0 ≤ i < Len()).
+func (o *Object) SetAt(i int, v any) { o.vals[i] = v }
 
 // Delete removes key k.
 func (o *Object) Delete(k string) {
-	if _, ok := o.m[k]; !ok {
+	i := o.find(k)
+	if i < 0 {
 		return
 	}
-	delete(o.m, k)
-	for i, x := range o.keys {
-		if x == k {
-			o.keys = append(o.keys[:i:i], o.keys[i+1:]...)
-			break
-		}
+	o.keys = append(o.keys[:i:i], o.keys[i+1:]...)
+	o.vals = append(o.vals[:i:i], o.vals[i+1:]...)
+	if o.index != nil {
+		o.buildIndex()
 	}
 }
 
 // Keys returns the keys in order. The slice must not be modified.
 func (o *Object) Keys() []string { return o.keys }
 
+// Values returns the values in the order of Keys. The slice must not be modified.
+func (o *Object) Values() []any { return o.vals }
+
 // Len returns the number of keys.
 func (o *Object) Len() int { return len(o.keys) }
 
-// Map returns the values by key. The map must not be modified.
-func (o *Object) Map() map[string]any { return o.m }
-
 // Clone returns a shallow copy that can be changed without affecting o.
 func (o *Object) Clone() *Object {
-	c := &Object{keys: append(make([]string, 0, len(o.keys)+1), o.keys...), m: make(map[string]any, len(o.m)+1)}
-	for k, v := range o.m {
-		c.m[k] = v
+	c := &Object{keys: o.keys[:len(o.keys):len(o.keys)], vals: make([]any, len(o.vals), len(o.vals)+1)}
+	copy(c.vals, o.vals)
+	if o.index != nil {
+		c.index, c.sharedIndex = o.index, true
 	}
 	return c
 }
 
 // MarshalJSON writes the object in key order.
 func (o *Object) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	if err := encode(&b, o); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
+	return appendValue(nil, o)
 }
 
-// Decode parses one JSON value; objects become *Object and numbers json.Number.
-func Decode(data []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
-	v, err := decodeValue(d)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := d.Token(); !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("unexpected data after the JSON value")
-	}
-	return v, nil
-}
-
-func decodeValue(d *json.Decoder) (any, error) {
-	tok, err := d.Token()
-	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, io.ErrUnexpectedEOF
-		}
-		return nil, err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			o := NewObject(4)
-			for d.More() {
-				kt, err := d.Token()
-				if err != nil {
-					return nil, err
-				}
-				k, _ := kt.(string)
-				v, err := decodeValue(d)
-				if err != nil {
-					return nil, err
-				}
-				o.Set(k, v)
-			}
-			if _, err := d.Token(); err != nil {
-				return nil, err
-			}
-			return o, nil
-		case '[':
-			a := []any{}
-			for d.More() {
-				v, err := decodeValue(d)
-				if err != nil {
-					return nil, err
-				}
-				a = append(a, v)
-			}
-			if _, err := d.Token(); err != nil {
-				return nil, err
-			}
-			return a, nil
-		}
-		return nil, fmt.Errorf("unexpected %v", t)
-	default:
-		return t, nil
-	}
-}
-
-// Marshal renders v as compact JSON text, objects in key order (plain maps sorted by key), without HTML escaping.
-func Marshal(v any) string {
-	var b bytes.Buffer
-	if err := encode(&b, v); err != nil {
-		return fmt.Sprint(v)
-	}
-	return b.String()
-}
-
-func encode(b *bytes.Buffer, v any) error {
-	switch t := v.(type) {
-	case nil:
-		b.WriteString("null")
-	case bool:
-		b.WriteString(strconv.FormatBool(t))
-	case string:
-		writeString(b, t)
-	case json.Number:
-		if t == "" {
-			b.WriteString("0")
-		} else {
-			b.WriteString(string(t))
-		}
-	case *Object:
-		b.WriteByte('{')
-		for i, k := range t.keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeString(b, k)
-			b.WriteByte(':')
-			if err := encode(b, t.m[k]); err != nil {
-				return err
-			}
-		}
-		b.WriteByte('}')
-	case map[string]any:
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		b.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeString(b, k)
-			b.WriteByte(':')
-			if err := encode(b, t[k]); err != nil {
-				return err
-			}
-		}
-		b.WriteByte('}')
-	case []any:
-		b.WriteByte('[')
-		for i, x := range t {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			if err := encode(b, x); err != nil {
-				return err
-			}
-		}
-		b.WriteByte(']')
-	default:
-		enc := json.NewEncoder(b)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(v); err != nil {
-			return err
-		}
-		b.Truncate(b.Len() - 1) // Encode's newline
-	}
-	return nil
-}
-
-const hexDigits = "0123456789abcdef"
-
-func writeString(b *bytes.Buffer, s string) {
-	b.WriteByte('"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b.WriteByte('\\')
-				b.WriteByte(c)
-			case c == '\n':
-				b.WriteString(`\n`)
-			case c == '\r':
-				b.WriteString(`\r`)
-			case c == '\t':
-				b.WriteString(`\t`)
-			case c == '\b':
-				b.WriteString(`\b`)
-			case c == '\f':
-				b.WriteString(`\f`)
-			case c < 0x20:
-				b.WriteString(`\u00`)
-				b.WriteByte(hexDigits[c>>4])
-				b.WriteByte(hexDigits[c&0xf])
-			default:
-				b.WriteByte(c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b.WriteString(`\ufffd`)
-		} else if r == '\u2028' || r == '\u2029' {
-			b.WriteString(`\u202`)
-			b.WriteByte(hexDigits[r&0xf])
-		} else {
-			b.WriteString(s[i : i+size])
-		}
-		i += size
-	}
-	b.WriteByte('"')
-}
-
-// AsMap returns the values of an object by key, for *Object and map[string]any alike.
+// AsMap returns the values of an object by key, for *Object and map[string]any alike. For an *Object the map is
+// a new copy; use Lookup to read one key without building it.
 func AsMap(v any) (map[string]any, bool) {
 	switch t := v.(type) {
 	case *Object:
-		return t.m, true
+		m := make(map[string]any, len(t.keys))
+		for i, k := range t.keys {
+			m[k] = t.vals[i]
+		}
+		return m, true
 	case map[string]any:
 		return t, true
 	}
 	return nil, false
 }
 
+// Lookup returns the value of key k when v is an object (*Object or map[string]any) that has it.
+func Lookup(v any, k string) (any, bool) {
+	switch t := v.(type) {
+	case *Object:
+		return t.Get(k)
+	case map[string]any:
+		x, ok := t[k]
+		return x, ok
+	}
+	return nil, false
+}
+
 // IsObject reports whether v is a JSON object.
 func IsObject(v any) bool {
-	_, ok := AsMap(v)
-	return ok
+	switch v.(type) {
+	case *Object, map[string]any:
+		return true
+	}
+	return false
+}
+
+// objectLen returns the number of keys of an object value.
+func objectLen(v any) int {
+	switch t := v.(type) {
+	case *Object:
+		return t.Len()
+	case map[string]any:
+		return len(t)
+	}
+	return 0
 }
 
 // Equal reports whether two JSON values are equal; numbers compare by value and key order does not matter.
 func Equal(a, b any) bool {
-	if am, ok := AsMap(a); ok {
-		bm, ok := AsMap(b)
-		if !ok || len(am) != len(bm) {
+	if IsObject(a) {
+		if !IsObject(b) || objectLen(a) != objectLen(b) {
 			return false
 		}
-		for k, v := range am {
-			w, ok := bm[k]
-			if !ok || !Equal(v, w) {
-				return false
-			}
-		}
-		return true
+		eq := true
+		eachField(a, func(k string, v any) bool {
+			w, ok := Lookup(b, k)
+			eq = ok && Equal(v, w)
+			return eq
+		})
+		return eq
 	}
 	switch x := a.(type) {
 	case json.Number:
@@ -339,6 +236,24 @@ func Equal(a, b any) bool {
 	return false
 }
 
+// eachField calls f on every field of an object value until f returns false.
+func eachField(v any, f func(k string, v any) bool) {
+	switch t := v.(type) {
+	case *Object:
+		for i, k := range t.keys {
+			if !f(k, t.vals[i]) {
+				return
+			}
+		}
+	case map[string]any:
+		for k, x := range t {
+			if !f(k, x) {
+				return
+			}
+		}
+	}
+}
+
 // HashMapOrder returns keys in the iteration order of a java.util.HashMap into which they were put in the given
 // order (default capacity 16, load factor 0.75). Step Functions emits the ".$" fields of a Parameters,
 // ResultSelector or ItemSelector template, and the result of States.JsonMerge, in this order; the conformance
@@ -348,15 +263,20 @@ func HashMapOrder(keys []string) []string {
 	for float64(len(keys)) > float64(n)*0.75 {
 		n *= 2
 	}
-	buckets := make([][]string, n)
-	for _, k := range keys {
+	bucket := make([]uint32, len(keys))
+	for i, k := range keys {
 		h := javaStringHash(k)
-		i := (h ^ (h >> 16)) & uint32(n-1)
-		buckets[i] = append(buckets[i], k)
+		bucket[i] = (h ^ (h >> 16)) & uint32(n-1)
 	}
-	out := make([]string, 0, len(keys))
-	for _, b := range buckets {
-		out = append(out, b...)
+	// A bucket lists its keys in insertion order: a stable sort by bucket gives the iteration order.
+	idx := make([]int, len(keys))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return bucket[idx[a]] < bucket[idx[b]] })
+	out := make([]string, len(keys))
+	for i, j := range idx {
+		out[i] = keys[j]
 	}
 	return out
 }
@@ -364,8 +284,13 @@ func HashMapOrder(keys []string) []string {
 // javaStringHash is java.lang.String.hashCode: s[0]*31^(n-1) + … over UTF-16 code units.
 func javaStringHash(s string) uint32 {
 	var h uint32
-	for _, u := range utf16.Encode([]rune(s)) {
-		h = 31*h + uint32(u)
+	for _, r := range s {
+		if r1, r2 := utf16.EncodeRune(r); r1 != utf8.RuneError {
+			h = 31*h + uint32(r1)
+			h = 31*h + uint32(r2)
+			continue
+		}
+		h = 31*h + uint32(r)
 	}
 	return h
 }

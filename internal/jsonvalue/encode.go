@@ -1,0 +1,168 @@
+package jsonvalue
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+	"unicode/utf8"
+)
+
+// bufPool holds scratch buffers for Marshal.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// maxPooled is the largest buffer kept for reuse.
+const maxPooled = 64 << 10
+
+// Marshal renders v as compact JSON text, objects in key order (plain maps sorted by key), without HTML escaping.
+func Marshal(v any) string {
+	bp := bufPool.Get().(*[]byte)
+	b, err := appendValue((*bp)[:0], v)
+	var s string
+	if err != nil {
+		s = fmt.Sprint(v)
+	} else {
+		s = string(b)
+	}
+	if cap(b) <= maxPooled {
+		*bp = b[:0]
+		bufPool.Put(bp)
+	}
+	return s
+}
+
+// Append appends the JSON text of v, as Marshal writes it, to dst.
+func Append(dst []byte, v any) ([]byte, error) {
+	return appendValue(dst, v)
+}
+
+func appendValue(b []byte, v any) ([]byte, error) {
+	var err error
+	switch t := v.(type) {
+	case nil:
+		b = append(b, "null"...)
+	case bool:
+		b = strconv.AppendBool(b, t)
+	case string:
+		b = appendString(b, t)
+	case json.Number:
+		if t == "" {
+			b = append(b, '0')
+		} else {
+			b = append(b, t...)
+		}
+	case *Object:
+		b = append(b, '{')
+		for i, k := range t.keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, k)
+			b = append(b, ':')
+			if b, err = appendValue(b, t.vals[i]); err != nil {
+				return nil, err
+			}
+		}
+		b = append(b, '}')
+	case map[string]any:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, k)
+			b = append(b, ':')
+			if b, err = appendValue(b, t[k]); err != nil {
+				return nil, err
+			}
+		}
+		b = append(b, '}')
+	case []any:
+		b = append(b, '[')
+		for i, x := range t {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, err = appendValue(b, x); err != nil {
+				return nil, err
+			}
+		}
+		b = append(b, ']')
+	default:
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			return nil, err
+		}
+		b = append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
+	}
+	return b, nil
+}
+
+const hexDigits = "0123456789abcdef"
+
+// plain marks the ASCII bytes written as they are inside a JSON string.
+var plain = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0 // s[start:i] is plain text not yet written
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if plain[c] {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
