@@ -5,23 +5,22 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/transferflow/orchestrator/internal/asl"
 )
 
-// evalRule evaluates a Choice rule against the state's effective input.
-func (x *execution) evalRule(sr *stateRun, r *asl.ChoiceRule, in any) (bool, *failure) {
+// evalRule evaluates a compiled Choice rule against the state's effective input.
+func (x *execution) evalRule(sr *stateRun, c *rule, in any) (bool, *failure) {
+	r := c.r
 	switch {
-	case r.And != nil:
-		for _, s := range r.And {
+	case c.and != nil:
+		for _, s := range c.and {
 			ok, f := x.evalRule(sr, s, in)
 			if f != nil || !ok {
 				return false, f
 			}
 		}
 		return true, nil
-	case r.Or != nil:
-		for _, s := range r.Or {
+	case c.or != nil:
+		for _, s := range c.or {
 			ok, f := x.evalRule(sr, s, in)
 			if f != nil {
 				return false, f
@@ -31,11 +30,11 @@ func (x *execution) evalRule(sr *stateRun, r *asl.ChoiceRule, in any) (bool, *fa
 			}
 		}
 		return false, nil
-	case r.Not != nil:
-		ok, f := x.evalRule(sr, r.Not, in)
+	case c.not != nil:
+		ok, f := x.evalRule(sr, c.not, in)
 		return !ok && f == nil, f
 	}
-	v, err := x.get(sr, r.Variable, in)
+	v, err := x.eval(sr, c.variable, in)
 	present := err == nil
 	if r.Operator == "IsPresent" {
 		return present == r.Operand.(bool), nil
@@ -44,17 +43,14 @@ func (x *execution) evalRule(sr *stateRun, r *asl.ChoiceRule, in any) (bool, *fa
 		return false, x.runtimeErr(sr, "Invalid path '%s': The choice state's condition path references an invalid value.", r.Variable)
 	}
 	operand := r.Operand
-	op := r.Operator
-	if strings.HasSuffix(op, "Path") {
-		p, _ := operand.(string)
-		ov, err := x.get(sr, p, in)
+	if c.operandPath != nil {
+		ov, err := x.eval(sr, c.operandPath, in)
 		if err != nil {
-			return false, x.runtimeErr(sr, "Invalid path '%s': The choice state's condition path references an invalid value.", p)
+			return false, x.runtimeErr(sr, "Invalid path '%s': The choice state's condition path references an invalid value.", c.operandPath.src)
 		}
 		operand = ov
-		op = strings.TrimSuffix(op, "Path")
 	}
-	switch op {
+	switch c.op {
 	case "IsNull":
 		return (v == nil) == operand.(bool), nil
 	case "IsNumeric":
@@ -78,34 +74,40 @@ func (x *execution) evalRule(sr *stateRun, r *asl.ChoiceRule, in any) (bool, *fa
 		b, ok2 := operand.(string)
 		return ok1 && ok2 && wildcardMatch(b, a), nil
 	}
-	switch {
-	case strings.HasPrefix(op, "String"):
+	switch c.kind {
+	case ruleString:
 		a, ok1 := v.(string)
 		b, ok2 := operand.(string)
 		if !ok1 || !ok2 {
 			return false, nil
 		}
-		return compare(op[len("String"):], strings.Compare(a, b)), nil
-	case strings.HasPrefix(op, "Numeric"):
+		return compare(c.cmp, strings.Compare(a, b)), nil
+	case ruleNumeric:
 		a, ok1 := number(v)
-		b, ok2 := number(operand)
+		b, ok2 := c.num, c.numOK
+		if c.operandPath != nil {
+			b, ok2 = number(operand)
+		}
 		if !ok1 || !ok2 {
 			return false, nil
 		}
-		c := 0
+		n := 0
 		if a < b {
-			c = -1
+			n = -1
 		} else if a > b {
-			c = 1
+			n = 1
 		}
-		return compare(op[len("Numeric"):], c), nil
-	case strings.HasPrefix(op, "Timestamp"):
+		return compare(c.cmp, n), nil
+	case ruleTimestamp:
 		a, ok1 := timestamp(v)
-		b, ok2 := timestamp(operand)
+		b, ok2 := c.ts, c.tsOK
+		if c.operandPath != nil {
+			b, ok2 = timestamp(operand)
+		}
 		if !ok1 || !ok2 {
 			return false, nil
 		}
-		return compare(op[len("Timestamp"):], a.Compare(b)), nil
+		return compare(c.cmp, a.Compare(b)), nil
 	}
 	return false, nil
 }

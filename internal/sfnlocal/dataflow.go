@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/transferflow/orchestrator/internal/asl"
 	"github.com/transferflow/orchestrator/internal/intrinsic"
 	"github.com/transferflow/orchestrator/internal/jsonpath"
 	"github.com/transferflow/orchestrator/internal/jsonvalue"
@@ -29,8 +28,6 @@ func compiledPath(src string) (*jsonpath.Path, error) {
 	return p, nil
 }
 
-var callCache sync.Map // string -> *intrinsic.Call
-
 // get evaluates a path against doc, or against the context object when it starts with $$.
 func (x *execution) get(sr *stateRun, path string, doc any) (any, error) {
 	if strings.HasPrefix(path, "$$") {
@@ -44,18 +41,17 @@ func (x *execution) get(sr *stateRun, path string, doc any) (any, error) {
 	return p.Get(doc)
 }
 
+// evalIntrinsic evaluates an intrinsic function call given as text.
 func (x *execution) evalIntrinsic(sr *stateRun, src string, doc any) (any, error) {
-	var call *intrinsic.Call
-	if c, ok := callCache.Load(src); ok {
-		call = c.(*intrinsic.Call)
-	} else {
-		c, err := intrinsic.Parse(src)
-		if err != nil {
-			return nil, err
-		}
-		callCache.Store(src, c)
-		call = c
+	call, err := compiledCall(src)
+	if err != nil {
+		return nil, err
 	}
+	return x.evalCall(sr, call, doc)
+}
+
+// evalCall evaluates a parsed intrinsic function call; its paths are read from doc (or the context object).
+func (x *execution) evalCall(sr *stateRun, call *intrinsic.Call, doc any) (any, error) {
 	return call.Eval(intrinsic.Env{
 		Resolve: func(p string) (any, error) {
 			v, err := x.get(sr, p, doc)
@@ -79,22 +75,23 @@ func (e *pathError) Error() string { return e.err.Error() }
 
 // filterInput applies InputPath.
 func (x *execution) filterInput(sr *stateRun, input any) (any, *failure) {
-	return x.selectPath(sr, sr.st.InputPath, input)
+	return x.selectPath(sr, sr.sp.inputPath, input)
 }
 
 // outputPath applies OutputPath.
 func (x *execution) outputPath(sr *stateRun, out any) (any, *failure) {
-	return x.selectPath(sr, sr.st.OutputPath, out)
+	return x.selectPath(sr, sr.sp.outputPath, out)
 }
 
-func (x *execution) selectPath(sr *stateRun, p asl.OptPath, doc any) (any, *failure) {
+func (x *execution) selectPath(sr *stateRun, s *selector, doc any) (any, *failure) {
+	p := s.opt
 	if !p.Set {
 		return doc, nil
 	}
 	if p.Null {
 		return jsonvalue.NewObject(0), nil
 	}
-	v, err := x.get(sr, p.Path, doc)
+	v, err := x.eval(sr, s.path, doc)
 	if err != nil {
 		return nil, x.runtimeErr(sr, "Invalid path '%s' : %s", p.Path, noResults(p.Path, err))
 	}
@@ -115,18 +112,18 @@ func noResults(path string, err error) string {
 }
 
 // resultPath places result into input according to ResultPath.
-func (x *execution) resultPath(sr *stateRun, p asl.OptPath, input, result any) (any, *failure) {
+func (x *execution) resultPath(sr *stateRun, r *resultPath, input, result any) (any, *failure) {
+	p := r.opt
 	if !p.Set {
 		return result, nil
 	}
 	if p.Null {
 		return input, nil
 	}
-	jp, err := compiledPath(p.Path)
-	if err != nil {
-		return nil, x.runtimeErr(sr, "Invalid path '%s': %v", p.Path, err)
+	if r.err != nil {
+		return nil, x.runtimeErr(sr, "Invalid path '%s': %v", p.Path, r.err)
 	}
-	out, err := jp.Set(input, result)
+	out, err := r.path.Set(input, result)
 	if err != nil {
 		return nil, &failure{Error: ErrNameResultPathMatch, Cause: fmt.Sprintf(
 			"Unable to apply ResultPath \"%s\" to input \"%s\"", p.Path, marshal(input))}
@@ -134,61 +131,16 @@ func (x *execution) resultPath(sr *stateRun, p asl.OptPath, input, result any) (
 	return out, nil
 }
 
-// payload evaluates a Parameters, ResultSelector or ItemSelector template against doc.
-func (x *execution) payload(sr *stateRun, tmpl any, doc any) (any, *failure) {
-	switch t := tmpl.(type) {
-	case *jsonvalue.Object:
-		// Literal fields come first, in the template's order; the ".$" fields follow in the order Step Functions
-		// emits them (java.util.HashMap iteration order of the result names).
-		out := jsonvalue.NewObject(t.Len())
-		var dynamic []string
-		for _, k := range t.Keys() {
-			v, _ := t.Get(k)
-			if strings.HasSuffix(k, ".$") {
-				dynamic = append(dynamic, strings.TrimSuffix(k, ".$"))
-				continue
-			}
-			val, fail := x.payload(sr, v, doc)
-			if fail != nil {
-				return nil, fail
-			}
-			out.Set(k, val)
-		}
-		values := make(map[string]any, len(dynamic))
-		for _, name := range dynamic {
-			k := name + ".$"
-			v, _ := t.Get(k)
-			s, _ := v.(string)
-			var val any
-			var err error
-			if intrinsic.Is(s) {
-				val, err = x.evalIntrinsic(sr, s, doc)
-				if err != nil {
-					var pe *pathError
-					if errors.As(err, &pe) {
-						return nil, x.runtimeErr(sr, "The JSONPath '%s' specified for the field '%s' could not be found in the input '%s'",
-							pe.path, k, marshal(doc))
-					}
-					return nil, &failure{Error: ErrNameIntrinsicFailure, Cause: fmt.Sprintf(
-						"An error occurred while executing the state '%s' (entered at the event id #%d). %v", sr.st.Name, sr.enteredID, err)}
-				}
-			} else {
-				val, err = x.get(sr, s, doc)
-				if err != nil {
-					return nil, x.runtimeErr(sr, "The JSONPath '%s' specified for the field '%s' could not be found in the input '%s'",
-						s, k, marshal(doc))
-				}
-			}
-			values[name] = val
-		}
-		for _, name := range jsonvalue.HashMapOrder(dynamic) {
-			out.Set(name, values[name])
-		}
-		return out, nil
-	case []any:
-		out := make([]any, len(t))
-		for i, v := range t {
-			val, fail := x.payload(sr, v, doc)
+// payload evaluates a compiled Parameters, ResultSelector or ItemSelector template against doc. Literal parts are
+// evaluated first, in template order, then the ".$" fields in template order; the first failure is returned.
+func (x *execution) payload(sr *stateRun, t *template, doc any) (any, *failure) {
+	if t.static {
+		return t.value, nil
+	}
+	if !t.obj {
+		out := make([]any, len(t.items))
+		for i, it := range t.items {
+			val, fail := x.payload(sr, it, doc)
 			if fail != nil {
 				return nil, fail
 			}
@@ -196,5 +148,41 @@ func (x *execution) payload(sr *stateRun, tmpl any, doc any) (any, *failure) {
 		}
 		return out, nil
 	}
-	return tmpl, nil
+	out := jsonvalue.NewObjectKeys(t.keys)
+	for _, l := range t.lits {
+		val, fail := x.payload(sr, l.t, doc)
+		if fail != nil {
+			return nil, fail
+		}
+		out.SetAt(l.pos, val)
+	}
+	for i := range t.dynamic {
+		d := &t.dynamic[i]
+		var val any
+		var err error
+		if d.isCall {
+			if d.err != nil {
+				err = d.err
+			} else {
+				val, err = x.evalCall(sr, d.call, doc)
+			}
+			if err != nil {
+				var pe *pathError
+				if errors.As(err, &pe) {
+					return nil, x.runtimeErr(sr, "The JSONPath '%s' specified for the field '%s' could not be found in the input '%s'",
+						pe.path, d.key, marshal(doc))
+				}
+				return nil, &failure{Error: ErrNameIntrinsicFailure, Cause: fmt.Sprintf(
+					"An error occurred while executing the state '%s' (entered at the event id #%d). %v", sr.st.Name, sr.enteredID, err)}
+			}
+		} else {
+			val, err = x.eval(sr, d.path, doc)
+			if err != nil {
+				return nil, x.runtimeErr(sr, "The JSONPath '%s' specified for the field '%s' could not be found in the input '%s'",
+					d.src, d.key, marshal(doc))
+			}
+		}
+		out.SetAt(d.pos, val)
+	}
+	return out, nil
 }

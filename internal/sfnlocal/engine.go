@@ -80,6 +80,9 @@ type Engine struct {
 type machine struct {
 	sm  StateMachine
 	def *asl.Definition
+
+	progOnce sync.Once
+	prog     *program // def compiled, on first use (program)
 }
 
 // New returns an Engine with the given options.

@@ -18,7 +18,13 @@ import (
 type execution struct {
 	eng   *Engine
 	m     *machine
+	prog  *program
 	input any
+
+	// ctxOnce builds the parts of the context object ($$) that do not change during the execution.
+	ctxOnce         sync.Once
+	ctxExecution    *jsonvalue.Object
+	ctxStateMachine *jsonvalue.Object
 
 	mu     sync.Mutex
 	rec    *ExecutionRecord
@@ -47,7 +53,7 @@ func newExecution(e *Engine, m *machine, arn, name, rawInput string, input any) 
 	ctx, cancel := context.WithCancelCause(e.ctx)
 	rec := &ExecutionRecord{Arn: arn, StateMachineArn: m.sm.Arn, Name: name, Status: StatusRunning, Input: rawInput,
 		StartDate: e.opts.Clock.Now()}
-	return &execution{eng: e, m: m, input: input, rec: rec, ctx: ctx, cancel: cancel, done: make(chan struct{})}
+	return &execution{eng: e, m: m, prog: m.program(), input: input, rec: rec, ctx: ctx, cancel: cancel, done: make(chan struct{})}
 }
 
 func (x *execution) snapshot() *ExecutionRecord {
@@ -94,7 +100,7 @@ func (x *execution) run() {
 	x.startTimer(x.m.def.TimeoutSeconds)
 	th := &thread{}
 	x.emit(th, false, EventExecutionStarted, "executionStartedEventDetails", map[string]any{
-		"input": x.rec.Input, "inputDetails": map[string]any{"truncated": false}, "roleArn": x.m.sm.RoleArn})
+		"input": x.rec.Input, "inputDetails": notTruncated, "roleArn": x.m.sm.RoleArn})
 	x.publish()
 	out, fail := x.safeRunMachine(x.ctx, x.m.def, x.m.def.StartAt, x.input, th)
 	x.finish(th, out, fail)
@@ -187,7 +193,7 @@ func (x *execution) finish(th *thread, out any, fail *failure) {
 		text := marshal(out)
 		rec.Output = &text
 		details["output"] = text
-		details["outputDetails"] = map[string]any{"truncated": false}
+		details["outputDetails"] = notTruncated
 	}
 	if fail != nil && rec.Status != StatusSucceeded {
 		if fail.Error != "" {
@@ -221,27 +227,56 @@ func isStop(err error) bool {
 // stateRun carries what one state's run needs besides the definition.
 type stateRun struct {
 	st        *asl.State
+	sp        *stateProgram
 	enteredID int64
 	entered   time.Time
 	mapItem   *jsonvalue.Object // $$.Map.Item while evaluating an ItemSelector
 	retry     int
+	// ctx is the context object built for this run, until retry or mapItem change (then it is reset to nil).
+	ctx *jsonvalue.Object
 }
 
-// contextObject builds $$ for the state.
+// notTruncated is the inputDetails/outputDetails of every event; events are immutable, so they share it.
+var notTruncated = map[string]any{"truncated": false}
+
+// Keys of the context object and its parts, shared by every object built from them.
+var (
+	ctxKeys          = []string{"Execution", "StateMachine", "State"}
+	ctxMapKeys       = []string{"Execution", "StateMachine", "State", "Map"}
+	ctxStateKeys     = []string{"Name", "EnteredTime"}
+	ctxTaskStateKeys = []string{"Name", "EnteredTime", "RetryCount"}
+)
+
+// contextObject returns $$ for the state, building it on first use.
 func (x *execution) contextObject(sr *stateRun) *jsonvalue.Object {
-	state := jsonvalue.FromPairs("Name", sr.st.Name, "EnteredTime", formatTime(sr.entered))
+	if sr.ctx != nil {
+		return sr.ctx
+	}
+	x.ctxOnce.Do(func() {
+		x.ctxExecution = jsonvalue.FromPairs("Id", x.rec.Arn, "Input", x.input, "StartTime", formatTime(x.rec.StartDate),
+			"Name", x.rec.Name, "RoleArn", x.m.sm.RoleArn, "RedriveCount", jsonInt(0))
+		x.ctxStateMachine = jsonvalue.FromPairs("Id", x.m.sm.Arn, "Name", x.m.sm.Name)
+	})
+	var state *jsonvalue.Object
 	if sr.st.Type == asl.TypeTask {
-		state.Set("RetryCount", jsonInt(int64(sr.retry)))
+		state = jsonvalue.NewObjectKeys(ctxTaskStateKeys)
+		state.SetAt(2, jsonInt(int64(sr.retry)))
+	} else {
+		state = jsonvalue.NewObjectKeys(ctxStateKeys)
 	}
-	obj := jsonvalue.FromPairs(
-		"Execution", jsonvalue.FromPairs("Id", x.rec.Arn, "Input", x.input, "StartTime", formatTime(x.rec.StartDate),
-			"Name", x.rec.Name, "RoleArn", x.m.sm.RoleArn, "RedriveCount", jsonInt(0)),
-		"StateMachine", jsonvalue.FromPairs("Id", x.m.sm.Arn, "Name", x.m.sm.Name),
-		"State", state,
-	)
+	state.SetAt(0, sr.st.Name)
+	state.SetAt(1, formatTime(sr.entered))
+	var obj *jsonvalue.Object
 	if sr.mapItem != nil {
-		obj.Set("Map", jsonvalue.FromPairs("Item", sr.mapItem))
+		obj = jsonvalue.NewObjectKeys(ctxMapKeys)
+		obj.SetAt(3, jsonvalue.FromPairs("Item", sr.mapItem))
+	} else {
+		obj = jsonvalue.NewObjectKeys(ctxKeys)
 	}
+	obj.SetAt(0, x.ctxExecution)
+	obj.SetAt(1, x.ctxStateMachine)
+	obj.SetAt(2, state)
+	sr.ctx = obj
 	return obj
 }
 
@@ -251,6 +286,7 @@ func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05
 func (x *execution) runMachine(ctx context.Context, def *asl.Definition, start string, input any, th *thread) (any, *failure) {
 	name := start
 	top := def == x.m.def
+	text := "" // the JSON text of input, when the previous state rendered it
 	for {
 		if ctx.Err() != nil {
 			return nil, stopped
@@ -259,14 +295,14 @@ func (x *execution) runMachine(ctx context.Context, def *asl.Definition, start s
 			x.checkpoint(name, input, th)
 		}
 		st := def.States[name]
-		next, out, fail := x.runState(ctx, st, input, th)
+		next, out, outText, fail := x.runState(ctx, st, input, text, th)
 		if fail != nil {
 			return nil, fail
 		}
 		if next == "" {
 			return out, nil
 		}
-		input, name = out, next
+		input, text, name = out, outText, next
 	}
 }
 
@@ -275,18 +311,21 @@ func (x *execution) runtimeErr(sr *stateRun, format string, args ...any) *failur
 		sr.st.Name, sr.enteredID) + fmt.Sprintf(format, args...))
 }
 
-func stateEventPrefix(t string) string { return t + "State" }
-
-// runState runs one state: it returns the next state's name ("" at the end of the machine) and the output.
-func (x *execution) runState(ctx context.Context, st *asl.State, input any, th *thread) (string, any, *failure) {
-	sr := &stateRun{st: st, entered: x.eng.opts.Clock.Now()}
-	sr.enteredID = x.emit(th, true, stateEventPrefix(st.Type)+"Entered", "stateEnteredEventDetails", map[string]any{
-		"name": st.Name, "input": marshal(input), "inputDetails": map[string]any{"truncated": false}})
+// runState runs one state: it returns the next state's name ("" at the end of the machine), the output and its
+// JSON text. text is the JSON text of input when the caller has it, else "".
+func (x *execution) runState(ctx context.Context, st *asl.State, input any, text string, th *thread) (string, any, string, *failure) {
+	sr := &stateRun{st: st, sp: x.prog.states[st], entered: x.eng.opts.Clock.Now()}
+	if text == "" {
+		text = marshal(input)
+	}
+	sr.enteredID = x.emit(th, true, sr.sp.enteredType, "stateEnteredEventDetails", map[string]any{
+		"name": st.Name, "input": text, "inputDetails": notTruncated})
 	switch st.Type {
 	case asl.TypeFail:
-		return x.runFail(sr, input)
+		next, out, fail := x.runFail(sr, input)
+		return next, out, "", fail
 	case asl.TypeChoice:
-		return x.runChoice(sr, input, th)
+		return x.runChoice(sr, input, text, th)
 	}
 	var out any
 	var fail *failure
@@ -305,31 +344,60 @@ func (x *execution) runState(ctx context.Context, st *asl.State, input any, th *
 		var caught bool
 		out, caught, next, fail = x.runWithRetry(ctx, sr, input, th)
 		if fail != nil {
-			return "", nil, fail
+			return "", nil, "", fail
 		}
 		if caught {
-			return x.exit(sr, th, next, out)
+			return x.exit(sr, th, next, out, input, text)
 		}
 	}
 	if fail != nil {
-		return "", nil, fail
+		return "", nil, "", fail
 	}
-	return x.exit(sr, th, st.Next, out)
+	return x.exit(sr, th, st.Next, out, input, text)
 }
 
-// exit checks the output size and emits the StateExited event.
-func (x *execution) exit(sr *stateRun, th *thread, next string, out any) (string, any, *failure) {
-	text := marshal(out)
+// exit checks the output size and emits the StateExited event. inText is the JSON text of the state's input, reused
+// when the output is the input itself.
+func (x *execution) exit(sr *stateRun, th *thread, next string, out, input any, inText string) (string, any, string, *failure) {
+	text := inText
+	if !sameValue(out, input) {
+		text = marshal(out)
+	}
 	if len(text) > maxPayloadBytes {
-		return "", nil, &failure{Error: ErrNameDataLimitExceeded, Cause: fmt.Sprintf(
+		return "", nil, "", &failure{Error: ErrNameDataLimitExceeded, Cause: fmt.Sprintf(
 			"The state/task '%s' returned a result with a size exceeding the maximum number of bytes service limit.", sr.st.Name)}
 	}
-	x.emit(th, true, stateEventPrefix(sr.st.Type)+"Exited", "stateExitedEventDetails", map[string]any{
-		"name": sr.st.Name, "output": text, "outputDetails": map[string]any{"truncated": false}})
+	x.emit(th, true, sr.sp.exitedType, "stateExitedEventDetails", map[string]any{
+		"name": sr.st.Name, "output": text, "outputDetails": notTruncated})
 	if sr.st.End {
 		next = ""
 	}
-	return next, out, nil
+	return next, out, text, nil
+}
+
+// sameValue reports whether a and b are the same JSON value in memory (so that they have the same text): the same
+// object or array, or equal scalars.
+func sameValue(a, b any) bool {
+	switch t := a.(type) {
+	case *jsonvalue.Object:
+		u, ok := b.(*jsonvalue.Object)
+		return ok && t == u
+	case []any:
+		u, ok := b.([]any)
+		return ok && len(t) == len(u) && (len(t) == 0 || &t[0] == &u[0])
+	case string:
+		u, ok := b.(string)
+		return ok && t == u
+	case json.Number:
+		u, ok := b.(json.Number)
+		return ok && t == u
+	case bool:
+		u, ok := b.(bool)
+		return ok && t == u
+	case nil:
+		return b == nil
+	}
+	return false
 }
 
 func (x *execution) runPass(sr *stateRun, input any) (any, *failure) {
@@ -338,8 +406,8 @@ func (x *execution) runPass(sr *stateRun, input any) (any, *failure) {
 	if fail != nil {
 		return nil, fail
 	}
-	if st.HasParameters {
-		eff, fail = x.payload(sr, st.Parameters, eff)
+	if sr.sp.parameters != nil {
+		eff, fail = x.payload(sr, sr.sp.parameters, eff)
 		if fail != nil {
 			return nil, fail
 		}
@@ -348,7 +416,7 @@ func (x *execution) runPass(sr *stateRun, input any) (any, *failure) {
 	if st.HasResult {
 		result = st.Result
 	}
-	out, fail := x.resultPath(sr, st.ResultPath, input, result)
+	out, fail := x.resultPath(sr, sr.sp.resultPath, input, result)
 	if fail != nil {
 		return nil, fail
 	}
@@ -389,20 +457,20 @@ func (x *execution) runFail(sr *stateRun, input any) (string, any, *failure) {
 	return "", nil, f
 }
 
-func (x *execution) runChoice(sr *stateRun, input any, th *thread) (string, any, *failure) {
+func (x *execution) runChoice(sr *stateRun, input any, inText string, th *thread) (string, any, string, *failure) {
 	st := sr.st
 	eff, fail := x.filterInput(sr, input)
 	if fail != nil {
-		return "", nil, fail
+		return "", nil, "", fail
 	}
 	next := ""
-	for _, r := range st.Choices {
+	for _, r := range sr.sp.choices {
 		ok, fail := x.evalRule(sr, r, eff)
 		if fail != nil {
-			return "", nil, fail
+			return "", nil, "", fail
 		}
 		if ok {
-			next = r.Next
+			next = r.r.Next
 			break
 		}
 	}
@@ -410,18 +478,21 @@ func (x *execution) runChoice(sr *stateRun, input any, th *thread) (string, any,
 		next = st.Default
 	}
 	if next == "" {
-		return "", nil, &failure{Error: ErrNameNoChoiceMatched, Cause: fmt.Sprintf(
+		return "", nil, "", &failure{Error: ErrNameNoChoiceMatched, Cause: fmt.Sprintf(
 			"An error occurred while executing the state '%s' (entered at the event id #%d). Failed to transition out of the state. The state does not point to a next state.",
 			st.Name, sr.enteredID)}
 	}
 	out, fail := x.outputPath(sr, eff)
 	if fail != nil {
-		return "", nil, fail
+		return "", nil, "", fail
 	}
-	text := marshal(out)
-	x.emit(th, true, "ChoiceStateExited", "stateExitedEventDetails", map[string]any{
-		"name": st.Name, "output": text, "outputDetails": map[string]any{"truncated": false}})
-	return next, out, nil
+	text := inText
+	if !sameValue(out, input) {
+		text = marshal(out)
+	}
+	x.emit(th, true, sr.sp.exitedType, "stateExitedEventDetails", map[string]any{
+		"name": st.Name, "output": text, "outputDetails": notTruncated})
+	return next, out, text, nil
 }
 
 // jsonInt returns n as a JSON number value.

@@ -96,6 +96,7 @@ func (x *execution) runWithRetry(ctx context.Context, sr *stateRun, input any, t
 				d := backoff(r, attempts[i])
 				attempts[i]++
 				sr.retry++
+				sr.ctx = nil // $$.State.RetryCount changed
 				if !x.sleep(ctx, d) {
 					return nil, false, "", fail
 				}
@@ -112,12 +113,12 @@ func (x *execution) runWithRetry(ctx context.Context, sr *stateRun, input any, t
 		case asl.TypeMap:
 			x.emit(th, true, EventMapStateFailed, "", nil)
 		}
-		for _, c := range st.Catch {
+		for i, c := range st.Catch {
 			if !matches(c.ErrorEquals, fail.Error, task) {
 				continue
 			}
 			errOut := jsonvalue.FromPairs("Error", fail.Error, "Cause", fail.Cause)
-			out, f := x.resultPath(sr, c.ResultPath, input, errOut)
+			out, f := x.resultPath(sr, sr.sp.catch[i], input, errOut)
 			if f != nil {
 				return nil, false, "", f
 			}
@@ -129,15 +130,14 @@ func (x *execution) runWithRetry(ctx context.Context, sr *stateRun, input any, t
 
 // finishResult applies ResultSelector, ResultPath and OutputPath to a state's result.
 func (x *execution) finishResult(sr *stateRun, input, result any) (any, *failure) {
-	st := sr.st
-	if st.HasSelector {
+	if sr.sp.resultSel != nil {
 		var fail *failure
-		result, fail = x.payload(sr, st.ResultSelector, result)
+		result, fail = x.payload(sr, sr.sp.resultSel, result)
 		if fail != nil {
 			return nil, fail
 		}
 	}
-	out, fail := x.resultPath(sr, st.ResultPath, input, result)
+	out, fail := x.resultPath(sr, sr.sp.resultPath, input, result)
 	if fail != nil {
 		return nil, fail
 	}
@@ -196,9 +196,9 @@ func (x *execution) runWait(ctx context.Context, sr *stateRun, input any) (any, 
 func (x *execution) attemptParallel(ctx context.Context, sr *stateRun, eff, input any, th *thread) (any, *failure) {
 	st := sr.st
 	in := eff
-	if st.HasParameters {
+	if sr.sp.parameters != nil {
 		var fail *failure
-		in, fail = x.payload(sr, st.Parameters, eff)
+		in, fail = x.payload(sr, sr.sp.parameters, eff)
 		if fail != nil {
 			return nil, fail
 		}
@@ -236,7 +236,7 @@ func (x *execution) attemptParallel(ctx context.Context, sr *stateRun, eff, inpu
 
 func (x *execution) attemptMap(ctx context.Context, sr *stateRun, eff, input any, th *thread) (any, *failure) {
 	st := sr.st
-	itemsVal, fail := x.selectPath(sr, st.ItemsPath, eff)
+	itemsVal, fail := x.selectPath(sr, sr.sp.itemsPath, eff)
 	if fail != nil {
 		return nil, fail
 	}
@@ -254,17 +254,18 @@ func (x *execution) attemptMap(ctx context.Context, sr *stateRun, eff, input any
 		}
 		conc = c
 	}
-	selector, hasSelector := st.ItemSelector, st.HasItemSelector
-	if st.HasParameters {
-		selector, hasSelector = st.Parameters, true
+	selector := sr.sp.itemSelector
+	if sr.sp.parameters != nil {
+		selector = sr.sp.parameters
 	}
 	x.emit(th, true, EventMapStateStarted, "mapStateStartedEventDetails", map[string]any{"length": len(items)})
 	inputs := make([]any, len(items))
 	for i, item := range items {
 		inputs[i] = item
-		if hasSelector {
+		if selector != nil {
 			isr := *sr
 			isr.mapItem = jsonvalue.FromPairs("Index", json.Number(strconv.Itoa(i)), "Value", item)
+			isr.ctx = nil
 			v, f := x.payload(&isr, selector, eff)
 			if f != nil {
 				return nil, f

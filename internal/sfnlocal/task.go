@@ -49,15 +49,15 @@ func resolveResource(arn string) (integration, error) {
 func (x *execution) attemptTask(ctx context.Context, sr *stateRun, eff, input any, th *thread) (any, *failure) {
 	st := sr.st
 	params := eff
-	if st.HasParameters {
+	if sr.sp.parameters != nil {
 		var fail *failure
-		params, fail = x.payload(sr, st.Parameters, eff)
+		params, fail = x.payload(sr, sr.sp.parameters, eff)
 		if fail != nil {
 			return nil, fail
 		}
 	}
-	integ, err := resolveResource(st.Resource)
-	if err != nil {
+	integ := sr.sp.integ
+	if err := sr.sp.integErr; err != nil {
 		return nil, x.runtimeErr(sr, "%v", err)
 	}
 	timeout := st.TimeoutSeconds
