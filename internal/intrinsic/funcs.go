@@ -182,7 +182,7 @@ func stringToJSON(c *Call, args []any, _ Env) (any, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, nil
 	}
-	v, err := jsonvalue.Decode([]byte(s))
+	v, err := jsonvalue.DecodeString(s)
 	if err != nil {
 		return nil, failf(c, "Function States.StringToJson could not parse %q as JSON", s)
 	}

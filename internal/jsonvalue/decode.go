@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -15,14 +16,19 @@ import (
 // text, a nesting deeper than encoding/json allows) is read again by encoding/json, whose result and error
 // messages are the reference.
 func Decode(data []byte) (any, error) {
-	d := fastDecoder{data: data}
+	return DecodeString(string(data))
+}
+
+// DecodeString is Decode for JSON text held in a string. The strings of the result share the text's memory.
+func DecodeString(text string) (any, error) {
+	d := fastDecoder{data: text}
 	if v, ok := d.value(0); ok {
 		d.space()
-		if d.pos == len(data) {
+		if d.pos == len(text) {
 			return v, nil
 		}
 	}
-	return decodeSlow(data)
+	return decodeSlow([]byte(text))
 }
 
 // maxDepth is the nesting encoding/json accepts.
@@ -30,7 +36,7 @@ const maxDepth = 10000
 
 // fastDecoder reads well-formed JSON; it reports false, and nothing else, at anything unusual.
 type fastDecoder struct {
-	data []byte
+	data string
 	pos  int
 }
 
@@ -76,7 +82,7 @@ func (d *fastDecoder) value(depth int) (any, bool) {
 }
 
 func (d *fastDecoder) literal(word string) bool {
-	if !bytes.HasPrefix(d.data[d.pos:], []byte(word)) {
+	if !strings.HasPrefix(d.data[d.pos:], word) {
 		return false
 	}
 	d.pos += len(word)
@@ -168,10 +174,10 @@ func (d *fastDecoder) str() (any, bool) {
 		case c == '"':
 			d.pos++
 			if simple {
-				return string(d.data[start+1 : d.pos-1]), true
+				return d.data[start+1 : d.pos-1], true
 			}
 			var s string
-			if err := json.Unmarshal(d.data[start:d.pos], &s); err != nil {
+			if err := json.Unmarshal([]byte(d.data[start:d.pos]), &s); err != nil {
 				return nil, false
 			}
 			return s, true

@@ -38,6 +38,9 @@ func Append(dst []byte, v any) ([]byte, error) {
 	return appendValue(dst, v)
 }
 
+// AppendString appends s as a JSON string, as Marshal writes it, to dst.
+func AppendString(dst []byte, s string) []byte { return appendString(dst, s) }
+
 func appendValue(b []byte, v any) ([]byte, error) {
 	var err error
 	switch t := v.(type) {

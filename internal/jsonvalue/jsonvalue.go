@@ -27,19 +27,89 @@ type Object struct {
 // indexFrom is the size above which an object indexes its keys; below it a linear scan is faster.
 const indexFrom = 16
 
+// Small objects are allocated together with their first keys and values, in one allocation.
+type (
+	object2 struct {
+		Object
+		k [2]string
+		v [2]any
+	}
+	object4 struct {
+		Object
+		k [4]string
+		v [4]any
+	}
+	object8 struct {
+		Object
+		k [8]string
+		v [8]any
+	}
+	values2 struct {
+		Object
+		v [2]any
+	}
+	values4 struct {
+		Object
+		v [4]any
+	}
+	values8 struct {
+		Object
+		v [8]any
+	}
+)
+
 // NewObject returns an empty object with room for n keys.
 func NewObject(n int) *Object {
+	switch {
+	case n <= 0:
+		return &Object{}
+	case n <= 2:
+		o := &object2{}
+		o.keys, o.vals = o.k[:0], o.v[:0]
+		return &o.Object
+	case n <= 4:
+		o := &object4{}
+		o.keys, o.vals = o.k[:0], o.v[:0]
+		return &o.Object
+	case n <= 8:
+		o := &object8{}
+		o.keys, o.vals = o.k[:0], o.v[:0]
+		return &o.Object
+	}
 	return &Object{keys: make([]string, 0, n), vals: make([]any, 0, n)}
 }
 
 // NewObjectKeys returns an object with the given keys, in that order, every value null, for the caller to fill in
-// with Set. The keys must be distinct; the slice is shared with the object and must not be modified afterwards.
+// with SetAt or Set. The keys must be distinct; the slice is shared with the object and must not be modified
+// afterwards.
 func NewObjectKeys(keys []string) *Object {
-	o := &Object{keys: keys[:len(keys):len(keys)], vals: make([]any, len(keys))}
+	o := newValues(len(keys))
+	o.keys = keys[:len(keys):len(keys)]
 	if len(keys) > indexFrom {
 		o.buildIndex()
 	}
 	return o
+}
+
+// newValues returns an object with n null values and no keys yet.
+func newValues(n int) *Object {
+	switch {
+	case n == 0:
+		return &Object{}
+	case n <= 2:
+		o := &values2{}
+		o.vals = o.v[:n]
+		return &o.Object
+	case n <= 4:
+		o := &values4{}
+		o.vals = o.v[:n]
+		return &o.Object
+	case n <= 8:
+		o := &values8{}
+		o.vals = o.v[:n]
+		return &o.Object
+	}
+	return &Object{vals: make([]any, n)}
 }
 
 // FromPairs builds an object from alternating keys and values, in that order.
@@ -129,7 +199,8 @@ func (o *Object) Len() int { return len(o.keys) }
 
 // Clone returns a shallow copy that can be changed without affecting o.
 func (o *Object) Clone() *Object {
-	c := &Object{keys: o.keys[:len(o.keys):len(o.keys)], vals: make([]any, len(o.vals), len(o.vals)+1)}
+	c := newValues(len(o.vals))
+	c.keys = o.keys[:len(o.keys):len(o.keys)]
 	copy(c.vals, o.vals)
 	if o.index != nil {
 		c.index, c.sharedIndex = o.index, true
