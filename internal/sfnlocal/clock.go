@@ -21,6 +21,15 @@ func (SystemClock) Now() time.Time { return time.Now() }
 // After returns time.After(d).
 func (SystemClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
 
+// AfterFunc returns time.AfterFunc(d, f). The engine uses it, when the Clock has it, for timers that call a
+// function, so that no goroutine waits on them.
+func (SystemClock) AfterFunc(d time.Duration, f func()) *time.Timer { return time.AfterFunc(d, f) }
+
+// funcClock is a Clock that can also call a function once a duration has passed.
+type funcClock interface {
+	AfterFunc(d time.Duration, f func()) *time.Timer
+}
+
 // ManualClock is a Clock that only moves when Advance is called, for tests.
 type ManualClock struct {
 	mu      sync.Mutex

@@ -41,12 +41,14 @@ var dynamoOps = map[string]func(ctx context.Context, x *execution, params any) (
 
 // dynamoParams reads the request fields of a dynamodb:* task from its Parameters.
 type dynamoParams struct {
-	m    map[string]any
+	m    any // the Parameters object
 	errs []string
 }
 
+func (p *dynamoParams) get(k string) (any, bool) { return jsonvalue.Lookup(p.m, k) }
+
 func (p *dynamoParams) str(k string) *string {
-	v, ok := p.m[k]
+	v, ok := p.get(k)
 	if !ok {
 		return nil
 	}
@@ -59,16 +61,15 @@ func (p *dynamoParams) str(k string) *string {
 }
 
 func (p *dynamoParams) item(k string) map[string]types.AttributeValue {
-	v, ok := p.m[k]
+	v, ok := p.get(k)
 	if !ok || v == nil {
 		return nil
 	}
-	m, isMap := jsonvalue.AsMap(v)
-	if !isMap {
+	if !jsonvalue.IsObject(v) {
 		p.errs = append(p.errs, fmt.Sprintf("%s must be a map of attribute values", k))
 		return nil
 	}
-	out, err := attributeMap(m)
+	out, err := attributeMap(v)
 	if err != nil {
 		p.errs = append(p.errs, fmt.Sprintf("%s: %v", k, err))
 	}
@@ -76,13 +77,21 @@ func (p *dynamoParams) item(k string) map[string]types.AttributeValue {
 }
 
 func (p *dynamoParams) names() map[string]string {
-	v, ok := jsonvalue.AsMap(p.m["ExpressionAttributeNames"])
+	v, _ := p.get("ExpressionAttributeNames")
+	o, ok := v.(*jsonvalue.Object)
 	if !ok {
-		return nil
+		m, isMap := v.(map[string]any)
+		if !isMap {
+			return nil
+		}
+		o = jsonvalue.NewObject(len(m))
+		for k, x := range m {
+			o.Set(k, x)
+		}
 	}
-	out := map[string]string{}
-	for k, s := range v {
-		if str, ok := s.(string); ok {
+	out := make(map[string]string, o.Len())
+	for i, k := range o.Keys() {
+		if str, ok := o.Values()[i].(string); ok {
 			out[k] = str
 		}
 	}
@@ -98,8 +107,7 @@ func (p *dynamoParams) failure() *failure {
 }
 
 func newDynamoParams(params any) *dynamoParams {
-	m, _ := jsonvalue.AsMap(params)
-	return &dynamoParams{m: m}
+	return &dynamoParams{m: params}
 }
 
 func dynamoClient(x *execution) (dynamoAPI, *failure) {
@@ -177,8 +185,10 @@ var dynamoPutItem = dynamoTask(func(ctx context.Context, c dynamoAPI, p *dynamoP
 var dynamoGetItem = dynamoTask(func(ctx context.Context, c dynamoAPI, p *dynamoParams) (dynamoResult, error) {
 	in := &dynamodb.GetItemInput{TableName: p.str("TableName"), Key: p.item("Key"),
 		ProjectionExpression: p.str("ProjectionExpression"), ExpressionAttributeNames: p.names()}
-	if b, ok := p.m["ConsistentRead"].(bool); ok {
-		in.ConsistentRead = &b
+	if v, _ := p.get("ConsistentRead"); v != nil {
+		if b, ok := v.(bool); ok {
+			in.ConsistentRead = &b
+		}
 	}
 	if err := p.check(); err != nil {
 		return dynamoResult{}, err
@@ -284,15 +294,24 @@ func dynamoFailure(err error) *failure {
 // withSdkMetadata adds SdkHttpMetadata and SdkResponseMetadata built from the raw HTTP response.
 func withSdkMetadata(res *jsonvalue.Object, md smithymiddleware.Metadata) *jsonvalue.Object {
 	reqID, _ := awsmiddleware.GetRequestIDMetadata(md)
-	headers := map[string]string{}
+	byName := map[string]string{}
 	status := 200
 	if raw, ok := awsmiddleware.GetRawResponse(md).(*smithyhttp.Response); ok && raw != nil {
 		status = raw.StatusCode
 		for k, vs := range raw.Header {
 			if len(vs) > 0 {
-				headers[javaHeaderName(k)] = vs[0]
+				byName[javaHeaderName(k)] = vs[0]
 			}
 		}
+	}
+	names := make([]string, 0, len(byName))
+	for k := range byName {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	headers := jsonvalue.NewObjectKeys(names)
+	for i, k := range names {
+		headers.SetAt(i, byName[k])
 	}
 	res.Set("SdkHttpMetadata", httpMetadata(headers, status))
 	res.Set("SdkResponseMetadata", jsonvalue.FromPairs("RequestId", reqID))
@@ -310,16 +329,24 @@ func javaHeaderName(k string) string {
 	return k
 }
 
-// attributeMap converts DynamoDB JSON ({"S":"x"}, {"N":"1"}, …) into SDK attribute values.
-func attributeMap(m map[string]any) (map[string]types.AttributeValue, error) {
-	out := make(map[string]types.AttributeValue, len(m))
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+// attributeMap converts DynamoDB JSON ({"S":"x"}, {"N":"1"}, …), an object of attribute values, into SDK
+// attribute values; attributes are read in name order, so the first problem reported is stable.
+func attributeMap(obj any) (map[string]types.AttributeValue, error) {
+	var keys []string
+	switch o := obj.(type) {
+	case *jsonvalue.Object:
+		keys = append(make([]string, 0, o.Len()), o.Keys()...)
+	case map[string]any:
+		keys = make([]string, 0, len(o))
+		for k := range o {
+			keys = append(keys, k)
+		}
 	}
 	sort.Strings(keys)
+	out := make(map[string]types.AttributeValue, len(keys))
 	for _, k := range keys {
-		av, err := attributeValue(m[k])
+		v, _ := jsonvalue.Lookup(obj, k)
+		av, err := attributeValue(v)
 		if err != nil {
 			return nil, fmt.Errorf("attribute %q: %w", k, err)
 		}
@@ -329,102 +356,112 @@ func attributeMap(m map[string]any) (map[string]types.AttributeValue, error) {
 }
 
 func attributeValue(v any) (types.AttributeValue, error) {
-	m, ok := jsonvalue.AsMap(v)
-	if !ok || len(m) != 1 {
+	var t string
+	var val any
+	one := false
+	switch o := v.(type) {
+	case *jsonvalue.Object:
+		if one = o.Len() == 1; one {
+			t, val = o.Keys()[0], o.Values()[0]
+		}
+	case map[string]any:
+		if one = len(o) == 1; one {
+			for k, x := range o {
+				t, val = k, x
+			}
+		}
+	}
+	if !one {
 		return nil, fmt.Errorf("an attribute value must be an object with exactly one type key")
 	}
-	for t, val := range m {
-		switch t {
-		case "S":
-			s, ok := val.(string)
-			if !ok {
-				return nil, fmt.Errorf("S must be a string")
+	switch t {
+	case "S":
+		s, ok := val.(string)
+		if !ok {
+			return nil, fmt.Errorf("S must be a string")
+		}
+		return &types.AttributeValueMemberS{Value: s}, nil
+	case "N":
+		s, ok := val.(string)
+		if !ok {
+			if n, isNum := val.(json.Number); isNum {
+				s = string(n)
+			} else {
+				return nil, fmt.Errorf("N must be a string")
 			}
-			return &types.AttributeValueMemberS{Value: s}, nil
-		case "N":
-			s, ok := val.(string)
-			if !ok {
-				if n, isNum := val.(json.Number); isNum {
-					s = string(n)
-				} else {
-					return nil, fmt.Errorf("N must be a string")
-				}
-			}
-			return &types.AttributeValueMemberN{Value: s}, nil
-		case "B":
-			s, _ := val.(string)
-			b, err := base64.StdEncoding.DecodeString(s)
-			if err != nil {
-				return nil, fmt.Errorf("B must be base64")
-			}
-			return &types.AttributeValueMemberB{Value: b}, nil
-		case "BOOL":
-			b, ok := val.(bool)
-			if !ok {
-				return nil, fmt.Errorf("BOOL must be a boolean")
-			}
-			return &types.AttributeValueMemberBOOL{Value: b}, nil
-		case "NULL":
-			return &types.AttributeValueMemberNULL{Value: true}, nil
-		case "M":
-			mm, ok := jsonvalue.AsMap(val)
-			if !ok {
-				return nil, fmt.Errorf("M must be an object")
-			}
-			inner, err := attributeMap(mm)
+		}
+		return &types.AttributeValueMemberN{Value: s}, nil
+	case "B":
+		s, _ := val.(string)
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			return nil, fmt.Errorf("B must be base64")
+		}
+		return &types.AttributeValueMemberB{Value: b}, nil
+	case "BOOL":
+		b, ok := val.(bool)
+		if !ok {
+			return nil, fmt.Errorf("BOOL must be a boolean")
+		}
+		return &types.AttributeValueMemberBOOL{Value: b}, nil
+	case "NULL":
+		return &types.AttributeValueMemberNULL{Value: true}, nil
+	case "M":
+		if !jsonvalue.IsObject(val) {
+			return nil, fmt.Errorf("M must be an object")
+		}
+		inner, err := attributeMap(val)
+		if err != nil {
+			return nil, err
+		}
+		return &types.AttributeValueMemberM{Value: inner}, nil
+	case "L":
+		arr, ok := val.([]any)
+		if !ok {
+			return nil, fmt.Errorf("L must be an array")
+		}
+		l := make([]types.AttributeValue, len(arr))
+		for i, x := range arr {
+			av, err := attributeValue(x)
 			if err != nil {
 				return nil, err
 			}
-			return &types.AttributeValueMemberM{Value: inner}, nil
-		case "L":
-			arr, ok := val.([]any)
-			if !ok {
-				return nil, fmt.Errorf("L must be an array")
-			}
-			l := make([]types.AttributeValue, len(arr))
-			for i, x := range arr {
-				av, err := attributeValue(x)
-				if err != nil {
-					return nil, err
-				}
-				l[i] = av
-			}
-			return &types.AttributeValueMemberL{Value: l}, nil
-		case "SS", "NS", "BS":
-			arr, ok := val.([]any)
-			if !ok {
-				return nil, fmt.Errorf("%s must be an array", t)
-			}
-			ss := make([]string, len(arr))
-			for i, x := range arr {
-				switch s := x.(type) {
-				case string:
-					ss[i] = s
-				case json.Number:
-					ss[i] = string(s)
-				default:
-					return nil, fmt.Errorf("%s must hold strings", t)
-				}
-			}
-			switch t {
-			case "SS":
-				return &types.AttributeValueMemberSS{Value: ss}, nil
-			case "NS":
-				return &types.AttributeValueMemberNS{Value: ss}, nil
-			}
-			bs := make([][]byte, len(ss))
-			for i, s := range ss {
-				b, err := base64.StdEncoding.DecodeString(s)
-				if err != nil {
-					return nil, fmt.Errorf("BS must hold base64")
-				}
-				bs[i] = b
-			}
-			return &types.AttributeValueMemberBS{Value: bs}, nil
+			l[i] = av
 		}
-		return nil, fmt.Errorf("unknown attribute type %q", t)
+		return &types.AttributeValueMemberL{Value: l}, nil
+	case "SS", "NS", "BS":
+		arr, ok := val.([]any)
+		if !ok {
+			return nil, fmt.Errorf("%s must be an array", t)
+		}
+		ss := make([]string, len(arr))
+		for i, x := range arr {
+			switch s := x.(type) {
+			case string:
+				ss[i] = s
+			case json.Number:
+				ss[i] = string(s)
+			default:
+				return nil, fmt.Errorf("%s must hold strings", t)
+			}
+		}
+		switch t {
+		case "SS":
+			return &types.AttributeValueMemberSS{Value: ss}, nil
+		case "NS":
+			return &types.AttributeValueMemberNS{Value: ss}, nil
+		}
+		bs := make([][]byte, len(ss))
+		for i, s := range ss {
+			b, err := base64.StdEncoding.DecodeString(s)
+			if err != nil {
+				return nil, fmt.Errorf("BS must hold base64")
+			}
+			bs[i] = b
+		}
+		return &types.AttributeValueMemberBS{Value: bs}, nil
 	}
-	return nil, nil
+	return nil, fmt.Errorf("unknown attribute type %q", t)
 }
 
 // attributesJSON converts SDK attribute values back to DynamoDB JSON.

@@ -3,6 +3,7 @@ package sfnlocal
 import (
 	"context"
 	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,10 +13,12 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
 	"github.com/transferflow/orchestrator/internal/asl"
+	"github.com/transferflow/orchestrator/internal/jsonvalue"
 )
 
 // DefaultMaxHistoryEvents is the history size at which AWS fails an execution.
@@ -83,6 +86,8 @@ type machine struct {
 
 	progOnce sync.Once
 	prog     *program // def compiled, on first use (program)
+	// historyLen is the length of the history of the machine's last closed execution, the room a new one starts with.
+	historyLen atomic.Int64
 }
 
 // New returns an Engine with the given options.
@@ -193,7 +198,17 @@ func NewUUID() string {
 	_, _ = rand.Read(b[:])
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+	var s [36]byte
+	hex.Encode(s[0:8], b[0:4])
+	s[8] = '-'
+	hex.Encode(s[9:13], b[4:6])
+	s[13] = '-'
+	hex.Encode(s[14:18], b[6:8])
+	s[18] = '-'
+	hex.Encode(s[19:23], b[8:10])
+	s[23] = '-'
+	hex.Encode(s[24:36], b[10:16])
+	return string(s[:])
 }
 
 func randomInt(lo, hi int64) int64 {
@@ -215,7 +230,7 @@ func (e *Engine) StateMachineArn(name string) string {
 }
 
 func (e *Engine) executionArn(smName, name string) string {
-	return fmt.Sprintf("arn:aws:states:%s:%s:execution:%s:%s", e.opts.Region, e.opts.AccountID, smName, name)
+	return "arn:aws:states:" + e.opts.Region + ":" + e.opts.AccountID + ":execution:" + smName + ":" + name
 }
 
 // CreateInput is the input of CreateStateMachine.
@@ -367,7 +382,7 @@ func (e *Engine) StartExecution(ctx context.Context, in StartInput) (*ExecutionR
 	if len(in.Input) > maxPayloadBytes {
 		return nil, fmt.Errorf("%w: input exceeds %d bytes", ErrInvalidExecutionInput, maxPayloadBytes)
 	}
-	input, err := asl.Decode([]byte(in.Input))
+	input, err := jsonvalue.DecodeString(in.Input)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidExecutionInput, err)
 	}

@@ -79,6 +79,10 @@ func (x *execution) emit(th *thread, advance bool, typ, key string, details map[
 			Cause: fmt.Sprintf("The execution reached the maximum number of history events (%d).", x.eng.opts.MaxHistoryEvents)}})
 		return 0
 	}
+	if x.rec.History == nil {
+		// Executions of a machine mostly have histories of similar length: start with room for the last one's.
+		x.rec.History = make([]Event, 0, max(x.m.historyLen.Load(), 4))
+	}
 	id := int64(len(x.rec.History)) + 1
 	x.rec.History = append(x.rec.History, Event{ID: id, PreviousEventID: th.prev, Timestamp: x.eng.opts.Clock.Now(),
 		Type: typ, DetailsKey: key, Details: details})
@@ -97,42 +101,57 @@ func (x *execution) lastEventID() int64 {
 
 func (x *execution) run() {
 	defer close(x.done)
-	x.startTimer(x.m.def.TimeoutSeconds)
+	if t := x.startTimer(x.m.def.TimeoutSeconds); t != nil {
+		defer t.Stop()
+	}
 	th := &thread{}
 	x.emit(th, false, EventExecutionStarted, "executionStartedEventDetails", map[string]any{
 		"input": x.rec.Input, "inputDetails": notTruncated, "roleArn": x.m.sm.RoleArn})
 	x.publish()
 	out, fail := x.safeRunMachine(x.ctx, x.m.def, x.m.def.StartAt, x.input, th)
 	x.finish(th, out, fail)
+	x.mu.Lock()
+	x.m.historyLen.Store(int64(len(x.rec.History)))
+	x.mu.Unlock()
 }
 
 // resume continues a restored execution at its checkpoint: the state that was running is entered again.
 func (x *execution) resume(cp Checkpoint, input any) {
 	defer close(x.done)
-	x.startTimer(x.m.def.TimeoutSeconds)
+	if t := x.startTimer(x.m.def.TimeoutSeconds); t != nil {
+		defer t.Stop()
+	}
 	th := &thread{prev: cp.PreviousEventID}
 	out, fail := x.safeRunMachine(x.ctx, x.m.def, cp.State, input, th)
 	x.finish(th, out, fail)
 }
 
-// startTimer ends the execution TIMED_OUT once its timeout, counted from its start date, has passed.
-func (x *execution) startTimer(timeoutSeconds int64) {
+// startTimer ends the execution TIMED_OUT once its timeout, counted from its start date, has passed. When the
+// Clock can call a function (SystemClock), it returns that timer, for the caller to stop when the execution ends;
+// otherwise a goroutine waits on the Clock until the timeout or the end of the execution, and it returns nil.
+func (x *execution) startTimer(timeoutSeconds int64) *time.Timer {
 	e := x.eng
 	timeout := time.Duration(timeoutSeconds) * time.Second
 	if e.opts.ExecutionTimeout > 0 {
 		timeout = e.opts.ExecutionTimeout
 	}
 	if timeout <= 0 {
-		return
+		return nil
 	}
-	timer := e.opts.Clock.After(timeout - e.opts.Clock.Now().Sub(x.rec.StartDate))
+	d := timeout - e.opts.Clock.Now().Sub(x.rec.StartDate)
+	expire := func() { x.cancel(&stopCause{status: StatusTimedOut, fail: &failure{Error: ErrNameTimeout}}) }
+	if c, ok := e.opts.Clock.(funcClock); ok {
+		return c.AfterFunc(d, expire)
+	}
+	timer := e.opts.Clock.After(d)
 	go func() {
 		select {
 		case <-timer:
-			x.cancel(&stopCause{status: StatusTimedOut, fail: &failure{Error: ErrNameTimeout}})
+			expire()
 		case <-x.done:
 		}
 	}()
+	return nil
 }
 
 // checkpoint records, before a top-level state is entered, where a restarted engine would resume, and saves the
@@ -232,8 +251,10 @@ type stateRun struct {
 	entered   time.Time
 	mapItem   *jsonvalue.Object // $$.Map.Item while evaluating an ItemSelector
 	retry     int
-	// ctx is the context object built for this run, until retry or mapItem change (then it is reset to nil).
-	ctx *jsonvalue.Object
+	// ctx and ctxState are the context object and its State member built for this run, until retry or mapItem
+	// change (then they are reset to nil).
+	ctx      *jsonvalue.Object
+	ctxState *jsonvalue.Object
 }
 
 // notTruncated is the inputDetails/outputDetails of every event; events are immutable, so they share it.
@@ -247,16 +268,22 @@ var (
 	ctxTaskStateKeys = []string{"Name", "EnteredTime", "RetryCount"}
 )
 
-// contextObject returns $$ for the state, building it on first use.
-func (x *execution) contextObject(sr *stateRun) *jsonvalue.Object {
-	if sr.ctx != nil {
-		return sr.ctx
-	}
+// contextConstants returns the Execution and StateMachine members of the context object, which do not change
+// during the execution, building them on first use.
+func (x *execution) contextConstants() (*jsonvalue.Object, *jsonvalue.Object) {
 	x.ctxOnce.Do(func() {
 		x.ctxExecution = jsonvalue.FromPairs("Id", x.rec.Arn, "Input", x.input, "StartTime", formatTime(x.rec.StartDate),
 			"Name", x.rec.Name, "RoleArn", x.m.sm.RoleArn, "RedriveCount", jsonInt(0))
 		x.ctxStateMachine = jsonvalue.FromPairs("Id", x.m.sm.Arn, "Name", x.m.sm.Name)
 	})
+	return x.ctxExecution, x.ctxStateMachine
+}
+
+// contextState returns the State member of the context object, building it on first use.
+func (x *execution) contextState(sr *stateRun) *jsonvalue.Object {
+	if sr.ctxState != nil {
+		return sr.ctxState
+	}
 	var state *jsonvalue.Object
 	if sr.st.Type == asl.TypeTask {
 		state = jsonvalue.NewObjectKeys(ctxTaskStateKeys)
@@ -264,8 +291,18 @@ func (x *execution) contextObject(sr *stateRun) *jsonvalue.Object {
 	} else {
 		state = jsonvalue.NewObjectKeys(ctxStateKeys)
 	}
-	state.SetAt(0, sr.st.Name)
+	state.SetAt(0, sr.sp.name)
 	state.SetAt(1, formatTime(sr.entered))
+	sr.ctxState = state
+	return state
+}
+
+// contextObject returns $$ for the state, building it on first use.
+func (x *execution) contextObject(sr *stateRun) *jsonvalue.Object {
+	if sr.ctx != nil {
+		return sr.ctx
+	}
+	exec, sm := x.contextConstants()
 	var obj *jsonvalue.Object
 	if sr.mapItem != nil {
 		obj = jsonvalue.NewObjectKeys(ctxMapKeys)
@@ -273,9 +310,9 @@ func (x *execution) contextObject(sr *stateRun) *jsonvalue.Object {
 	} else {
 		obj = jsonvalue.NewObjectKeys(ctxKeys)
 	}
-	obj.SetAt(0, x.ctxExecution)
-	obj.SetAt(1, x.ctxStateMachine)
-	obj.SetAt(2, state)
+	obj.SetAt(0, exec)
+	obj.SetAt(1, sm)
+	obj.SetAt(2, x.contextState(sr))
 	sr.ctx = obj
 	return obj
 }
@@ -287,6 +324,7 @@ func (x *execution) runMachine(ctx context.Context, def *asl.Definition, start s
 	name := start
 	top := def == x.m.def
 	text := "" // the JSON text of input, when the previous state rendered it
+	sr := new(stateRun)
 	for {
 		if ctx.Err() != nil {
 			return nil, stopped
@@ -295,7 +333,7 @@ func (x *execution) runMachine(ctx context.Context, def *asl.Definition, start s
 			x.checkpoint(name, input, th)
 		}
 		st := def.States[name]
-		next, out, outText, fail := x.runState(ctx, st, input, text, th)
+		next, out, outText, fail := x.runState(ctx, sr, st, input, text, th)
 		if fail != nil {
 			return nil, fail
 		}
@@ -312,14 +350,15 @@ func (x *execution) runtimeErr(sr *stateRun, format string, args ...any) *failur
 }
 
 // runState runs one state: it returns the next state's name ("" at the end of the machine), the output and its
-// JSON text. text is the JSON text of input when the caller has it, else "".
-func (x *execution) runState(ctx context.Context, st *asl.State, input any, text string, th *thread) (string, any, string, *failure) {
-	sr := &stateRun{st: st, sp: x.prog.states[st], entered: x.eng.opts.Clock.Now()}
+// JSON text. text is the JSON text of input when the caller has it, else "". sr is the caller's, reset here for
+// this state.
+func (x *execution) runState(ctx context.Context, sr *stateRun, st *asl.State, input any, text string, th *thread) (string, any, string, *failure) {
+	*sr = stateRun{st: st, sp: x.prog.states[st], entered: x.eng.opts.Clock.Now()}
 	if text == "" {
 		text = marshal(input)
 	}
 	sr.enteredID = x.emit(th, true, sr.sp.enteredType, "stateEnteredEventDetails", map[string]any{
-		"name": st.Name, "input": text, "inputDetails": notTruncated})
+		"name": sr.sp.name, "input": text, "inputDetails": notTruncated})
 	switch st.Type {
 	case asl.TypeFail:
 		next, out, fail := x.runFail(sr, input)
@@ -368,7 +407,7 @@ func (x *execution) exit(sr *stateRun, th *thread, next string, out, input any, 
 			"The state/task '%s' returned a result with a size exceeding the maximum number of bytes service limit.", sr.st.Name)}
 	}
 	x.emit(th, true, sr.sp.exitedType, "stateExitedEventDetails", map[string]any{
-		"name": sr.st.Name, "output": text, "outputDetails": notTruncated})
+		"name": sr.sp.name, "output": text, "outputDetails": notTruncated})
 	if sr.st.End {
 		next = ""
 	}
@@ -491,7 +530,7 @@ func (x *execution) runChoice(sr *stateRun, input any, inText string, th *thread
 		text = marshal(out)
 	}
 	x.emit(th, true, sr.sp.exitedType, "stateExitedEventDetails", map[string]any{
-		"name": st.Name, "output": text, "outputDetails": notTruncated})
+		"name": sr.sp.name, "output": text, "outputDetails": notTruncated})
 	return next, out, text, nil
 }
 

@@ -96,7 +96,7 @@ func (x *execution) runWithRetry(ctx context.Context, sr *stateRun, input any, t
 				d := backoff(r, attempts[i])
 				attempts[i]++
 				sr.retry++
-				sr.ctx = nil // $$.State.RetryCount changed
+				sr.ctx, sr.ctxState = nil, nil // $$.State.RetryCount changed
 				if !x.sleep(ctx, d) {
 					return nil, false, "", fail
 				}

@@ -25,6 +25,7 @@ type stateProgram struct {
 	st           *asl.State
 	enteredType  string // history event types, e.g. PassStateEntered
 	exitedType   string
+	name         any // st.Name, boxed once for the events' details
 	inputPath    *selector
 	outputPath   *selector
 	resultPath   *resultPath
@@ -36,6 +37,8 @@ type stateProgram struct {
 	choices      []*rule
 	integ        integration // Task
 	integErr     error
+	// resourceType and resource of integ, boxed once for the events' details.
+	resourceType, resource any
 }
 
 // program returns the machine's compiled definition, compiling it on first use.
@@ -64,7 +67,7 @@ func (p *program) addDefinition(def *asl.Definition) {
 }
 
 func compileState(st *asl.State) *stateProgram {
-	sp := &stateProgram{st: st, enteredType: st.Type + "StateEntered", exitedType: st.Type + "StateExited",
+	sp := &stateProgram{st: st, enteredType: st.Type + "StateEntered", exitedType: st.Type + "StateExited", name: st.Name,
 		inputPath: compileSelector(st.InputPath), outputPath: compileSelector(st.OutputPath),
 		resultPath: compileResultPath(st.ResultPath)}
 	if st.HasParameters {
@@ -87,6 +90,7 @@ func compileState(st *asl.State) *stateProgram {
 	}
 	if st.Type == asl.TypeTask {
 		sp.integ, sp.integErr = resolveResource(st.Resource)
+		sp.resourceType, sp.resource = sp.integ.resourceType, sp.integ.resource
 	}
 	return sp
 }
@@ -96,9 +100,28 @@ func compileState(st *asl.State) *stateProgram {
 type pathProgram struct {
 	src     string // as written
 	context bool
-	path    *jsonpath.Path
-	err     error // the parse error, returned by every evaluation
+	// part is the member of the context object that a $$.Execution…, $$.StateMachine… or $$.State… path starts
+	// with: path is then the rest of the path, evaluated against that member alone, which gives the same result
+	// without building the whole context object.
+	part contextPart
+	path *jsonpath.Path
+	err  error // the parse error, returned by every evaluation
 }
+
+// contextPart names a member of the context object.
+type contextPart int
+
+const (
+	contextWhole contextPart = iota
+	contextExecution
+	contextStateMachine
+	contextState
+)
+
+var contextParts = []struct {
+	name string
+	part contextPart
+}{{"Execution", contextExecution}, {"StateMachine", contextStateMachine}, {"State", contextState}}
 
 func compilePath(src string) *pathProgram {
 	p := &pathProgram{src: src}
@@ -107,13 +130,35 @@ func compilePath(src string) *pathProgram {
 		p.context, s = true, s[1:]
 	}
 	p.path, p.err = compiledPath(s)
+	if !p.context || p.err != nil {
+		return p
+	}
+	for _, cp := range contextParts {
+		rest, ok := strings.CutPrefix(s, "$."+cp.name)
+		if !ok || (rest != "" && rest[0] != '.' && rest[0] != '[') {
+			continue
+		}
+		if sub, err := compiledPath("$" + rest); err == nil {
+			p.part, p.path = cp.part, sub
+		}
+		break
+	}
 	return p
 }
 
 // eval evaluates the path against doc, or against the context object.
 func (x *execution) eval(sr *stateRun, p *pathProgram, doc any) (any, error) {
 	if p.context {
-		doc = x.contextObject(sr)
+		switch p.part {
+		case contextExecution:
+			doc, _ = x.contextConstants()
+		case contextStateMachine:
+			_, doc = x.contextConstants()
+		case contextState:
+			doc = x.contextState(sr)
+		default:
+			doc = x.contextObject(sr)
+		}
 	}
 	if p.err != nil {
 		return nil, p.err

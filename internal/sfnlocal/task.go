@@ -1,6 +1,7 @@
 package sfnlocal
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/transferflow/orchestrator/internal/asl"
@@ -70,7 +72,7 @@ func (x *execution) attemptTask(ctx context.Context, sr *stateRun, eff, input an
 		}
 		timeout = t
 	}
-	sched := map[string]any{"resourceType": integ.resourceType, "resource": integ.resource,
+	sched := map[string]any{"resourceType": sr.sp.resourceType, "resource": sr.sp.resource,
 		"region": x.eng.opts.Region, "parameters": marshal(params)}
 	if timeout > 0 {
 		sched["timeoutInSeconds"] = timeout
@@ -79,51 +81,74 @@ func (x *execution) attemptTask(ctx context.Context, sr *stateRun, eff, input an
 		sched["heartbeatInSeconds"] = st.HeartbeatSeconds
 	}
 	x.emit(th, true, EventTaskScheduled, "taskScheduledEventDetails", sched)
-	x.emit(th, true, EventTaskStarted, "taskStartedEventDetails", map[string]any{"resourceType": integ.resourceType, "resource": integ.resource})
+	x.emit(th, true, EventTaskStarted, "taskStartedEventDetails", map[string]any{"resourceType": sr.sp.resourceType, "resource": sr.sp.resource})
 
 	type result struct {
 		out  any
 		fail *failure
 	}
-	tctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	// The call runs on its own goroutine, so that a timeout or a stop need not wait for it. Without a timeout, its
+	// context is the state's: a stop cancels it as well.
+	tctx, cancel := ctx, context.CancelFunc(nil)
+	var timer <-chan time.Time
+	if timeout > 0 {
+		tctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		timer = x.eng.opts.Clock.After(time.Duration(timeout) * time.Second)
+	}
 	ch := make(chan result, 1)
 	go func() {
 		out, f := safeCall(tctx, x, integ, params)
 		ch <- result{out, f}
 	}()
-	var timer <-chan time.Time
-	if timeout > 0 {
-		timer = x.eng.opts.Clock.After(time.Duration(timeout) * time.Second)
-	}
 	var res result
 	select {
 	case res = <-ch:
 	case <-timer:
 		cancel()
 		f := &failure{Error: ErrNameTimeout}
-		x.emit(th, true, EventTaskTimedOut, "taskTimedOutEventDetails", map[string]any{"resourceType": integ.resourceType,
-			"resource": integ.resource, "error": f.Error})
+		x.emit(th, true, EventTaskTimedOut, "taskTimedOutEventDetails", map[string]any{"resourceType": sr.sp.resourceType,
+			"resource": sr.sp.resource, "error": f.Error})
 		return nil, f
 	case <-ctx.Done():
 		return nil, stopped
 	}
 	if res.fail != nil {
-		d := map[string]any{"resourceType": integ.resourceType, "resource": integ.resource, "error": res.fail.Error}
+		d := map[string]any{"resourceType": sr.sp.resourceType, "resource": sr.sp.resource, "error": res.fail.Error}
 		if res.fail.Cause != "" {
 			d["cause"] = res.fail.Cause
 		}
 		x.emit(th, true, EventTaskFailed, "taskFailedEventDetails", d)
 		return nil, res.fail
 	}
-	text := marshal(res.out)
+	out := res.out
+	var text string
+	if lr, ok := out.(lazyResult); ok {
+		text = lr.text()
+		// The result is built only when ResultSelector or ResultPath reads it.
+		if rp := sr.sp.resultPath.opt; sr.sp.resultSel == nil && rp.Set && rp.Null {
+			out = nil
+		} else {
+			out = lr.value()
+		}
+	} else {
+		text = marshal(out)
+	}
 	if len(text) > maxPayloadBytes {
 		return nil, &failure{Error: ErrNameDataLimitExceeded, Cause: fmt.Sprintf(
 			"The state/task '%s' returned a result with a size exceeding the maximum number of bytes service limit.", st.Name)}
 	}
-	x.emit(th, true, EventTaskSucceeded, "taskSucceededEventDetails", map[string]any{"resourceType": integ.resourceType,
-		"resource": integ.resource, "output": text, "outputDetails": map[string]any{"truncated": false}})
-	return x.finishResult(sr, input, res.out)
+	x.emit(th, true, EventTaskSucceeded, "taskSucceededEventDetails", map[string]any{"resourceType": sr.sp.resourceType,
+		"resource": sr.sp.resource, "output": text, "outputDetails": notTruncated})
+	return x.finishResult(sr, input, out)
+}
+
+// lazyResult is a task result that can write its JSON text without being built as a value. An integration returns
+// one when building the value costs more than writing the text, and the value is often not read (ResultPath null).
+type lazyResult interface {
+	// text returns the JSON text of value(), exactly as marshal writes it.
+	text() string
+	value() any
 }
 
 // lambdaFailure translates an invoker error into the task failure AWS reports.
@@ -150,7 +175,10 @@ func invokeLambda(ctx context.Context, x *execution, name string, payload any) (
 	if x.eng.opts.Lambda == nil {
 		return nil, lambdaFailure(errNoLambda)
 	}
-	body := []byte(marshal(payload))
+	body, err := jsonvalue.Append(nil, payload)
+	if err != nil {
+		body = []byte(marshal(payload))
+	}
 	out, err := x.eng.opts.Lambda.Invoke(ctx, name, body)
 	if err != nil {
 		return nil, lambdaFailure(err)
@@ -159,7 +187,7 @@ func invokeLambda(ctx context.Context, x *execution, name string, payload any) (
 }
 
 func decodePayload(b []byte) any {
-	if len(strings.TrimSpace(string(b))) == 0 {
+	if len(bytes.TrimSpace(b)) == 0 {
 		return nil
 	}
 	v, err := asl.Decode(b)
@@ -171,15 +199,17 @@ func decodePayload(b []byte) any {
 
 // callLambdaInvoke runs arn:aws:states:::lambda:invoke and shapes the result like AWS.
 func callLambdaInvoke(ctx context.Context, x *execution, params any) (any, *failure) {
-	p, _ := jsonvalue.AsMap(params)
-	name, _ := p["FunctionName"].(string)
+	v, _ := jsonvalue.Lookup(params, "FunctionName")
+	name, _ := v.(string)
 	if name == "" {
 		return nil, &failure{Error: "Lambda.InvalidParameterValueException", Cause: "FunctionName is required"}
 	}
-	if q, ok := p["Qualifier"].(string); ok && q != "" {
-		name += ":" + q
+	if v, _ := jsonvalue.Lookup(params, "Qualifier"); v != nil {
+		if q, ok := v.(string); ok && q != "" {
+			name += ":" + q
+		}
 	}
-	payload, ok := p["Payload"]
+	payload, ok := jsonvalue.Lookup(params, "Payload")
 	if !ok {
 		payload = jsonvalue.NewObject(0)
 	}
@@ -187,19 +217,96 @@ func callLambdaInvoke(ctx context.Context, x *execution, params any) (any, *fail
 	if fail != nil {
 		return nil, fail
 	}
-	reqID := x.eng.opts.NewID()
-	headers := map[string]string{
-		"Connection": "keep-alive", "Content-Type": "application/json", "Content-Length": strconv.Itoa(len(out)),
-		"Date": x.eng.opts.Clock.Now().UTC().Format(http.TimeFormat), "X-Amz-Executed-Version": "$LATEST", "x-amzn-Remapped-Content-Length": "0",
-		"x-amzn-RequestId": reqID,
+	return &lambdaResult{payload: decodePayload(out), length: strconv.Itoa(len(out)),
+		date: httpDate(x.eng.opts.Clock.Now()), requestID: x.eng.opts.NewID()}, nil
+}
+
+// lambdaResult is the result of a lambda:invoke task: the function's decoded output and the response's metadata.
+type lambdaResult struct {
+	payload   any
+	length    string // Content-Length
+	date      string
+	requestID string
+}
+
+// headerValues returns the response header values in the order of lambdaHeaderNames.
+func (r *lambdaResult) headerValues() [7]string {
+	return [7]string{"keep-alive", r.length, "application/json", r.date, "$LATEST", "0", r.requestID}
+}
+
+func (r *lambdaResult) value() any {
+	headers := jsonvalue.NewObjectKeys(lambdaHeaderNames)
+	for i, v := range r.headerValues() {
+		headers.SetAt(i, v)
 	}
-	return jsonvalue.FromPairs(
-		"ExecutedVersion", "$LATEST",
-		"Payload", decodePayload(out),
-		"SdkHttpMetadata", httpMetadata(headers, 200),
-		"SdkResponseMetadata", jsonvalue.FromPairs("RequestId", reqID),
-		"StatusCode", json.Number("200"),
-	), nil
+	res := jsonvalue.NewObjectKeys(lambdaResultKeys)
+	res.SetAt(0, "$LATEST")
+	res.SetAt(1, r.payload)
+	res.SetAt(2, httpMetadata(headers, 200))
+	res.SetAt(3, jsonvalue.FromPairs("RequestId", r.requestID))
+	res.SetAt(4, json.Number("200"))
+	return res
+}
+
+func (r *lambdaResult) text() string {
+	b := make([]byte, 0, 512)
+	b = append(b, `{"ExecutedVersion":"$LATEST","Payload":`...)
+	b, err := jsonvalue.Append(b, r.payload)
+	if err != nil {
+		return marshal(r.value())
+	}
+	values := r.headerValues()
+	b = append(b, `,"SdkHttpMetadata":{"AllHttpHeaders":{`...)
+	for i, name := range lambdaHeaderNames {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonvalue.AppendString(b, name)
+		b = append(b, ":["...)
+		b = jsonvalue.AppendString(b, values[i])
+		b = append(b, ']')
+	}
+	b = append(b, `},"HttpHeaders":{`...)
+	for i, name := range lambdaHeaderNames {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonvalue.AppendString(b, name)
+		b = append(b, ':')
+		b = jsonvalue.AppendString(b, values[i])
+	}
+	b = append(b, `},"HttpStatusCode":200},"SdkResponseMetadata":{"RequestId":`...)
+	b = jsonvalue.AppendString(b, r.requestID)
+	b = append(b, `},"StatusCode":200}`...)
+	return string(b)
+}
+
+// The keys of a lambda:invoke result and of its response headers, in the order AWS reports them (the headers
+// sorted, as the SDK for Java's map prints them).
+var (
+	lambdaResultKeys  = []string{"ExecutedVersion", "Payload", "SdkHttpMetadata", "SdkResponseMetadata", "StatusCode"}
+	lambdaHeaderNames = []string{"Connection", "Content-Length", "Content-Type", "Date", "X-Amz-Executed-Version",
+		"x-amzn-Remapped-Content-Length", "x-amzn-RequestId"}
+	httpMetadataKeys = []string{"AllHttpHeaders", "HttpHeaders", "HttpStatusCode"}
+)
+
+// lastHTTPDate caches the latest HTTP date text: every task result of the same second carries it.
+var lastHTTPDate atomic.Pointer[httpDateText]
+
+type httpDateText struct {
+	unix int64
+	text string
+}
+
+// httpDate returns t in the format of an HTTP Date header.
+func httpDate(t time.Time) string {
+	sec := t.Unix()
+	if d := lastHTTPDate.Load(); d != nil && d.unix == sec {
+		return d.text
+	}
+	d := &httpDateText{unix: sec, text: t.UTC().Format(http.TimeFormat)}
+	lastHTTPDate.Store(d)
+	return d.text
 }
 
 // callLambdaDirect runs a Task whose Resource is a Lambda function ARN: the result is the function's output.
@@ -211,15 +318,18 @@ func callLambdaDirect(ctx context.Context, x *execution, arn string, params any)
 	return decodePayload(out), nil
 }
 
-// httpMetadata builds the SdkHttpMetadata object of an AWS SDK for Java response.
-func httpMetadata(headers map[string]string, status int) map[string]any {
-	all := map[string]any{}
-	single := map[string]any{}
-	for k, v := range headers {
-		all[k] = []any{v}
-		single[k] = v
+// httpMetadata builds the SdkHttpMetadata object of an AWS SDK for Java response from the response headers, an
+// object of header names (sorted) and values.
+func httpMetadata(headers *jsonvalue.Object, status int) *jsonvalue.Object {
+	all := jsonvalue.NewObjectKeys(headers.Keys())
+	for i, v := range headers.Values() {
+		all.SetAt(i, []any{v})
 	}
-	return map[string]any{"AllHttpHeaders": all, "HttpHeaders": single, "HttpStatusCode": json.Number(strconv.Itoa(status))}
+	md := jsonvalue.NewObjectKeys(httpMetadataKeys)
+	md.SetAt(0, all)
+	md.SetAt(1, headers)
+	md.SetAt(2, json.Number(strconv.Itoa(status)))
+	return md
 }
 
 // safeCall runs an integration; a panic in it (for example in a LambdaInvoker) fails the task with
