@@ -1,9 +1,13 @@
 // Package sfnlocal is a local AWS Step Functions engine: it keeps state machines and executions and runs Amazon
 // States Language definitions (package asl) with the semantics of AWS Step Functions standard workflows.
 //
-// The engine runs each execution in its own goroutine. The parsed definition is shared and never modified; all
-// run-time state (retry counters, the history and its event ids) lives on the execution. Time comes from an
-// injected Clock and ids from an injected function, so tests need no sleeping.
+// The engine runs each execution in its own goroutine; Task calls run on it too, except those of a Task with
+// TimeoutSeconds, which get a goroutine of their own so that the timeout need not wait for them. The parsed
+// definition is shared and never modified; all run-time state (retry counters, the history and its event ids) lives
+// on the execution. Each state machine is compiled once, on its first execution, into a program that every
+// execution shares: paths parsed, Parameters/ResultSelector/ItemSelector templates and Choice rules compiled, Task
+// resources resolved. Time comes from an injected Clock and ids from an injected function, so tests need no
+// sleeping.
 //
 // Task integrations: arn:aws:states:::lambda:invoke (and plain Lambda function ARNs) call a LambdaInvoker;
 // arn:aws:states:::dynamodb:putItem|getItem|updateItem|deleteItem call DynamoDB through the aws-sdk-go-v2 client

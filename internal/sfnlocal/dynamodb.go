@@ -29,7 +29,8 @@ type dynamoAPI interface {
 	DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
 }
 
-// DynamoDBAPI is what Options.DynamoDB needs; *dynamodb.Client satisfies it.
+// DynamoDBAPI is what Options.DynamoDB needs; *dynamodb.Client satisfies it. Like LambdaInvoker, its calls must
+// return soon after their context is done.
 type DynamoDBAPI = dynamoAPI
 
 var dynamoOps = map[string]func(ctx context.Context, x *execution, params any) (any, *failure){

@@ -29,7 +29,9 @@ const maxPayloadBytes = 256 * 1024
 
 // LambdaInvoker runs a Lambda function. FunctionName is passed through as written in the definition: a name, a
 // full or partial ARN, possibly with a qualifier. A function error is returned as *FunctionError, a Lambda service
-// error as *ServiceError; any other error surfaces as Lambda.ServiceException.
+// error as *ServiceError; any other error surfaces as Lambda.ServiceException. Invoke must return soon after ctx is
+// done: a task without TimeoutSeconds calls it on the execution's goroutine, so a stop or the execution's timeout
+// takes effect when it returns.
 type LambdaInvoker interface {
 	Invoke(ctx context.Context, functionName string, payload []byte) ([]byte, error)
 }
@@ -275,11 +277,29 @@ func (e *Engine) CreateStateMachine(ctx context.Context, in CreateInput) (StateM
 
 // ParseArn splits arn:aws:states:region:account:kind:rest; it returns ErrInvalidArn when it is not one.
 func ParseArn(arn, kind string) ([]string, error) {
-	parts := strings.Split(arn, ":")
-	if len(parts) < 7 || parts[0] != "arn" || parts[2] != "states" || parts[5] != kind {
-		return nil, fmt.Errorf("%w: %q", ErrInvalidArn, arn)
+	if _, err := arnName(arn, kind); err != nil {
+		return nil, err
 	}
-	return parts[6:], nil
+	return strings.Split(arn, ":")[6:], nil
+}
+
+// arnName checks an ARN as ParseArn does and returns its seventh field (the state machine's name), without
+// splitting it.
+func arnName(arn, kind string) (string, error) {
+	var field [7]string
+	rest := arn
+	for i := range 6 {
+		f, r, ok := strings.Cut(rest, ":")
+		if !ok {
+			return "", fmt.Errorf("%w: %q", ErrInvalidArn, arn)
+		}
+		field[i], rest = f, r
+	}
+	field[6], _, _ = strings.Cut(rest, ":")
+	if field[0] != "arn" || field[2] != "states" || field[5] != kind {
+		return "", fmt.Errorf("%w: %q", ErrInvalidArn, arn)
+	}
+	return field[6], nil
 }
 
 // DescribeStateMachine returns the state machine with the ARN.
@@ -367,7 +387,7 @@ type StartInput struct {
 // workflows, starting a name that is running with the same input returns that execution; a name that is closed,
 // or running with another input, is ErrExecutionAlreadyExists.
 func (e *Engine) StartExecution(ctx context.Context, in StartInput) (*ExecutionRecord, error) {
-	parts, err := ParseArn(in.StateMachineArn, "stateMachine")
+	smName, err := arnName(in.StateMachineArn, "stateMachine")
 	if err != nil {
 		return nil, err
 	}
@@ -392,7 +412,7 @@ func (e *Engine) StartExecution(ctx context.Context, in StartInput) (*ExecutionR
 		e.mu.Unlock()
 		return nil, fmt.Errorf("%w: %s", ErrStateMachineDoesNotExist, in.StateMachineArn)
 	}
-	arn := e.executionArn(parts[0], in.Name)
+	arn := e.executionArn(smName, in.Name)
 	if old, ok := e.exec[arn]; ok {
 		rec := old.snapshot()
 		e.mu.Unlock()
@@ -417,7 +437,7 @@ func (e *Engine) StartExecution(ctx context.Context, in StartInput) (*ExecutionR
 }
 
 func (e *Engine) lookup(arn string) (*execution, error) {
-	if _, err := ParseArn(arn, "execution"); err != nil {
+	if _, err := arnName(arn, "execution"); err != nil {
 		return nil, err
 	}
 	e.mu.Lock()

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -83,35 +84,19 @@ func (x *execution) attemptTask(ctx context.Context, sr *stateRun, eff, input an
 	x.emit(th, true, EventTaskScheduled, "taskScheduledEventDetails", sched)
 	x.emit(th, true, EventTaskStarted, "taskStartedEventDetails", map[string]any{"resourceType": sr.sp.resourceType, "resource": sr.sp.resource})
 
-	type result struct {
-		out  any
-		fail *failure
-	}
-	// The call runs on its own goroutine, so that a timeout or a stop need not wait for it. Without a timeout, its
-	// context is the state's: a stop cancels it as well.
-	tctx, cancel := ctx, context.CancelFunc(nil)
-	var timer <-chan time.Time
+	var res taskOutcome
 	if timeout > 0 {
-		tctx, cancel = context.WithCancel(ctx)
-		defer cancel()
-		timer = x.eng.opts.Clock.After(time.Duration(timeout) * time.Second)
-	}
-	ch := make(chan result, 1)
-	go func() {
-		out, f := safeCall(tctx, x, integ, params)
-		ch <- result{out, f}
-	}()
-	var res result
-	select {
-	case res = <-ch:
-	case <-timer:
-		cancel()
-		f := &failure{Error: ErrNameTimeout}
-		x.emit(th, true, EventTaskTimedOut, "taskTimedOutEventDetails", map[string]any{"resourceType": sr.sp.resourceType,
-			"resource": sr.sp.resource, "error": f.Error})
-		return nil, f
-	case <-ctx.Done():
-		return nil, stopped
+		var fail *failure
+		if res, fail = x.callWithTimeout(ctx, sr, integ, params, timeout, th); fail != nil {
+			return nil, fail
+		}
+	} else {
+		// Without a task timeout the call runs on the execution's goroutine: a stop or the execution's timeout
+		// cancels its context, and the integrations return once their context is done (see LambdaInvoker).
+		res.out, res.fail = safeCall(ctx, x, integ, params)
+		if ctx.Err() != nil {
+			return nil, stopped
+		}
 	}
 	if res.fail != nil {
 		d := map[string]any{"resourceType": sr.sp.resourceType, "resource": sr.sp.resource, "error": res.fail.Error}
@@ -141,6 +126,38 @@ func (x *execution) attemptTask(ctx context.Context, sr *stateRun, eff, input an
 	x.emit(th, true, EventTaskSucceeded, "taskSucceededEventDetails", map[string]any{"resourceType": sr.sp.resourceType,
 		"resource": sr.sp.resource, "output": text, "outputDetails": notTruncated})
 	return x.finishResult(sr, input, out)
+}
+
+// taskOutcome is what a task's call returned.
+type taskOutcome struct {
+	out  any
+	fail *failure
+}
+
+// callWithTimeout runs the call on a goroutine of its own, so that the task's timeout (on the engine's Clock) or a
+// stop need not wait for it. It returns States.Timeout, with its TaskTimedOut event, when the timeout comes first,
+// and stopped when the execution is stopped first.
+func (x *execution) callWithTimeout(ctx context.Context, sr *stateRun, integ integration, params any, timeout int64, th *thread) (taskOutcome, *failure) {
+	tctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	timer := x.eng.opts.Clock.After(time.Duration(timeout) * time.Second)
+	ch := make(chan taskOutcome, 1)
+	go func() {
+		out, f := safeCall(tctx, x, integ, params)
+		ch <- taskOutcome{out, f}
+	}()
+	select {
+	case res := <-ch:
+		return res, nil
+	case <-timer:
+		cancel()
+		f := &failure{Error: ErrNameTimeout}
+		x.emit(th, true, EventTaskTimedOut, "taskTimedOutEventDetails", map[string]any{"resourceType": sr.sp.resourceType,
+			"resource": sr.sp.resource, "error": f.Error})
+		return taskOutcome{}, f
+	case <-ctx.Done():
+		return taskOutcome{}, stopped
+	}
 }
 
 // lazyResult is a task result that can write its JSON text without being built as a value. An integration returns
@@ -248,12 +265,28 @@ func (r *lambdaResult) value() any {
 	return res
 }
 
+// textBuffers holds scratch buffers for lambdaResult.text.
+var textBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+
 func (r *lambdaResult) text() string {
-	b := make([]byte, 0, 512)
+	bp := textBuffers.Get().(*[]byte)
+	b, err := r.appendText((*bp)[:0])
+	text := string(b)
+	if cap(b) <= 64<<10 {
+		*bp = b[:0]
+		textBuffers.Put(bp)
+	}
+	if err != nil {
+		return marshal(r.value())
+	}
+	return text
+}
+
+func (r *lambdaResult) appendText(b []byte) ([]byte, error) {
 	b = append(b, `{"ExecutedVersion":"$LATEST","Payload":`...)
 	b, err := jsonvalue.Append(b, r.payload)
 	if err != nil {
-		return marshal(r.value())
+		return b, err
 	}
 	values := r.headerValues()
 	b = append(b, `,"SdkHttpMetadata":{"AllHttpHeaders":{`...)
@@ -278,7 +311,7 @@ func (r *lambdaResult) text() string {
 	b = append(b, `},"HttpStatusCode":200},"SdkResponseMetadata":{"RequestId":`...)
 	b = jsonvalue.AppendString(b, r.requestID)
 	b = append(b, `},"StatusCode":200}`...)
-	return string(b)
+	return b, nil
 }
 
 // The keys of a lambda:invoke result and of its response headers, in the order AWS reports them (the headers
