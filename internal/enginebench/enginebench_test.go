@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -40,6 +41,15 @@ func TestRun(t *testing.T) {
 			t.Errorf("%s: no rate measured: %+v", r.Definition, r)
 		}
 		t.Log(fmt.Sprintf("%-36s Go %9.0f/s  Node %8.0f/s  ratio %5.1fx", r.Definition, r.GoPerSec, r.NodePerSec, r.Ratio))
+	}
+}
+
+// TestRunWithoutNodeSide checks that Run installs nothing and says which command does.
+func TestRunWithoutNodeSide(t *testing.T) {
+	dir := t.TempDir()
+	_, err := Run(context.Background(), Options{Executions: 1, NodeDir: dir})
+	if !errors.Is(err, ErrNotInstalled) || !strings.Contains(err.Error(), "npm --prefix "+dir+" install") {
+		t.Fatalf("got %v, want ErrNotInstalled naming the npm command", err)
 	}
 }
 
