@@ -76,7 +76,10 @@ type Engine struct {
 	mu   sync.Mutex
 	sms  map[string]*machine // by ARN
 	exec map[string]*execution
-	wg   sync.WaitGroup
+	wg   sync.WaitGroup  // one count per execution started and not yet finished
+	idle chan *execution // idle runners receive the next execution here (runExecution)
+	// runners counts the runner goroutines, which Close waits for too.
+	runners sync.WaitGroup
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -116,7 +119,8 @@ func New(opts Options) *Engine {
 		opts.MaxHistoryEvents = DefaultMaxHistoryEvents
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Engine{opts: opts, sms: map[string]*machine{}, exec: map[string]*execution{}, ctx: ctx, cancel: cancel}
+	return &Engine{opts: opts, sms: map[string]*machine{}, exec: map[string]*execution{}, idle: make(chan *execution),
+		ctx: ctx, cancel: cancel}
 }
 
 // Close stops the engine: it interrupts running executions and waits for their goroutines. Interrupted executions
@@ -124,6 +128,7 @@ func New(opts Options) *Engine {
 func (e *Engine) Close() {
 	e.cancel()
 	e.wg.Wait()
+	e.runners.Wait()
 }
 
 // Now returns the engine clock's time.
@@ -429,11 +434,47 @@ func (e *Engine) StartExecution(ctx context.Context, in StartInput) (*ExecutionR
 	if err := e.opts.Store.SaveExecution(ctx, rec); err != nil {
 		e.opts.Logger.Error("save execution", "executionArn", arn, "error", err)
 	}
-	go func() {
-		defer e.wg.Done()
-		x.run()
-	}()
+	e.runExecution(x)
 	return rec, nil
+}
+
+// runnerIdle is how long a runner goroutine waits for another execution before it exits.
+const runnerIdle = 5 * time.Second
+
+// runExecution runs x on an idle runner goroutine, or on a new one when none is idle. A runner keeps the stack it
+// grew from one execution to the next, which saves growing a new goroutine's stack for every execution.
+func (e *Engine) runExecution(x *execution) {
+	select {
+	case e.idle <- x:
+	default:
+		e.runners.Add(1)
+		go func() {
+			defer e.runners.Done()
+			e.runner(x)
+		}()
+	}
+}
+
+// runner runs x, then the executions handed to it, until it has been idle for runnerIdle or the engine closes.
+func (e *Engine) runner(x *execution) {
+	var idle *time.Timer
+	for {
+		x.run()
+		e.wg.Done()
+		if idle == nil {
+			idle = time.NewTimer(runnerIdle)
+		} else {
+			idle.Reset(runnerIdle)
+		}
+		select {
+		case x = <-e.idle:
+		case <-idle.C:
+			return
+		case <-e.ctx.Done():
+			idle.Stop()
+			return
+		}
+	}
 }
 
 func (e *Engine) lookup(arn string) (*execution, error) {

@@ -317,7 +317,42 @@ func (x *execution) contextObject(sr *stateRun) *jsonvalue.Object {
 	return obj
 }
 
-func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+// timeLayout is the format of the context object's times.
+const timeLayout = "2006-01-02T15:04:05.000Z"
+
+// formatTime writes t in UTC as timeLayout does, without parsing the layout each time.
+func formatTime(t time.Time) string {
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.Format(timeLayout)
+	}
+	hour, minute, sec := t.Clock()
+	var b [24]byte
+	digits(b[0:4], year)
+	b[4] = '-'
+	digits(b[5:7], int(month))
+	b[7] = '-'
+	digits(b[8:10], day)
+	b[10] = 'T'
+	digits(b[11:13], hour)
+	b[13] = ':'
+	digits(b[14:16], minute)
+	b[16] = ':'
+	digits(b[17:19], sec)
+	b[19] = '.'
+	digits(b[20:23], t.Nanosecond()/1e6)
+	b[23] = 'Z'
+	return string(b[:])
+}
+
+// digits writes n in decimal into b, zero-padded to len(b).
+func digits(b []byte, n int) {
+	for i := len(b) - 1; i >= 0; i-- {
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+}
 
 // runMachine runs a definition (the machine, a branch or an iteration) from the state start to a terminal state.
 func (x *execution) runMachine(ctx context.Context, def *asl.Definition, start string, input any, th *thread) (any, *failure) {

@@ -192,7 +192,7 @@ func invokeLambda(ctx context.Context, x *execution, name string, payload any) (
 	if x.eng.opts.Lambda == nil {
 		return nil, lambdaFailure(errNoLambda)
 	}
-	body, err := jsonvalue.Append(nil, payload)
+	body, err := jsonvalue.Append(make([]byte, 0, 512), payload)
 	if err != nil {
 		body = []byte(marshal(payload))
 	}
@@ -351,6 +351,9 @@ func callLambdaDirect(ctx context.Context, x *execution, arn string, params any)
 	return decodePayload(out), nil
 }
 
+// status200 is the HttpStatusCode of a successful response, boxed once.
+var status200 any = json.Number("200")
+
 // httpMetadata builds the SdkHttpMetadata object of an AWS SDK for Java response from the response headers, an
 // object of header names (sorted) and values.
 func httpMetadata(headers *jsonvalue.Object, status int) *jsonvalue.Object {
@@ -361,7 +364,11 @@ func httpMetadata(headers *jsonvalue.Object, status int) *jsonvalue.Object {
 	md := jsonvalue.NewObjectKeys(httpMetadataKeys)
 	md.SetAt(0, all)
 	md.SetAt(1, headers)
-	md.SetAt(2, json.Number(strconv.Itoa(status)))
+	if status == 200 {
+		md.SetAt(2, status200)
+	} else {
+		md.SetAt(2, json.Number(strconv.Itoa(status)))
+	}
 	return md
 }
 

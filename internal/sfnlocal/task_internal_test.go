@@ -2,6 +2,7 @@ package sfnlocal
 
 import (
 	"testing"
+	"time"
 
 	"github.com/transferflow/orchestrator/internal/jsonvalue"
 )
@@ -20,5 +21,20 @@ func TestLambdaResultText(t *testing.T) {
 				t.Fatalf("text\n%s\nvalue\n%s", got, want)
 			}
 		})
+	}
+}
+
+// TestFormatTime checks formatTime against time.Format over a spread of times and zones.
+func TestFormatTime(t *testing.T) {
+	zone := time.FixedZone("x", -7*3600-30*60)
+	for i := range 2000 {
+		tm := time.Unix(int64(i)*7919_3511-5_000_000_000, int64(i)*999_999_937%1_000_000_000).In(zone)
+		if got, want := formatTime(tm), tm.UTC().Format(timeLayout); got != want {
+			t.Fatalf("formatTime(%v) = %s, want %s", tm, got, want)
+		}
+	}
+	far := time.Date(12000, 1, 2, 3, 4, 5, 6e6, time.UTC)
+	if got, want := formatTime(far), far.Format(timeLayout); got != want {
+		t.Fatalf("formatTime(%v) = %s, want %s", far, got, want)
 	}
 }
