@@ -69,6 +69,11 @@ func (x *execution) abort(f *failure) {
 // emit appends an event whose previousEventId is th.prev; when advance is set, th.prev becomes the new id.
 // It returns the new id, or 0 when the execution is closing and the event was dropped.
 func (x *execution) emit(th *thread, advance bool, typ, key string, details map[string]any) int64 {
+	return x.emitAt(time.Time{}, th, advance, typ, key, details)
+}
+
+// emitAt is emit with the event's timestamp given; a zero at stands for the clock's time when the event is added.
+func (x *execution) emitAt(at time.Time, th *thread, advance bool, typ, key string, details map[string]any) int64 {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.closed || x.ctx.Err() != nil {
@@ -84,7 +89,10 @@ func (x *execution) emit(th *thread, advance bool, typ, key string, details map[
 		x.rec.History = make([]Event, 0, max(x.m.historyLen.Load(), 4))
 	}
 	id := int64(len(x.rec.History)) + 1
-	x.rec.History = append(x.rec.History, Event{ID: id, PreviousEventID: th.prev, Timestamp: x.eng.opts.Clock.Now(),
+	if at.IsZero() {
+		at = x.eng.opts.Clock.Now()
+	}
+	x.rec.History = append(x.rec.History, Event{ID: id, PreviousEventID: th.prev, Timestamp: at,
 		Type: typ, DetailsKey: key, Details: details})
 	if advance {
 		th.prev = id
@@ -229,7 +237,7 @@ func (x *execution) finish(th *thread, out any, fail *failure) {
 	rec.History = append(rec.History, Event{ID: int64(len(rec.History)) + 1, PreviousEventID: th.prev, Timestamp: now,
 		Type: typ, DetailsKey: key, Details: details})
 	x.closed = true
-	snap := rec.Clone()
+	snap := rec // closed, the record no longer changes: the store reads it as it is (MemoryStore keeps a copy)
 	x.mu.Unlock()
 	x.cancel(nil)
 	if err := e.opts.Store.SaveExecution(context.Background(), snap); err != nil {
@@ -392,7 +400,7 @@ func (x *execution) runState(ctx context.Context, sr *stateRun, st *asl.State, i
 	if text == "" {
 		text = marshal(input)
 	}
-	sr.enteredID = x.emit(th, true, sr.sp.enteredType, "stateEnteredEventDetails", map[string]any{
+	sr.enteredID = x.emitAt(sr.entered, th, true, sr.sp.enteredType, "stateEnteredEventDetails", map[string]any{
 		"name": sr.sp.name, "input": text, "inputDetails": notTruncated})
 	switch st.Type {
 	case asl.TypeFail:
