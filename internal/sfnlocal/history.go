@@ -35,6 +35,7 @@ const (
 
 // Event is one history event. DetailsKey is the name of its details member in the API (for example
 // "stateEnteredEventDetails") and Details its content; events without details (MapStateSucceeded) leave both empty.
+// Details is read-only: events share the maps that are the same for many of them (inputDetails, TaskStarted's).
 type Event struct {
 	ID              int64          `json:"id"`
 	PreviousEventID int64          `json:"previousEventId"`

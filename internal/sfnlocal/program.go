@@ -39,6 +39,9 @@ type stateProgram struct {
 	integErr     error
 	// resourceType and resource of integ, boxed once for the events' details.
 	resourceType, resource any
+	// taskStarted is the details of the TaskStarted event, the same for every execution: events are immutable, so
+	// they share it.
+	taskStarted map[string]any
 }
 
 // program returns the machine's compiled definition, compiling it on first use.
@@ -91,6 +94,7 @@ func compileState(st *asl.State) *stateProgram {
 	if st.Type == asl.TypeTask {
 		sp.integ, sp.integErr = resolveResource(st.Resource)
 		sp.resourceType, sp.resource = sp.integ.resourceType, sp.integ.resource
+		sp.taskStarted = map[string]any{"resourceType": sp.resourceType, "resource": sp.resource}
 	}
 	return sp
 }

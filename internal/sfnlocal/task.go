@@ -82,7 +82,7 @@ func (x *execution) attemptTask(ctx context.Context, sr *stateRun, eff, input an
 		sched["heartbeatInSeconds"] = st.HeartbeatSeconds
 	}
 	x.emit(th, true, EventTaskScheduled, "taskScheduledEventDetails", sched)
-	x.emit(th, true, EventTaskStarted, "taskStartedEventDetails", map[string]any{"resourceType": sr.sp.resourceType, "resource": sr.sp.resource})
+	x.emit(th, true, EventTaskStarted, "taskStartedEventDetails", sr.sp.taskStarted)
 
 	var res taskOutcome
 	if timeout > 0 {
