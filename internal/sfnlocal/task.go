@@ -192,7 +192,7 @@ func invokeLambda(ctx context.Context, x *execution, name string, payload any) (
 	if x.eng.opts.Lambda == nil {
 		return nil, lambdaFailure(errNoLambda)
 	}
-	body, err := jsonvalue.Append(make([]byte, 0, 512), payload)
+	body, err := jsonvalue.Append(make([]byte, 0, 256), payload)
 	if err != nil {
 		body = []byte(marshal(payload))
 	}
