@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/transferflow/orchestrator/internal/loadbench"
 	"github.com/transferflow/orchestrator/internal/samtemplate"
@@ -34,13 +35,17 @@ func parseFlags(args []string, getwd func() (string, error), stderr io.Writer) (
 	fs.StringVar(&o.out, "out", "", "the JSON file to write, - for none (default: bench/results/latest.json, or latest-quick.json with --scale quick)")
 	fs.StringVar(&o.cfg.NodeDir, "node-dir", "", "where the engine comparison finds the npm engine (default: its own)")
 	fs.StringVar(&o.stackLog, "stack-log", "", "write the stacks' own logs to this file (default: discarded)")
+	only := fs.String("only", "", "measure only these sections, comma-separated: "+strings.Join(loadbench.Sections, ",")+" (default: all)")
 	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	var err error
+	if o.cfg.Only, err = loadbench.ParseOnly(*only); err != nil {
 		return o, err
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
-	var err error
 	if o.cfg.Scale, err = loadbench.ScaleByName(*scale); err != nil {
 		return o, err
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 )
 
 // Cell is one closed-loop measurement: Transfers transfers by Concurrency clients.
@@ -100,6 +102,30 @@ type Config struct {
 	Progress io.Writer
 	// StackLog receives the stack's own logs; nil discards them.
 	StackLog io.Writer
+	// Only, when not empty, limits the run to these sections (Sections); the DynamoDB attribution always runs.
+	Only map[string]bool
+}
+
+// Sections are the parts of a run that --only can select.
+var Sections = []string{"closed", "burst", "open", "store", "engine", "memory"}
+
+// wants reports whether the run measures section.
+func (c Config) wants(section string) bool { return len(c.Only) == 0 || c.Only[section] }
+
+// ParseOnly reads a comma-separated list of Sections; "" selects them all.
+func ParseOnly(list string) (map[string]bool, error) {
+	if list == "" {
+		return nil, nil
+	}
+	only := map[string]bool{}
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		if !slices.Contains(Sections, name) {
+			return nil, fmt.Errorf("section %q: want some of %s", name, strings.Join(Sections, ","))
+		}
+		only[name] = true
+	}
+	return only, nil
 }
 
 // ScaleByName returns the preset named name.

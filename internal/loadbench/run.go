@@ -133,16 +133,24 @@ func (r *run) run(ctx context.Context) error {
 	mem.mark(1000, labelAfter1000)
 	d := r.newDriver(stack, mem)
 
-	sample, err := r.closedPasses(ctx, d)
-	if err != nil {
-		return err
+	var sample histories
+	if r.cfg.wants("closed") {
+		if sample, err = r.closedPasses(ctx, d); err != nil {
+			return err
+		}
 	}
 	if err := r.burstAndOpen(ctx, d); err != nil {
 		return err
 	}
-	r.storeLimit(ctx, d, attr, upstream)
-	r.engine(ctx)
-	r.memoryRun(ctx, d, mem)
+	if r.cfg.wants("store") {
+		r.storeLimit(ctx, d, attr, upstream)
+	}
+	if r.cfg.wants("engine") {
+		r.engine(ctx)
+	}
+	if r.cfg.wants("memory") {
+		r.memoryRun(ctx, d, mem)
+	}
 	mem.sample(labelEnd)
 	var errs []string
 	r.res.Memory, errs = mem.result()
@@ -294,12 +302,17 @@ func (r *run) closedPasses(ctx context.Context, d *driver) (histories, error) {
 // burstAndOpen runs the burst, then the open loop at half the many-accounts peak.
 func (r *run) burstAndOpen(ctx context.Context, d *driver) error {
 	s := r.cfg.Scale
-	r.progress("burst: %s transfers from %d clients over %d accounts, no waiting", n0(s.BurstTransfers), s.BurstClients, s.BurstAccounts)
-	b, err := d.burst(ctx, r.accounts.burst, s.BurstTransfers, s.BurstClients, 1000)
-	if err != nil {
-		return fmt.Errorf("burst: %w", err)
+	if r.cfg.wants("burst") {
+		r.progress("burst: %s transfers from %d clients over %d accounts, no waiting", n0(s.BurstTransfers), s.BurstClients, s.BurstAccounts)
+		b, err := d.burst(ctx, r.accounts.burst, s.BurstTransfers, s.BurstClients, 1000)
+		if err != nil {
+			return fmt.Errorf("burst: %w", err)
+		}
+		r.res.Burst = b
 	}
-	r.res.Burst = b
+	if !r.cfg.wants("open") {
+		return nil
+	}
 	peak, ok := peakCell(r.res.Closed)
 	if !ok || peak.CompletedPerSec <= 0 {
 		r.note("open loop skipped: the closed loop completed nothing")
