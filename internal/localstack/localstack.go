@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,6 +56,8 @@ type Config struct {
 	Faults           []*lambdalocal.Fault
 	// Metrics writes the functions' CloudWatch EMF lines to stderr with the logs; without it they are discarded.
 	Metrics bool
+	// PprofAddr, when set, is where net/http/pprof is served (the ready line then names it).
+	PprofAddr string
 }
 
 // ParseFlags reads the command line.
@@ -74,6 +77,7 @@ func ParseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.DurationVar(&c.SweepInterval, "sweep-interval", 0, "period of the scheduled sweep (default: the template's schedule)")
 	fs.DurationVar(&c.OrphanAfter, "orphan-after", 0, "the sweep's staleness threshold (default: the template's ORPHAN_AFTER)")
 	fs.BoolVar(&c.Metrics, "metrics", false, "write the functions' metrics (CloudWatch EMF lines) to stderr with the logs")
+	fs.StringVar(&c.PprofAddr, "pprof-addr", "", "serve Go's net/http/pprof profiles (/debug/pprof/) on this address, e.g. 127.0.0.1:6060 or :0 (default: off)")
 	fs.Func("fault", "inject a fault, repeatable: FUNCTION:error=NAME|delay=D|crash=POINT[:times=N][:leg=LEG]", func(s string) error {
 		f, err := lambdalocal.ParseFault(s)
 		if err != nil {
@@ -136,6 +140,13 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	}
 	defer sfnLn.Close()
 	sfnURL := "http://" + sfnLn.Addr().String()
+	var pprofLn net.Listener
+	if c.PprofAddr != "" {
+		if pprofLn, err = net.Listen("tcp", c.PprofAddr); err != nil {
+			return fmt.Errorf("pprof listener: %w", err)
+		}
+		defer pprofLn.Close()
+	}
 
 	ddbURL, stopDDB, err := s.startDynamoDB(ctx)
 	if err != nil {
@@ -190,15 +201,22 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	mux.Handle("/", gw)
 	apiSrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	sfnSrv := &http.Server{Handler: sfnapi.New(s.engine, s.logger), ReadHeaderTimeout: 10 * time.Second}
-	serveErr := make(chan error, 2)
+	serveErr := make(chan error, 3)
 	go func() { serveErr <- apiSrv.Serve(apiLn) }()
 	go func() { serveErr <- sfnSrv.Serve(sfnLn) }()
+	ready := fmt.Sprintf("ready api=http://%s sfn=%s dynamodb=%s", apiLn.Addr(), sfnURL, ddbURL)
+	if pprofLn != nil {
+		pprofSrv := &http.Server{Handler: pprofHandler(), ReadHeaderTimeout: 10 * time.Second}
+		go func() { serveErr <- pprofSrv.Serve(pprofLn) }()
+		defer pprofSrv.Close()
+		ready += " pprof=http://" + pprofLn.Addr().String()
+	}
 
 	schedCtx, stopSchedules := context.WithCancel(ctx)
 	defer stopSchedules()
 	s.startSchedules(schedCtx)
 
-	fmt.Fprintf(stdout, "ready api=http://%s sfn=%s dynamodb=%s\n", apiLn.Addr(), sfnURL, ddbURL)
+	fmt.Fprintln(stdout, ready)
 
 	var runErr error
 	select {
@@ -215,6 +233,18 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	s.engine.Close()
 	waitFor(&s.wg, time.Second)
 	return runErr
+}
+
+// pprofHandler serves net/http/pprof's index and profiles under /debug/pprof/, on a mux of its own so the API
+// never exposes them.
+func pprofHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
 }
 
 // waitFor waits for wg at most d.
