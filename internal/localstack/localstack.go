@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
@@ -275,6 +276,11 @@ func (s *stack) startDynamoDB(ctx context.Context) (url string, stop func(), err
 	return srv.URL, func() { _ = srv.Close() }, nil
 }
 
+// idleConnsPerHost is how many idle connections the functions and the engine keep to each endpoint (Dynoxide, the
+// Step Functions API). The SDK's default of 10 makes every request beyond the tenth concurrent one open a new TCP
+// connection, and close it afterwards, on both sides.
+const idleConnsPerHost = 1024
+
 // sdkConfig points the AWS SDK at the local endpoints the way a user would: through the SDK's own
 // AWS_ENDPOINT_URL_* variables, so function code has no local mode. Credentials and region are set only where the
 // environment has none (a --dynamodb-endpoint on AWS keeps the user's own).
@@ -296,7 +302,11 @@ func sdkConfig(ctx context.Context, ddbURL, sfnURL string) (aws.Config, error) {
 			return aws.Config{}, err
 		}
 	}
-	cfg, err := config.LoadDefaultConfig(ctx)
+	cfg, err := config.LoadDefaultConfig(ctx, config.WithHTTPClient(awshttp.NewBuildableClient().WithTransportOptions(
+		func(t *http.Transport) {
+			t.MaxIdleConns = 2 * idleConnsPerHost
+			t.MaxIdleConnsPerHost = idleConnsPerHost
+		})))
 	if err != nil {
 		return aws.Config{}, fmt.Errorf("aws config: %w", err)
 	}
