@@ -58,24 +58,31 @@ func (p *instances) put(h lambda.Handler) {
 	p.idle = append(p.idle, h)
 }
 
+// function is a Function the invoker runs, with its idle instances and the cap on its in-flight invocations.
+type function struct {
+	Function
+	arn   string
+	pool  *instances
+	slots *slots // nil: no cap
+}
+
 // Invoker runs functions by name, ARN or partial ARN. It satisfies sfnlocal.LambdaInvoker and the gateway's invoker.
 type Invoker struct {
 	region, account string
 	newID           func() string
 	logger          *slog.Logger
-	funcs           map[string]Function
-	pools           map[string]*instances
+	funcs           map[string]*function
 
 	mu     sync.Mutex
 	faults []*Fault
 }
 
-// New returns an Invoker for functions in the given region and account (which appear in their ARNs).
+// New returns an Invoker for functions in the given region and account (which appear in their ARNs). Their
+// concurrency has no cap until SetConcurrency sets one.
 func New(region, account string, newID func() string, logger *slog.Logger, funcs ...Function) *Invoker {
-	inv := &Invoker{region: region, account: account, newID: newID, logger: logger, funcs: map[string]Function{}, pools: map[string]*instances{}}
+	inv := &Invoker{region: region, account: account, newID: newID, logger: logger, funcs: map[string]*function{}}
 	for _, f := range funcs {
-		inv.funcs[f.Name] = f
-		inv.pools[f.Name] = &instances{make: f.NewHandler}
+		inv.funcs[f.Name] = &function{Function: f, arn: inv.ARN(f.Name), pool: &instances{make: f.NewHandler}}
 	}
 	return inv
 }
@@ -93,7 +100,7 @@ func (inv *Invoker) AddFault(f *Fault) {
 }
 
 // resolve finds the function for a name, a full ARN (possibly with a qualifier) or a partial ARN (account:function:name).
-func (inv *Invoker) resolve(ref string) (Function, bool) {
+func (inv *Invoker) resolve(ref string) (*function, bool) {
 	name := ref
 	if i := strings.Index(ref, ":function:"); i >= 0 {
 		name = ref[i+len(":function:"):]
@@ -107,12 +114,18 @@ func (inv *Invoker) resolve(ref string) (Function, bool) {
 
 // Invoke runs the function synchronously. It returns the function's JSON result; a function error as
 // *sfnlocal.FunctionError named as the Lambda runtime names it; and Lambda service errors (unknown function,
-// injected faults) as *sfnlocal.ServiceError.
-func (inv *Invoker) Invoke(ctx context.Context, function string, payload []byte) ([]byte, error) {
-	f, ok := inv.resolve(function)
+// throttling beyond the function's concurrency, injected faults) as *sfnlocal.ServiceError.
+func (inv *Invoker) Invoke(ctx context.Context, name string, payload []byte) ([]byte, error) {
+	f, ok := inv.resolve(name)
 	if !ok {
-		return nil, &sfnlocal.ServiceError{Name: "Lambda.ResourceNotFoundException", Message: "Function not found: " + function}
+		return nil, &sfnlocal.ServiceError{Name: "Lambda.ResourceNotFoundException", Message: "Function not found: " + name}
 	}
+	// The invocation holds its slot until it returns, an injected delay included: a slow function occupies its
+	// concurrency as on AWS. A timed-out invocation gives its slot back as Lambda does, though its handler may run on.
+	if !f.slots.acquire() {
+		return nil, throttled(f.slots)
+	}
+	defer f.slots.release()
 	if err := inv.applyFaults(ctx, f.Name, payload); err != nil {
 		return nil, err
 	}
@@ -123,14 +136,14 @@ func (inv *Invoker) Invoke(ctx context.Context, function string, payload []byte)
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	ctx = lambdacontext.NewContext(ctx, &lambdacontext.LambdaContext{AwsRequestID: requestID, InvokedFunctionArn: inv.ARN(f.Name)})
+	ctx = lambdacontext.NewContext(ctx, &lambdacontext.LambdaContext{AwsRequestID: requestID, InvokedFunctionArn: f.arn})
 
 	type result struct {
 		out []byte
 		err error // already named as Step Functions will see it
 	}
 	done := make(chan result, 1)
-	pool := inv.pools[f.Name]
+	pool := f.pool
 	h := pool.get()
 	go func() {
 		defer func() {

@@ -198,3 +198,35 @@ func TestLogHandlerAddsRequestID(t *testing.T) {
 		t.Errorf("logs = %q", lines)
 	}
 }
+
+// BenchmarkInvoke measures the invoker's own cost per invocation (the handler echoes a small payload), from many
+// goroutines at once as the engine and the gateway call it, without a concurrency cap and under the account's
+// default one.
+func BenchmarkInvoke(b *testing.B) {
+	payload := []byte(`{"leg":"DEBIT","n":1}`)
+	for _, bc := range []struct {
+		name string
+		c    *Concurrency
+	}{
+		{"uncapped", nil},
+		{"capped", &Concurrency{Account: DefaultAccountConcurrency}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			inv := newInvoker()
+			if bc.c != nil {
+				if err := inv.SetConcurrency(*bc.c); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := inv.Invoke(context.Background(), "EchoFunction", payload); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}

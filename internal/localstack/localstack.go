@@ -57,6 +57,9 @@ type Config struct {
 	Faults           []*lambdalocal.Fault
 	// Metrics writes the functions' CloudWatch EMF lines to stderr with the logs; without it they are discarded.
 	Metrics bool
+	// LambdaConcurrency is the account's Lambda concurrency quota, shared by the functions the template reserves no
+	// concurrency for (0: no limit).
+	LambdaConcurrency int
 	// PprofAddr, when set, is where net/http/pprof is served (the ready line then names it).
 	PprofAddr string
 }
@@ -78,6 +81,7 @@ func ParseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.DurationVar(&c.SweepInterval, "sweep-interval", 0, "period of the scheduled sweep (default: the template's schedule)")
 	fs.DurationVar(&c.OrphanAfter, "orphan-after", 0, "the sweep's staleness threshold (default: the template's ORPHAN_AFTER)")
 	fs.BoolVar(&c.Metrics, "metrics", false, "write the functions' metrics (CloudWatch EMF lines) to stderr with the logs")
+	fs.IntVar(&c.LambdaConcurrency, "lambda-concurrency", lambdalocal.DefaultAccountConcurrency, "the account's Lambda concurrency: in-flight invocations the functions without ReservedConcurrentExecutions share; beyond it (or a function's reservation) invocations are throttled (0: no limit)")
 	fs.StringVar(&c.PprofAddr, "pprof-addr", "", "serve Go's net/http/pprof profiles (/debug/pprof/) on this address, e.g. 127.0.0.1:6060 or :0 (default: off)")
 	fs.Func("fault", "inject a fault, repeatable: FUNCTION:error=NAME|delay=D|crash=POINT[:times=N][:leg=LEG]", func(s string) error {
 		f, err := lambdalocal.ParseFault(s)
@@ -110,6 +114,7 @@ type stack struct {
 	rules    []rule
 	schedule []schedule
 	wg       sync.WaitGroup // asynchronous deliveries and schedules
+	stopping chan struct{}  // closed when the stack shuts down: asynchronous retries stop waiting
 	newID    func() string
 }
 
@@ -118,7 +123,8 @@ type stack struct {
 // stderr, one whole line per Write.
 func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	stderr = syncio.NewWriter(stderr)
-	s := &stack{cfg: c, stderr: stderr, metrics: io.Discard, logger: slog.New(slog.NewJSONHandler(stderr, nil)), newID: sfnlocal.NewUUID}
+	s := &stack{cfg: c, stderr: stderr, metrics: io.Discard, logger: slog.New(slog.NewJSONHandler(stderr, nil)), newID: sfnlocal.NewUUID,
+		stopping: make(chan struct{})}
 	if c.Metrics {
 		s.metrics = stderr
 	}
@@ -226,6 +232,7 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 		runErr = fmt.Errorf("server stopped: %w", err)
 	}
 	s.logger.Info("shutting down")
+	close(s.stopping)
 	stopSchedules()
 	shutCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
