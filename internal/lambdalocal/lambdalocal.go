@@ -34,28 +34,83 @@ type Function struct {
 	Timeout time.Duration
 }
 
-// instances is a function's pool of idle handler instances.
+// instance is one sandbox of a function: a handler and the goroutine that runs its invocations one at a time. As a
+// Lambda sandbox's process does, the goroutine serves invocation after invocation, so the stack the first one grew
+// (the SDK's middleware chain is deep) is there for the next instead of being grown again on a new goroutine.
+type instance struct {
+	h     lambda.Handler
+	calls chan call
+}
+
+// call is one invocation handed to an instance.
+type call struct {
+	ctx     context.Context
+	payload []byte
+	done    chan<- result
+}
+
+// result is an invocation's outcome.
+type result struct {
+	out []byte
+	err error // already named as Step Functions will see it
+}
+
+// instances is a function's pool of idle instances.
 type instances struct {
 	mu   sync.Mutex
-	idle []lambda.Handler
+	idle []*instance
 	make func() lambda.Handler
 }
 
-func (p *instances) get() lambda.Handler {
+// get returns an idle instance, or starts a new one.
+func (p *instances) get() *instance {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if n := len(p.idle); n > 0 {
-		h := p.idle[n-1]
+		in := p.idle[n-1]
 		p.idle = p.idle[:n-1]
-		return h
+		p.mu.Unlock()
+		return in
 	}
-	return p.make()
+	p.mu.Unlock()
+	in := &instance{h: p.make(), calls: make(chan call)}
+	go p.serve(in)
+	return in
 }
 
-func (p *instances) put(h lambda.Handler) {
+func (p *instances) put(in *instance) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.idle = append(p.idle, h)
+	p.idle = append(p.idle, in)
+}
+
+// serve runs the instance's invocations until one crashes: a crashed sandbox is not reused.
+func (p *instances) serve(in *instance) {
+	for c := range in.calls {
+		r, crashed := in.run(c)
+		if !crashed {
+			// The instance goes back only when its invocation has really finished, even after a timeout.
+			p.put(in)
+		}
+		c.done <- r
+		if crashed {
+			return
+		}
+	}
+}
+
+// run invokes the handler once, naming its error or panic as the Lambda runtime does.
+func (in *instance) run(c call) (r result, crashed bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			r, crashed = result{err: panicError(p)}, true
+		}
+	}()
+	out, err := in.h.Invoke(c.ctx, c.payload)
+	if err != nil {
+		err = functionError(err)
+	}
+	// The handler's result aliases a buffer the next invocation reuses.
+	return result{out: bytes.Clone(out), err: err}, false
 }
 
 // function is a Function the invoker runs, with its idle instances and the cap on its in-flight invocations.
@@ -138,30 +193,8 @@ func (inv *Invoker) Invoke(ctx context.Context, name string, payload []byte) ([]
 	defer cancel()
 	ctx = lambdacontext.NewContext(ctx, &lambdacontext.LambdaContext{AwsRequestID: requestID, InvokedFunctionArn: f.arn})
 
-	type result struct {
-		out []byte
-		err error // already named as Step Functions will see it
-	}
 	done := make(chan result, 1)
-	pool := f.pool
-	h := pool.get()
-	go func() {
-		defer func() {
-			if p := recover(); p != nil {
-				// A crashed sandbox is not reused.
-				done <- result{err: panicError(p)}
-			}
-		}()
-		out, err := h.Invoke(ctx, payload)
-		// The handler's result aliases a buffer the next invocation reuses.
-		if err != nil {
-			err = functionError(err)
-		}
-		out = bytes.Clone(out)
-		// The instance goes back only when its invocation has really finished, even after a timeout.
-		pool.put(h)
-		done <- result{out: out, err: err}
-	}()
+	f.pool.get().calls <- call{ctx: ctx, payload: payload, done: done}
 	select {
 	case r := <-done:
 		return r.out, r.err
