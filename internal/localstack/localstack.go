@@ -17,6 +17,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"sync"
 	"time"
@@ -153,6 +154,9 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 			return fmt.Errorf("pprof listener: %w", err)
 		}
 		defer pprofLn.Close()
+		// The mutex profile (/debug/pprof/mutex) is empty unless sampling is on; one contention event in 100 costs
+		// little and is enough to see where goroutines wait for locks.
+		goruntime.SetMutexProfileFraction(100)
 	}
 
 	ddbURL, stopDDB, err := s.startDynamoDB(ctx)
