@@ -1,7 +1,9 @@
 // Package lambdalocal runs Lambda functions in-process for the local stack: the real handler behind
 // lambda.NewHandler, invoked with the same JSON round trip the Lambda runtime does, a deadline from the function's
 // Timeout, and a Lambda context carrying a request id. Function errors are named as the runtime names them (the Go
-// type of the returned error), so Step Functions' ErrorEquals match exactly as on AWS.
+// type of the returned error), so Step Functions' ErrorEquals match exactly as on AWS. Concurrency is capped as
+// Lambda caps it (SetConcurrency): beyond a function's reserved concurrency or the account's, an invocation is
+// throttled with Lambda.TooManyRequestsException.
 package lambdalocal
 
 import (
