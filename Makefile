@@ -17,7 +17,7 @@ PYTHON3    := $(shell command -v python3 2>/dev/null)
 LAMBDA_GOFLAGS := $(shell cat internal/lambdabuild/goflags)
 export DYNOXIDE_BIN ?=
 
-.PHONY: test run deps venv fmt-check vet lint-asl lint-template build-lambdas sam-build deploy invoke-examples clean \
+.PHONY: test run deps venv fmt-check vet lint-asl lint-template build-lambdas sam-build deploy invoke-examples bench bench-quick clean \
 	bench-engine-deps bench-engine
 
 deps: $(NODE_STAMP)
@@ -135,6 +135,23 @@ run: deps
 	@echo "  bin/local invoke OrchestratorFunction --event events/orchestrator-new-transfer.json --env-vars events/env.json"
 	@echo
 	bin/local --seed-transfers events/local-transfers.json $(ARGS)
+
+# Issue 11's measuring instrument, not part of make test (bench/README.md): cmd/bench builds ./cmd/local, runs it as
+# its own process on a fresh in-memory store with Dynoxide, and prints one table (throughput and failures at
+# c = 1, 8, 32, 128, burst drain, latencies, DynamoDB requests and units per POST, replay and workflow, the store's own
+# limit, memory, the engine against the npm engine, the cost of 1M transfers on AWS) whose last line is the verdicts
+# against issue 11's targets; the same figures go to bench/results/latest.json. Exit status 0 when a target is
+# missed (a measurement), 1 when the harness fails. `make bench` takes 30 to 40 minutes on 2 cores and wants the
+# machine to itself; `make bench-quick` runs everything small in under 2 minutes (indicative figures, written to
+# bench/results/latest-quick.json, which git ignores). ARGS adds flags, e.g. an older build of main:
+#   make bench ARGS='--local-bin /work/baseline/local --local-dir /work/baseline/src'
+# TODO(lead, at the merge of internal/enginebench): add bench-engine-deps to both targets' prerequisites, and delete
+# cmd/bench/engine_none.go and the `//go:build enginebench` line of cmd/bench/engine.go so the engine row is measured.
+bench: deps
+	$(GO) run ./cmd/bench --scale full $(ARGS)
+
+bench-quick: deps
+	$(GO) run ./cmd/bench --scale quick $(ARGS)
 
 clean:
 	rm -rf node_modules $(VENV) .aws-sam bin

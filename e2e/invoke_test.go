@@ -178,7 +178,7 @@ func TestInvokeExamples(t *testing.T) {
 		{"CreditFunction", "refund.json", "REFUND", "acc-fixture-source", 4500 - 1250 + 2000},
 	} {
 		res := leg(step.function, step.event)
-		if res["leg"] != step.leg || res["balanceAfter"] != float64(step.balance) || s.balance(step.account) != step.balance {
+		if res["leg"] != step.leg || res["balanceAfter"] != nil || s.balance(step.account) != step.balance {
 			t.Errorf("%s: %v; %s has %d, want %d", step.event, res, step.account, s.balance(step.account), step.balance)
 		}
 	}

@@ -200,6 +200,10 @@ func (s *Server) Close() error {
 // Done is closed when the process has exited.
 func (s *Server) Done() <-chan struct{} { return s.done }
 
+// PID is the process id of the server, for reading its resource use (for example its resident memory in
+// /proc/PID/status).
+func (s *Server) PID() int { return s.cmd.Process.Pid }
+
 // limitedWriter keeps at most n bytes, so a chatty child cannot grow memory without bound.
 type limitedWriter struct {
 	w *strings.Builder

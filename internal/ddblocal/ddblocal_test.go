@@ -6,6 +6,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/transferflow/orchestrator/internal/ddblocal"
 )
@@ -43,4 +44,23 @@ func TestCloseStopsTheProcess(t *testing.T) {
 	default:
 		t.Fatal("process still running after Close")
 	}
+}
+
+// BenchmarkNewClientConcurrentGetItem measures NewClient's default client under concurrency (16 goroutines per
+// CPU), where the number of idle connections it keeps decides whether requests reuse connections.
+func BenchmarkNewClientConcurrentGetItem(b *testing.B) {
+	srv, names := ddblocal.StartWithTablesT(b)
+	db := ddblocal.NewClient(srv.URL, nil)
+	in := &dynamodb.GetItemInput{TableName: aws.String(names["TransfersTable"]), Key: map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: "ACCOUNT#nobody"}, "sk": &types.AttributeValueMemberS{Value: "ACCOUNT"}}}
+	b.SetParallelism(16)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := db.GetItem(context.Background(), in); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }

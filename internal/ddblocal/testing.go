@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
@@ -44,6 +45,10 @@ func StartT(t Tester) *Server {
 	return s
 }
 
+// idleConnsPerHost is how many idle connections NewClient's default HTTP client keeps to the server: more than
+// net/http's default of 2, so concurrent requests reuse connections instead of opening a new one each.
+const idleConnsPerHost = 64
+
 // NewClient returns a DynamoDB client for endpoint with static test credentials. httpClient may be nil; tests pass
 // one to count or fail requests on the wire.
 func NewClient(endpoint string, httpClient aws.HTTPClient) *dynamodb.Client {
@@ -54,7 +59,9 @@ func NewClient(endpoint string, httpClient aws.HTTPClient) *dynamodb.Client {
 	if httpClient != nil {
 		cfg.HTTPClient = httpClient
 	} else {
-		cfg.HTTPClient = http.DefaultClient
+		cfg.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
+			t.MaxIdleConnsPerHost = idleConnsPerHost
+		})
 	}
 	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(endpoint) })
 }

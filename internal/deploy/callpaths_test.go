@@ -352,10 +352,20 @@ func creditPaths(t *testing.T, env *callEnv, cfg aws.Config) {
 	refunded := env.transfer(t, "acc-src", "acc-dst", 200, env.t0)
 	notDebited := env.transfer(t, "acc-src", "acc-dst", 100, env.t0)
 	settled := env.transfer(t, "acc-src", "acc-dst", 100, env.t0)
+	// A transfer to an account that does not exist, debited by an execution of the definition before the DEBIT's
+	// destination check: its CREDIT is refused, and that refusal reads the account (the cancellation's image of a
+	// missing item is empty).
+	ghost := env.transfer(t, "acc-src", "acc-ghost", 100, env.t0)
+	olderDebit := ghost.LegRequest(ledger.LegDebit)
+	olderDebit.DestinationAccountID = ""
+	if _, _, err := env.ledger.ApplyLeg(context.Background(), olderDebit, env.t0); err != nil {
+		t.Fatal(err)
+	}
 	env.applyLeg(t, credited, ledger.LegDebit)
 	env.applyLeg(t, refunded, ledger.LegDebit)
 	env.settle(t, settled, ledger.StatusFailed)
 	runLegPaths(t, c.Handle, []legPath{
+		{name: "CREDIT to a missing account", in: legInput(ghost, ledger.LegCredit), want: new(*transfer.AccountNotFound)},
 		{name: "CREDIT applied", in: legInput(credited, ledger.LegCredit)},
 		{name: "CREDIT replayed", in: legInput(credited, ledger.LegCredit)},
 		{name: "REFUND after a CREDIT", in: legInput(credited, ledger.LegRefund), want: new(*transfer.CreditAlreadyApplied)},

@@ -20,6 +20,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/transferflow/orchestrator/internal/sfnlocal"
 )
 
 // maxBody is API Gateway's payload limit (10 MB).
@@ -179,9 +181,16 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	out, err := g.lambda.Invoke(r.Context(), route.Function, payload)
 	if err != nil {
-		// A function error or crash: API Gateway answers 502 and never shows the function's error.
-		g.logger.WarnContext(r.Context(), "function failed", "function", route.Function, "requestId", ev.RequestContext.RequestID, "error", err.Error())
-		writeJSON(w, http.StatusBadGateway, map[string]string{"message": "Internal server error"})
+		// API Gateway never shows the error. It answers 500 when Lambda refused the invocation (a service error:
+		// throttled beyond the function's concurrency, function not found) and 502 when the function ran and failed
+		// or crashed ("Handling Lambda errors with an API Gateway API", AWS Lambda developer guide).
+		status := http.StatusBadGateway
+		var se *sfnlocal.ServiceError
+		if errors.As(err, &se) {
+			status = http.StatusInternalServerError
+		}
+		g.logger.WarnContext(r.Context(), "function failed", "function", route.Function, "requestId", ev.RequestContext.RequestID, "status", status, "error", err.Error())
+		writeJSON(w, status, map[string]string{"message": "Internal server error"})
 		return
 	}
 	var resp events.APIGatewayProxyResponse

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/transferflow/orchestrator/internal/sfnlocal"
 )
 
 // recorder is a function that records the proxy event it got and answers with resp (or fails with err).
@@ -143,6 +145,21 @@ func TestBinaryBodyIsBase64(t *testing.T) {
 	resp.Body.Close()
 	if !fn.got.IsBase64Encoded || fn.got.Body != "//4=" {
 		t.Errorf("body = %q base64 %v", fn.got.Body, fn.got.IsBase64Encoded)
+	}
+}
+
+// TestLambdaServiceErrorIs500: when Lambda refuses the invocation (here a throttle) the function never runs and
+// API Gateway answers 500, not the 502 of a failed function.
+func TestLambdaServiceErrorIs500(t *testing.T) {
+	srv := newTestGateway(t, &recorder{err: &sfnlocal.ServiceError{Name: "Lambda.TooManyRequestsException", Message: "Rate Exceeded."}})
+	resp, err := http.Post(srv.URL+"/transfers", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusInternalServerError || strings.TrimSpace(string(body)) != `{"message":"Internal server error"}` {
+		t.Errorf("status %d body %s, want 500 {\"message\":\"Internal server error\"}", resp.StatusCode, body)
 	}
 }
 

@@ -1,7 +1,9 @@
 // Package lambdalocal runs Lambda functions in-process for the local stack: the real handler behind
 // lambda.NewHandler, invoked with the same JSON round trip the Lambda runtime does, a deadline from the function's
 // Timeout, and a Lambda context carrying a request id. Function errors are named as the runtime names them (the Go
-// type of the returned error), so Step Functions' ErrorEquals match exactly as on AWS.
+// type of the returned error), so Step Functions' ErrorEquals match exactly as on AWS. Concurrency is capped as
+// Lambda caps it (SetConcurrency): beyond a function's reserved concurrency or the account's, an invocation is
+// throttled with Lambda.TooManyRequestsException.
 package lambdalocal
 
 import (
@@ -34,28 +36,91 @@ type Function struct {
 	Timeout time.Duration
 }
 
-// instances is a function's pool of idle handler instances.
+// instance is one sandbox of a function: a handler and the goroutine that runs its invocations one at a time. As a
+// Lambda sandbox's process does, the goroutine serves invocation after invocation, so the stack the first one grew
+// (the SDK's middleware chain is deep) is there for the next instead of being grown again on a new goroutine.
+type instance struct {
+	h     lambda.Handler
+	calls chan call
+}
+
+// call is one invocation handed to an instance.
+type call struct {
+	ctx     context.Context
+	payload []byte
+	done    chan<- result
+}
+
+// result is an invocation's outcome.
+type result struct {
+	out []byte
+	err error // already named as Step Functions will see it
+}
+
+// instances is a function's pool of idle instances.
 type instances struct {
 	mu   sync.Mutex
-	idle []lambda.Handler
+	idle []*instance
 	make func() lambda.Handler
 }
 
-func (p *instances) get() lambda.Handler {
+// get returns an idle instance, or starts a new one.
+func (p *instances) get() *instance {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if n := len(p.idle); n > 0 {
-		h := p.idle[n-1]
+		in := p.idle[n-1]
 		p.idle = p.idle[:n-1]
-		return h
+		p.mu.Unlock()
+		return in
 	}
-	return p.make()
+	p.mu.Unlock()
+	in := &instance{h: p.make(), calls: make(chan call)}
+	go p.serve(in)
+	return in
 }
 
-func (p *instances) put(h lambda.Handler) {
+func (p *instances) put(in *instance) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.idle = append(p.idle, h)
+	p.idle = append(p.idle, in)
+}
+
+// serve runs the instance's invocations until one crashes: a crashed sandbox is not reused.
+func (p *instances) serve(in *instance) {
+	for c := range in.calls {
+		r, crashed := in.run(c)
+		if !crashed {
+			// The instance goes back only when its invocation has really finished, even after a timeout.
+			p.put(in)
+		}
+		c.done <- r
+		if crashed {
+			return
+		}
+	}
+}
+
+// run invokes the handler once, naming its error or panic as the Lambda runtime does.
+func (in *instance) run(c call) (r result, crashed bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			r, crashed = result{err: panicError(p)}, true
+		}
+	}()
+	out, err := in.h.Invoke(c.ctx, c.payload)
+	if err != nil {
+		err = functionError(err)
+	}
+	// The handler's result aliases a buffer the next invocation reuses.
+	return result{out: bytes.Clone(out), err: err}, false
+}
+
+// function is a Function the invoker runs, with its idle instances and the cap on its in-flight invocations.
+type function struct {
+	Function
+	arn   string
+	pool  *instances
+	slots *slots // nil: no cap
 }
 
 // Invoker runs functions by name, ARN or partial ARN. It satisfies sfnlocal.LambdaInvoker and the gateway's invoker.
@@ -63,19 +128,18 @@ type Invoker struct {
 	region, account string
 	newID           func() string
 	logger          *slog.Logger
-	funcs           map[string]Function
-	pools           map[string]*instances
+	funcs           map[string]*function
 
 	mu     sync.Mutex
 	faults []*Fault
 }
 
-// New returns an Invoker for functions in the given region and account (which appear in their ARNs).
+// New returns an Invoker for functions in the given region and account (which appear in their ARNs). Their
+// concurrency has no cap until SetConcurrency sets one.
 func New(region, account string, newID func() string, logger *slog.Logger, funcs ...Function) *Invoker {
-	inv := &Invoker{region: region, account: account, newID: newID, logger: logger, funcs: map[string]Function{}, pools: map[string]*instances{}}
+	inv := &Invoker{region: region, account: account, newID: newID, logger: logger, funcs: map[string]*function{}}
 	for _, f := range funcs {
-		inv.funcs[f.Name] = f
-		inv.pools[f.Name] = &instances{make: f.NewHandler}
+		inv.funcs[f.Name] = &function{Function: f, arn: inv.ARN(f.Name), pool: &instances{make: f.NewHandler}}
 	}
 	return inv
 }
@@ -93,7 +157,7 @@ func (inv *Invoker) AddFault(f *Fault) {
 }
 
 // resolve finds the function for a name, a full ARN (possibly with a qualifier) or a partial ARN (account:function:name).
-func (inv *Invoker) resolve(ref string) (Function, bool) {
+func (inv *Invoker) resolve(ref string) (*function, bool) {
 	name := ref
 	if i := strings.Index(ref, ":function:"); i >= 0 {
 		name = ref[i+len(":function:"):]
@@ -107,12 +171,18 @@ func (inv *Invoker) resolve(ref string) (Function, bool) {
 
 // Invoke runs the function synchronously. It returns the function's JSON result; a function error as
 // *sfnlocal.FunctionError named as the Lambda runtime names it; and Lambda service errors (unknown function,
-// injected faults) as *sfnlocal.ServiceError.
-func (inv *Invoker) Invoke(ctx context.Context, function string, payload []byte) ([]byte, error) {
-	f, ok := inv.resolve(function)
+// throttling beyond the function's concurrency, injected faults) as *sfnlocal.ServiceError.
+func (inv *Invoker) Invoke(ctx context.Context, name string, payload []byte) ([]byte, error) {
+	f, ok := inv.resolve(name)
 	if !ok {
-		return nil, &sfnlocal.ServiceError{Name: "Lambda.ResourceNotFoundException", Message: "Function not found: " + function}
+		return nil, &sfnlocal.ServiceError{Name: "Lambda.ResourceNotFoundException", Message: "Function not found: " + name}
 	}
+	// The invocation holds its slot until it returns, an injected delay included: a slow function occupies its
+	// concurrency as on AWS. A timed-out invocation gives its slot back as Lambda does, though its handler may run on.
+	if !f.slots.acquire() {
+		return nil, throttled(f.slots)
+	}
+	defer f.slots.release()
 	if err := inv.applyFaults(ctx, f.Name, payload); err != nil {
 		return nil, err
 	}
@@ -123,32 +193,10 @@ func (inv *Invoker) Invoke(ctx context.Context, function string, payload []byte)
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	ctx = lambdacontext.NewContext(ctx, &lambdacontext.LambdaContext{AwsRequestID: requestID, InvokedFunctionArn: inv.ARN(f.Name)})
+	ctx = lambdacontext.NewContext(ctx, &lambdacontext.LambdaContext{AwsRequestID: requestID, InvokedFunctionArn: f.arn})
 
-	type result struct {
-		out []byte
-		err error // already named as Step Functions will see it
-	}
 	done := make(chan result, 1)
-	pool := inv.pools[f.Name]
-	h := pool.get()
-	go func() {
-		defer func() {
-			if p := recover(); p != nil {
-				// A crashed sandbox is not reused.
-				done <- result{err: panicError(p)}
-			}
-		}()
-		out, err := h.Invoke(ctx, payload)
-		// The handler's result aliases a buffer the next invocation reuses.
-		if err != nil {
-			err = functionError(err)
-		}
-		out = bytes.Clone(out)
-		// The instance goes back only when its invocation has really finished, even after a timeout.
-		pool.put(h)
-		done <- result{out: out, err: err}
-	}()
+	f.pool.get().calls <- call{ctx: ctx, payload: payload, done: done}
 	select {
 	case r := <-done:
 		return r.out, r.err

@@ -198,3 +198,67 @@ func TestLogHandlerAddsRequestID(t *testing.T) {
 		t.Errorf("logs = %q", lines)
 	}
 }
+
+// BenchmarkInvoke measures the invoker's own cost per invocation (the handler echoes a small payload), from many
+// goroutines at once as the engine and the gateway call it, without a concurrency cap and under the account's
+// default one.
+func BenchmarkInvoke(b *testing.B) {
+	payload := []byte(`{"leg":"DEBIT","n":1}`)
+	for _, bc := range []struct {
+		name string
+		c    *Concurrency
+	}{
+		{"uncapped", nil},
+		{"capped", &Concurrency{Account: DefaultAccountConcurrency}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			inv := newInvoker()
+			if bc.c != nil {
+				if err := inv.SetConcurrency(*bc.c); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := inv.Invoke(context.Background(), "EchoFunction", payload); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}
+
+// deepStack recurses n frames of about 300 bytes each, as a handler whose calls go through the AWS SDK's deep
+// middleware chain uses tens of kilobytes of stack.
+//
+//go:noinline
+func deepStack(n int) int {
+	var pad [256]byte
+	pad[n%256] = byte(n)
+	if n == 0 {
+		return int(pad[0])
+	}
+	return deepStack(n-1) + int(pad[n%256])
+}
+
+// BenchmarkInvokeDeepStack measures invocations whose handler needs about 64 KB of stack: what each invocation
+// costs in stack growth depends on the goroutine it runs on.
+func BenchmarkInvokeDeepStack(b *testing.B) {
+	inv := New("us-east-1", "000000000000", func() string { return "req" }, slog.New(slog.DiscardHandler),
+		Function{Name: "Deep", Timeout: time.Minute, NewHandler: func() lambda.Handler {
+			return lambda.NewHandler(func(in struct{ N int }) (int, error) { return deepStack(in.N), nil })
+		}})
+	payload := []byte(`{"N":200}`)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := inv.Invoke(context.Background(), "Deep", payload); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}

@@ -22,7 +22,8 @@ const (
 var ErrAccountExists = errors.New("ledger: account already exists")
 
 // Account is an account item. Balance is in minor units of Currency and never goes below zero; Version counts the
-// account's writes and is the optimistic-concurrency token every leg conditions its balance update on.
+// account's writes (1 + its ledger entries). No leg reads it or conditions on it: a leg changes the balance by
+// arithmetic in its transaction (docs/ledger.md).
 type Account struct {
 	PK        string `dynamodbav:"pk"`
 	SK        string `dynamodbav:"sk"`

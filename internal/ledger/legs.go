@@ -22,14 +22,7 @@ const (
 	LegRefund = "REFUND"
 )
 
-const (
-	ledgerPrefix = "LEDGER#"
-	// maxVersionRetries bounds how often ApplyLeg re-reads an account whose version changed between its read and its
-	// transaction (another transfer moved money on it); each retry follows a committed write, so progress is global.
-	maxVersionRetries = 8
-	// codeConditionFailed is the CancellationReason code of an item whose condition was false.
-	codeConditionFailed = "ConditionalCheckFailed"
-)
+const ledgerPrefix = "LEDGER#"
 
 // Outcomes of ApplyLeg that callers branch on. Each is returned wrapped with the leg and transfer it concerns.
 var (
@@ -58,14 +51,16 @@ var (
 // Entry is a ledger entry: one leg of one transfer, written exactly once, in the same transaction as the balance
 // change it records.
 type Entry struct {
-	PK           string `dynamodbav:"pk"`
-	SK           string `dynamodbav:"sk"`
-	TransferID   string `dynamodbav:"transferId"`
-	Leg          string `dynamodbav:"leg"`
-	AccountID    string `dynamodbav:"accountId"`
-	Amount       int64  `dynamodbav:"amount"`
-	Currency     string `dynamodbav:"currency"`
-	BalanceAfter int64  `dynamodbav:"balanceAfter"`
+	PK         string `dynamodbav:"pk"`
+	SK         string `dynamodbav:"sk"`
+	TransferID string `dynamodbav:"transferId"`
+	Leg        string `dynamodbav:"leg"`
+	AccountID  string `dynamodbav:"accountId"`
+	Amount     int64  `dynamodbav:"amount"`
+	Currency   string `dynamodbav:"currency"`
+	// BalanceAfter is set only on entries written before legs stopped reading the account (docs/ledger.md); a leg
+	// now writes none.
+	BalanceAfter *int64 `dynamodbav:"balanceAfter,omitempty"`
 	ExecutionArn string `dynamodbav:"executionArn"`
 	CreatedAt    string `dynamodbav:"createdAt"`
 }
@@ -163,81 +158,82 @@ type ledgerAPI interface {
 type Ledger struct {
 	db    ledgerAPI
 	table string
+	// Retry is how a transaction cancelled by contention or throttling is tried again; NewLedger sets
+	// DefaultRetry.
+	Retry RetryPolicy
 }
 
 // NewLedger returns a Ledger on table.
-func NewLedger(db ledgerAPI, table string) *Ledger { return &Ledger{db: db, table: table} }
+func NewLedger(db ledgerAPI, table string) *Ledger {
+	return &Ledger{db: db, table: table, Retry: DefaultRetry}
+}
 
-// ApplyLeg applies one leg exactly once. The first call that commits writes the entry; every later call for the
-// same transfer and leg, concurrent or not, writes nothing and returns that stored entry with replayed true (or
-// ErrLegMismatch if it asks for a different account, amount or currency). A leg is applied only while the transfer
-// record is IN_PROGRESS with this transfer id and the leg's account, amount and currency; a DEBIT also needs the
-// destination to exist and hold the currency; a CREDIT or REFUND needs the DEBIT, and CREDIT and REFUND exclude each
-// other.
+// ApplyLeg applies one leg exactly once, in one TransactWriteItems and with no read before it. The first call that
+// commits writes the entry; every later call for the same transfer and leg, concurrent or not, writes nothing and
+// returns that stored entry with replayed true (or ErrLegMismatch if it asks for a different account, amount or
+// currency). A leg is applied only while the transfer record is IN_PROGRESS with this transfer id and the leg's
+// account, amount and currency; a DEBIT also needs the destination to exist and hold the currency; a CREDIT or REFUND
+// needs the DEBIT, and CREDIT and REFUND exclude each other.
+//
+// A transaction cancelled only for contention (TransactionConflict) or throttling is tried again after a capped,
+// fully jittered exponential backoff (l.Retry), for as long as ctx's deadline leaves time for it.
 //
 // The errors wrap ErrInvalidLeg, ErrLegMismatch, ErrTransferNotInProgress, ErrDebitNotApplied, ErrCreditApplied,
 // ErrRefundApplied, ErrAccountNotFound or ErrCurrencyMismatch (as an *AccountError naming the account),
-// ErrInsufficientFunds, or ErrUnavailable (throttling, transaction conflicts, faults: safe to retry).
-// docs/ledger.md describes the transaction.
+// ErrInsufficientFunds, or ErrUnavailable (throttling, transaction conflicts past the deadline, faults: safe to
+// retry). docs/ledger.md describes the transaction.
 func (l *Ledger) ApplyLeg(ctx context.Context, req LegRequest, now time.Time) (Entry, bool, error) {
 	if err := req.Validate(); err != nil {
 		return Entry{}, false, err
 	}
 	what := strings.ToLower(req.Leg) + " " + req.TransferID
-	for attempt := 1; ; attempt++ {
-		acct, found, err := readAccount(ctx, l.db, l.table, req.AccountID)
-		if err != nil {
-			return Entry{}, false, fmt.Errorf("%s: read account: %w", what, err)
-		}
-		entry, err := newEntry(req, acct, found, now)
-		if err != nil {
-			return Entry{}, false, fmt.Errorf("%s: %w", what, err)
-		}
-		in, err := l.legTransaction(req, entry, acct, now)
-		if err != nil {
-			return Entry{}, false, fmt.Errorf("%s: %w", what, err)
-		}
-		_, err = l.db.TransactWriteItems(ctx, in)
+	entry := newEntry(req, now)
+	in, err := l.legTransaction(req, entry, now)
+	if err != nil {
+		return Entry{}, false, fmt.Errorf("%s: %w", what, err)
+	}
+	retry := l.Retry.start(ctx)
+	for {
+		_, err := l.db.TransactWriteItems(ctx, in)
 		if err == nil {
 			return entry, false, nil
 		}
-		var tce *ddbtypes.TransactionCanceledException
-		if !errors.As(err, &tce) {
-			return Entry{}, false, fmt.Errorf("%s: %w", what, translate(err))
-		}
-		stored, replayed, retry, err := l.cancelled(ctx, req, acct, tce.CancellationReasons)
+		stored, replayed, err := l.outcome(ctx, req, err)
 		switch {
 		case replayed:
 			return stored, true, nil
-		case retry && attempt < maxVersionRetries:
-			continue
-		case retry:
-			return Entry{}, false, fmt.Errorf("%s: the accounts changed %d times during the leg: %w", what, attempt, ErrUnavailable)
+		case errors.Is(err, errContended) || errors.Is(err, ErrUnavailable):
+			if retry.wait(ctx) {
+				continue
+			}
+			return Entry{}, false, fmt.Errorf("%s: %d attempts: %w", what, retry.attempts, asUnavailable(err))
 		}
 		return Entry{}, false, fmt.Errorf("%s: %w", what, err)
 	}
 }
 
-// newEntry is the entry the leg will write, with the balance it leaves on acct.
-func newEntry(req LegRequest, acct Account, found bool, now time.Time) (Entry, error) {
-	after := acct.Balance
-	if found {
-		switch req.Leg {
-		case LegDebit:
-			after -= req.Amount // below zero only if the balance is short; the transaction's guard then fails
-		default:
-			if acct.Balance > math.MaxInt64-req.Amount {
-				return Entry{}, fmt.Errorf("account %s: balance would overflow", req.AccountID)
-			}
-			after += req.Amount
-		}
+// errContended marks a transaction cancelled only because other transactions held its items (TransactionConflict)
+// or the table throttled it: nothing was decided, and the same transaction may commit a moment later.
+var errContended = errors.New("ledger: transaction cancelled by contention")
+
+// asUnavailable is err as an ErrUnavailable, for the caller, once ApplyLeg stops retrying.
+func asUnavailable(err error) error {
+	if errors.Is(err, ErrUnavailable) {
+		return err
 	}
+	return fmt.Errorf("%w: %w", ErrUnavailable, err)
+}
+
+// newEntry is the entry the leg writes. It records no balance: the leg changes the balance by arithmetic in the
+// same transaction without reading it, so the balance after it is not known (docs/ledger.md, "No read before the
+// write").
+func newEntry(req LegRequest, now time.Time) Entry {
 	return Entry{
 		PK: LedgerKey(req.TransferID), SK: req.Leg,
 		TransferID: req.TransferID, Leg: req.Leg, AccountID: req.AccountID,
-		Amount: req.Amount, Currency: req.Currency, BalanceAfter: after,
+		Amount: req.Amount, Currency: req.Currency,
 		ExecutionArn: req.ExecutionArn, CreatedAt: now.UTC().Format(TimeLayout),
-	}, nil
+	}
 }
 
 // Positions of the items in a leg's transaction; CancellationReasons come back in the same order.
@@ -267,9 +263,10 @@ func accountItem(req LegRequest) int {
 	return 4
 }
 
-// legTransaction builds the leg's TransactWriteItems. The account update is conditioned on the version that was
-// read, so the balanceAfter written in the entry is exactly the balance the update leaves.
-func (l *Ledger) legTransaction(req LegRequest, e Entry, acct Account, now time.Time) (*dynamodb.TransactWriteItemsInput, error) {
+// legTransaction builds the leg's TransactWriteItems. The account update is arithmetic on the stored balance
+// (balance - :amount for a DEBIT, + :amount otherwise), guarded by the account's existence, its currency and, for a
+// DEBIT, balance >= :amount; a CREDIT or REFUND is guarded against overflowing an int64 balance.
+func (l *Ledger) legTransaction(req LegRequest, e Entry, now time.Time) (*dynamodb.TransactWriteItemsInput, error) {
 	item, err := attributevalue.MarshalMap(e)
 	if err != nil {
 		return nil, fmt.Errorf("encode entry: %w", err)
@@ -341,22 +338,25 @@ func (l *Ledger) legTransaction(req LegRequest, e Entry, acct Account, now time.
 			}},
 		)
 	}
-	cond := "attribute_exists(pk) AND currency = :currency AND version = :version"
 	values := map[string]ddbtypes.AttributeValue{
 		":currency": stringAV(req.Currency),
-		":version":  numberAV(acct.Version),
-		":next":     numberAV(acct.Version + 1),
-		":balance":  numberAV(e.BalanceAfter),
+		":amount":   numberAV(req.Amount),
+		":one":      numberAV(1),
 		":now":      stringAV(now.UTC().Format(TimeLayout)),
 	}
+	cond := "attribute_exists(pk) AND currency = :currency AND "
+	update := "SET balance = balance + :amount, updatedAt = :now ADD version :one"
 	if req.Leg == LegDebit {
-		cond += " AND balance >= :amount"
-		values[":amount"] = numberAV(req.Amount)
+		cond += "balance >= :amount"
+		update = "SET balance = balance - :amount, updatedAt = :now ADD version :one"
+	} else {
+		cond += "balance <= :ceiling"
+		values[":ceiling"] = numberAV(math.MaxInt64 - req.Amount)
 	}
 	items = append(items, ddbtypes.TransactWriteItem{Update: &ddbtypes.Update{
 		TableName:                           table,
 		Key:                                 accountKey(req.AccountID),
-		UpdateExpression:                    aws.String("SET balance = :balance, version = :next, updatedAt = :now"),
+		UpdateExpression:                    aws.String(update),
 		ConditionExpression:                 aws.String(cond),
 		ExpressionAttributeValues:           values,
 		ReturnValuesOnConditionCheckFailure: allOld,
@@ -364,71 +364,120 @@ func (l *Ledger) legTransaction(req LegRequest, e Entry, acct Account, now time.
 	return &dynamodb.TransactWriteItemsInput{TransactItems: items}, nil
 }
 
-// cancelled turns a cancelled leg transaction into its outcome, from the CancellationReasons alone where they say
-// it: the stored entry of a replay, a retry after a concurrent change of the account, or the error. The order of the
-// checks is the priority of the outcomes: a leg already written is a replay whatever else changed since.
-func (l *Ledger) cancelled(ctx context.Context, req LegRequest, read Account, reasons []ddbtypes.CancellationReason) (stored Entry, replayed, retry bool, err error) {
+// outcome turns a failed leg transaction into what ApplyLeg returns: the stored entry of a replay, or the error.
+// errContended (and ErrUnavailable) mean nothing was decided and the transaction may be tried again.
+func (l *Ledger) outcome(ctx context.Context, req LegRequest, err error) (stored Entry, replayed bool, _ error) {
+	var tce *ddbtypes.TransactionCanceledException
+	if !errors.As(err, &tce) {
+		return Entry{}, false, translate(err)
+	}
+	return l.cancelled(ctx, req, tce.CancellationReasons)
+}
+
+// Cancellation reason codes ApplyLeg branches on (DynamoDB's TransactWriteItems reference).
+const (
+	codeConditionFailed     = "ConditionalCheckFailed"
+	codeNone                = "None"
+	codeTransactionConflict = "TransactionConflict"
+	codeThrottling          = "ThrottlingError"
+	codeProvisioned         = "ProvisionedThroughputExceeded"
+)
+
+// cancelled turns a cancelled leg transaction into its outcome, from the CancellationReasons and their ALL_OLD
+// images alone. The order of the checks is the priority of the outcomes: a leg already written is a replay whatever
+// else changed since; then the transfer record; then the ledger's own order of legs; then the accounts.
+func (l *Ledger) cancelled(ctx context.Context, req LegRequest, reasons []ddbtypes.CancellationReason) (stored Entry, replayed bool, err error) {
 	failed := func(i int) bool { return i < len(reasons) && aws.ToString(reasons[i].Code) == codeConditionFailed }
 	if failed(itemEntry) {
 		e, err := l.storedEntry(ctx, req, reasons[itemEntry].Item)
 		if err != nil {
-			return Entry{}, false, false, err
+			return Entry{}, false, err
 		}
 		if e.AccountID != req.AccountID || e.Amount != req.Amount || e.Currency != req.Currency {
-			return Entry{}, false, false, fmt.Errorf("the %s entry already written is for %s %d %s: %w",
+			return Entry{}, false, fmt.Errorf("the %s entry already written is for %s %d %s: %w",
 				req.Leg, e.AccountID, e.Amount, e.Currency, ErrLegMismatch)
 		}
-		return e, true, false, nil
+		return e, true, nil
 	}
 	if failed(itemRecord) {
-		return Entry{}, false, false, recordOutcome(req, reasons[itemRecord].Item)
+		return Entry{}, false, recordOutcome(req, reasons[itemRecord].Item)
 	}
 	if req.Leg != LegDebit {
 		if failed(itemDebit) {
-			return Entry{}, false, false, ErrDebitNotApplied
+			return Entry{}, false, ErrDebitNotApplied
 		}
 		if failed(itemOther) {
 			if req.Leg == LegCredit {
-				return Entry{}, false, false, ErrRefundApplied
+				return Entry{}, false, ErrRefundApplied
 			}
-			return Entry{}, false, false, ErrCreditApplied
+			return Entry{}, false, ErrCreditApplied
 		}
 	}
-	// An account that can never take part decides the outcome before a concurrent change or a short balance does:
-	// the source first, then (for a DEBIT) the destination.
+	// An account that can never take part decides the outcome before a short balance does: the leg's own account
+	// first, then (for a DEBIT) the destination.
 	i := accountItem(req)
 	var acct Account
 	if failed(i) {
 		var found bool
 		var err error
-		if acct, found, err = decodeAccount(reasons[i].Item); err != nil {
-			return Entry{}, false, false, err
+		if acct, found, err = l.accountImage(ctx, req.AccountID, reasons[i].Item); err != nil {
+			return Entry{}, false, err
 		}
 		if err := accountProblem(req.AccountID, req.Currency, acct, found); err != nil {
-			return Entry{}, false, false, err
+			return Entry{}, false, err
 		}
 	}
 	if req.checksDestination() && failed(itemDestination) {
-		dst, found, err := decodeAccount(reasons[itemDestination].Item)
+		dst, found, err := l.accountImage(ctx, req.DestinationAccountID, reasons[itemDestination].Item)
 		if err != nil {
-			return Entry{}, false, false, err
+			return Entry{}, false, err
 		}
 		if err := accountProblem(req.DestinationAccountID, req.Currency, dst, found); err != nil {
-			return Entry{}, false, false, err
+			return Entry{}, false, err
 		}
-		return Entry{}, false, true, nil // the destination check failed but the account is fine now: try again
+		if !failed(i) {
+			return Entry{}, false, fmt.Errorf("destination %s changed during the leg: %w", req.DestinationAccountID, errContended)
+		}
 	}
 	if failed(i) {
-		if req.Leg == LegDebit && acct.Version == read.Version && acct.Balance < req.Amount {
-			return Entry{}, false, false, fmt.Errorf("account %s: %w", req.AccountID, ErrInsufficientFunds)
+		switch {
+		case req.Leg == LegDebit && acct.Balance < req.Amount:
+			return Entry{}, false, fmt.Errorf("account %s: %w", req.AccountID, ErrInsufficientFunds)
+		case req.Leg != LegDebit && acct.Balance > math.MaxInt64-req.Amount:
+			return Entry{}, false, fmt.Errorf("account %s: balance would overflow", req.AccountID)
 		}
-		return Entry{}, false, true, nil // the account changed since it was read
+		// The image satisfies the condition: the account changed between the check and the image. Nothing was
+		// decided.
+		return Entry{}, false, fmt.Errorf("account %s changed during the leg: %w", req.AccountID, errContended)
 	}
 	codes := make([]string, len(reasons))
+	contended := len(reasons) > 0
 	for i, r := range reasons {
 		codes[i] = aws.ToString(r.Code)
+		switch codes[i] {
+		case codeNone, codeTransactionConflict, codeThrottling, codeProvisioned:
+		default:
+			contended = false
+		}
 	}
-	return Entry{}, false, false, fmt.Errorf("transaction cancelled [%s]: %w", strings.Join(codes, ", "), ErrUnavailable)
+	if contended {
+		return Entry{}, false, fmt.Errorf("transaction cancelled [%s]: %w", strings.Join(codes, ", "), errContended)
+	}
+	return Entry{}, false, fmt.Errorf("transaction cancelled [%s]: %w", strings.Join(codes, ", "), ErrUnavailable)
+}
+
+// accountImage decodes the ALL_OLD image of an account whose condition failed. A server that sends no image (an
+// empty one is also DynamoDB's answer for a missing item) is asked again with a strongly consistent read, so that a
+// short balance is never reported as a missing account; this read happens only on a refused leg.
+func (l *Ledger) accountImage(ctx context.Context, accountID string, item map[string]ddbtypes.AttributeValue) (Account, bool, error) {
+	if len(item) > 0 {
+		return decodeAccount(item)
+	}
+	acct, found, err := readAccount(ctx, l.db, l.table, accountID)
+	if err != nil {
+		return Account{}, false, fmt.Errorf("read account %s: %w", accountID, err)
+	}
+	return acct, found, nil
 }
 
 // accountProblem is the *AccountError of an account that cannot take a leg in currency: missing, or holding

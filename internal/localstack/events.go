@@ -13,8 +13,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/transferflow/orchestrator/internal/eventpattern"
+	"github.com/transferflow/orchestrator/internal/lambdalocal"
 	"github.com/transferflow/orchestrator/internal/ledger"
 	"github.com/transferflow/orchestrator/internal/samtemplate"
+	"github.com/transferflow/orchestrator/internal/sfnlocal"
 )
 
 // rule delivers matching events to a function, as an EventBridge rule with a Lambda target does.
@@ -34,6 +36,12 @@ type schedule struct {
 // asyncRetryDelays are the pauses before the retries of an asynchronous invocation that failed. Lambda retries an
 // async event twice (after about one and then two minutes); locally the same two retries come after 1 s and 2 s.
 var asyncRetryDelays = []time.Duration{time.Second, 2 * time.Second}
+
+// asyncThrottle is how Lambda retries an asynchronous invocation that was throttled: the event goes back to the
+// queue and is tried again, without counting against the two retries, after a pause that grows from first to max,
+// for at most maxAge ("How Lambda handles errors and retries with asynchronous invocation", AWS Lambda developer
+// guide). Locally the retries also end when the stack stops.
+var asyncThrottle = struct{ first, max, maxAge time.Duration }{time.Second, 5 * time.Minute, 6 * time.Hour}
 
 func (s *stack) startRules() error {
 	for _, f := range s.fns {
@@ -92,19 +100,50 @@ func (s *stack) deliver(_ context.Context, event []byte) {
 	}
 }
 
-// invokeAsync invokes a function with an event, retrying a failure twice as Lambda's asynchronous invocation does.
+// invokeAsync invokes a function with an event as Lambda's asynchronous invocation does: a failure is retried twice,
+// and a throttled attempt is retried with a growing pause until the event is too old or the stack stops.
 func (s *stack) invokeAsync(source, function string, event []byte) {
-	for attempt := 0; ; attempt++ {
+	start := time.Now()
+	pause := asyncThrottle.first
+	for attempt := 0; ; {
 		_, err := s.invoker.Invoke(context.Background(), function, event)
 		if err == nil {
 			return
+		}
+		var se *sfnlocal.ServiceError
+		if errors.As(err, &se) && se.Name == lambdalocal.ErrTooManyRequests {
+			if time.Since(start)+pause > asyncThrottle.maxAge {
+				s.logger.Error("event dropped: throttled until too old", "rule", source, "function", function, "error", err.Error())
+				return
+			}
+			s.logger.Warn("event delivery throttled; retrying", "rule", source, "function", function, "retryIn", pause.String())
+			if !s.pause(pause) {
+				return
+			}
+			pause = min(2*pause, asyncThrottle.max)
+			continue
 		}
 		if attempt >= len(asyncRetryDelays) {
 			s.logger.Error("event delivery failed", "rule", source, "function", function, "attempts", attempt+1, "error", err.Error())
 			return
 		}
 		s.logger.Warn("event delivery failed; retrying", "rule", source, "function", function, "error", err.Error())
-		time.Sleep(asyncRetryDelays[attempt])
+		if !s.pause(asyncRetryDelays[attempt]) {
+			return
+		}
+		attempt++
+	}
+}
+
+// pause waits d, or until the stack stops; it reports whether the stack is still running.
+func (s *stack) pause(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-s.stopping:
+		return false
 	}
 }
 

@@ -14,13 +14,16 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
@@ -55,6 +58,11 @@ type Config struct {
 	Faults           []*lambdalocal.Fault
 	// Metrics writes the functions' CloudWatch EMF lines to stderr with the logs; without it they are discarded.
 	Metrics bool
+	// LambdaConcurrency is the account's Lambda concurrency quota, shared by the functions the template reserves no
+	// concurrency for (0: no limit).
+	LambdaConcurrency int
+	// PprofAddr, when set, is where net/http/pprof is served (the ready line then names it).
+	PprofAddr string
 }
 
 // ParseFlags reads the command line.
@@ -74,6 +82,8 @@ func ParseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.DurationVar(&c.SweepInterval, "sweep-interval", 0, "period of the scheduled sweep (default: the template's schedule)")
 	fs.DurationVar(&c.OrphanAfter, "orphan-after", 0, "the sweep's staleness threshold (default: the template's ORPHAN_AFTER)")
 	fs.BoolVar(&c.Metrics, "metrics", false, "write the functions' metrics (CloudWatch EMF lines) to stderr with the logs")
+	fs.IntVar(&c.LambdaConcurrency, "lambda-concurrency", lambdalocal.DefaultAccountConcurrency, "the account's Lambda concurrency: in-flight invocations the functions without ReservedConcurrentExecutions share; beyond it (or a function's reservation) invocations are throttled (0: no limit)")
+	fs.StringVar(&c.PprofAddr, "pprof-addr", "", "serve Go's net/http/pprof profiles (/debug/pprof/) on this address, e.g. 127.0.0.1:6060 or :0 (default: off)")
 	fs.Func("fault", "inject a fault, repeatable: FUNCTION:error=NAME|delay=D|crash=POINT[:times=N][:leg=LEG]", func(s string) error {
 		f, err := lambdalocal.ParseFault(s)
 		if err != nil {
@@ -105,6 +115,7 @@ type stack struct {
 	rules    []rule
 	schedule []schedule
 	wg       sync.WaitGroup // asynchronous deliveries and schedules
+	stopping chan struct{}  // closed when the stack shuts down: asynchronous retries stop waiting
 	newID    func() string
 }
 
@@ -113,7 +124,8 @@ type stack struct {
 // stderr, one whole line per Write.
 func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	stderr = syncio.NewWriter(stderr)
-	s := &stack{cfg: c, stderr: stderr, metrics: io.Discard, logger: slog.New(slog.NewJSONHandler(stderr, nil)), newID: sfnlocal.NewUUID}
+	s := &stack{cfg: c, stderr: stderr, metrics: io.Discard, logger: slog.New(slog.NewJSONHandler(stderr, nil)), newID: sfnlocal.NewUUID,
+		stopping: make(chan struct{})}
 	if c.Metrics {
 		s.metrics = stderr
 	}
@@ -136,6 +148,16 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	}
 	defer sfnLn.Close()
 	sfnURL := "http://" + sfnLn.Addr().String()
+	var pprofLn net.Listener
+	if c.PprofAddr != "" {
+		if pprofLn, err = net.Listen("tcp", c.PprofAddr); err != nil {
+			return fmt.Errorf("pprof listener: %w", err)
+		}
+		defer pprofLn.Close()
+		// The mutex profile (/debug/pprof/mutex) is empty unless sampling is on; one contention event in 100 costs
+		// little and is enough to see where goroutines wait for locks.
+		goruntime.SetMutexProfileFraction(100)
+	}
 
 	ddbURL, stopDDB, err := s.startDynamoDB(ctx)
 	if err != nil {
@@ -190,15 +212,22 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	mux.Handle("/", gw)
 	apiSrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	sfnSrv := &http.Server{Handler: sfnapi.New(s.engine, s.logger), ReadHeaderTimeout: 10 * time.Second}
-	serveErr := make(chan error, 2)
+	serveErr := make(chan error, 3)
 	go func() { serveErr <- apiSrv.Serve(apiLn) }()
 	go func() { serveErr <- sfnSrv.Serve(sfnLn) }()
+	ready := fmt.Sprintf("ready api=http://%s sfn=%s dynamodb=%s", apiLn.Addr(), sfnURL, ddbURL)
+	if pprofLn != nil {
+		pprofSrv := &http.Server{Handler: pprofHandler(), ReadHeaderTimeout: 10 * time.Second}
+		go func() { serveErr <- pprofSrv.Serve(pprofLn) }()
+		defer pprofSrv.Close()
+		ready += " pprof=http://" + pprofLn.Addr().String()
+	}
 
 	schedCtx, stopSchedules := context.WithCancel(ctx)
 	defer stopSchedules()
 	s.startSchedules(schedCtx)
 
-	fmt.Fprintf(stdout, "ready api=http://%s sfn=%s dynamodb=%s\n", apiLn.Addr(), sfnURL, ddbURL)
+	fmt.Fprintln(stdout, ready)
 
 	var runErr error
 	select {
@@ -207,6 +236,7 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 		runErr = fmt.Errorf("server stopped: %w", err)
 	}
 	s.logger.Info("shutting down")
+	close(s.stopping)
 	stopSchedules()
 	shutCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
@@ -215,6 +245,18 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	s.engine.Close()
 	waitFor(&s.wg, time.Second)
 	return runErr
+}
+
+// pprofHandler serves net/http/pprof's index and profiles under /debug/pprof/, on a mux of its own so the API
+// never exposes them.
+func pprofHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
 }
 
 // waitFor waits for wg at most d.
@@ -245,6 +287,11 @@ func (s *stack) startDynamoDB(ctx context.Context) (url string, stop func(), err
 	return srv.URL, func() { _ = srv.Close() }, nil
 }
 
+// idleConnsPerHost is how many idle connections the functions and the engine keep to each endpoint (Dynoxide, the
+// Step Functions API). The SDK's default of 10 makes every request beyond the tenth concurrent one open a new TCP
+// connection, and close it afterwards, on both sides.
+const idleConnsPerHost = 1024
+
 // sdkConfig points the AWS SDK at the local endpoints the way a user would: through the SDK's own
 // AWS_ENDPOINT_URL_* variables, so function code has no local mode. Credentials and region are set only where the
 // environment has none (a --dynamodb-endpoint on AWS keeps the user's own).
@@ -266,7 +313,11 @@ func sdkConfig(ctx context.Context, ddbURL, sfnURL string) (aws.Config, error) {
 			return aws.Config{}, err
 		}
 	}
-	cfg, err := config.LoadDefaultConfig(ctx)
+	cfg, err := config.LoadDefaultConfig(ctx, config.WithHTTPClient(awshttp.NewBuildableClient().WithTransportOptions(
+		func(t *http.Transport) {
+			t.MaxIdleConns = 2 * idleConnsPerHost
+			t.MaxIdleConnsPerHost = idleConnsPerHost
+		})))
 	if err != nil {
 		return aws.Config{}, fmt.Errorf("aws config: %w", err)
 	}

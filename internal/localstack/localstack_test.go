@@ -1,12 +1,19 @@
 package localstack
 
 import (
+	"context"
+	"errors"
 	"io"
+	"log/slog"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/transferflow/orchestrator/internal/lambdalocal"
 	"github.com/transferflow/orchestrator/internal/samtemplate"
+	"github.com/transferflow/orchestrator/internal/sfnlocal"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -21,6 +28,13 @@ func TestParseFlags(t *testing.T) {
 	}
 	if c, err := ParseFlags([]string{"--metrics"}, io.Discard); err != nil || !c.Metrics {
 		t.Errorf("--metrics: %+v, %v", c, err)
+	}
+	if c.LambdaConcurrency != 1000 || c.PprofAddr != "" {
+		t.Errorf("defaults: --lambda-concurrency %d, --pprof-addr %q; want 1000 and off", c.LambdaConcurrency, c.PprofAddr)
+	}
+	if c, err := ParseFlags([]string{"--lambda-concurrency", "5", "--pprof-addr", "127.0.0.1:0"}, io.Discard); err != nil ||
+		c.LambdaConcurrency != 5 || c.PprofAddr != "127.0.0.1:0" {
+		t.Errorf("--lambda-concurrency 5 --pprof-addr 127.0.0.1:0: %+v, %v", c, err)
 	}
 	for _, bad := range [][]string{{"--fault", "debit"}, {"--nope"}, {"extra"}} {
 		if _, err := ParseFlags(bad, io.Discard); err == nil {
@@ -89,5 +103,39 @@ func TestParseRate(t *testing.T) {
 		if (err == nil) != tt.ok || got != tt.want {
 			t.Errorf("parseRate(%q) = %s, %v", tt.expr, got, err)
 		}
+	}
+}
+
+// TestReservedConcurrencyFromTheTemplate: the functions' ReservedConcurrentExecutions cap them, and reservations
+// beyond --lambda-concurrency stop the stack from starting.
+func TestReservedConcurrencyFromTheTemplate(t *testing.T) {
+	tmpl, err := samtemplate.Load(filepath.Join("testdata", "reserved-concurrency.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := func(account int) (*stack, error) {
+		s := &stack{tmpl: tmpl, names: newNames(tmpl), cfg: Config{LambdaConcurrency: account}, logger: slog.New(slog.DiscardHandler),
+			metrics: io.Discard, newID: sfnlocal.NewUUID}
+		if s.fns, err = tmpl.Functions(s.env(), s.names); err != nil {
+			t.Fatal(err)
+		}
+		return s, s.startFunctions(aws.Config{})
+	}
+	if _, err := start(1); err == nil || err.Error() != "lambda concurrency: reserved concurrency 2 exceeds the account's concurrency 1" {
+		t.Errorf("reservations 0+2 with --lambda-concurrency 1: err = %v", err)
+	}
+	s, err := start(lambdalocal.DefaultAccountConcurrency)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var se *sfnlocal.ServiceError
+	_, err = s.invoker.Invoke(context.Background(), "DebitFunction", []byte(`{}`))
+	if !errors.As(err, &se) || se.Name != "Lambda.TooManyRequestsException" {
+		t.Errorf("DebitFunction (ReservedConcurrentExecutions: 0): err = %v, want Lambda.TooManyRequestsException", err)
+	}
+	// CreditFunction has concurrency: its invocation runs (and fails without a table, which is not a throttle).
+	_, err = s.invoker.Invoke(context.Background(), "CreditFunction", []byte(`{}`))
+	if errors.As(err, &se) {
+		t.Errorf("CreditFunction (reserved 2, idle): err = %v, want it to run", err)
 	}
 }

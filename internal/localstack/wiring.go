@@ -156,7 +156,8 @@ func (c crashAfterReserve) Reserve(ctx context.Context, rec ledger.Transfer, now
 	return existing, created, err
 }
 
-// startFunctions builds every function of the template with its template environment.
+// startFunctions builds every function of the template with its template environment, and caps their concurrency
+// with the template's ReservedConcurrentExecutions and --lambda-concurrency.
 func (s *stack) startFunctions(cfg aws.Config) error {
 	var local []lambdalocal.Function
 	for _, f := range s.fns {
@@ -186,6 +187,15 @@ func (s *stack) startFunctions(cfg aws.Config) error {
 		})
 	}
 	s.invoker = lambdalocal.New(Region, AccountID, s.newID, s.logger, local...)
+	limits := lambdalocal.Concurrency{Account: s.cfg.LambdaConcurrency, Reserved: map[string]int{}}
+	for _, f := range s.fns {
+		if f.ReservedConcurrentExecutions != nil {
+			limits.Reserved[f.LogicalID] = *f.ReservedConcurrentExecutions
+		}
+	}
+	if err := s.invoker.SetConcurrency(limits); err != nil {
+		return fmt.Errorf("lambda concurrency: %w", err)
+	}
 	for _, f := range s.cfg.Faults {
 		s.invoker.AddFault(f)
 	}

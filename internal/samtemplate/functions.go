@@ -3,6 +3,7 @@ package samtemplate
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -21,9 +22,12 @@ type Function struct {
 	// MemorySize is in MB (Lambda's default is 128).
 	MemorySize int
 	// LogFormat is LoggingConfig.LogFormat: Text (the default) or JSON.
-	LogFormat   string
-	Environment map[string]string
-	Events      []Event
+	LogFormat string
+	// ReservedConcurrentExecutions is the function's reserved concurrency (the function's own, else Globals'); nil
+	// when the template reserves none, so the function shares the account's unreserved concurrency.
+	ReservedConcurrentExecutions *int
+	Environment                  map[string]string
+	Events                       []Event
 }
 
 // functionProps are the AWS::Serverless::Function properties read from Globals.Function and from each function,
@@ -137,6 +141,9 @@ func (t *Template) Functions(env Env, r Resolver) ([]Function, error) {
 		for k, v := range genv {
 			f.Environment[k] = v
 		}
+		if f.ReservedConcurrentExecutions, err = t.reserved(id, p, env, r); err != nil {
+			return nil, err
+		}
 		own, err := t.stringMap(mapping(mapping(p, "Environment"), "Variables"), env, r)
 		if err != nil {
 			return nil, fmt.Errorf("%s.Environment: %w", id, err)
@@ -151,6 +158,29 @@ func (t *Template) Functions(env Env, r Resolver) ([]Function, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].LogicalID < out[j].LogicalID })
 	return out, nil
+}
+
+// reserved reads a function's ReservedConcurrentExecutions, its own or else Globals.Function's: an integer >= 0,
+// written plainly or as an intrinsic such as !Ref to a parameter.
+func (t *Template) reserved(id string, props *yaml.Node, env Env, r Resolver) (*int, error) {
+	where, n := id, mapping(props, "ReservedConcurrentExecutions")
+	if n == nil {
+		if g, ok := t.Globals["Function"]; ok {
+			where, n = "Globals.Function", mapping(&g, "ReservedConcurrentExecutions")
+		}
+	}
+	if n == nil {
+		return nil, nil
+	}
+	s, err := t.scalar(n, env, r)
+	if err != nil {
+		return nil, fmt.Errorf("%s.ReservedConcurrentExecutions: %w", where, err)
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil || v < 0 {
+		return nil, fmt.Errorf("%s.ReservedConcurrentExecutions: %q is not an integer >= 0", where, s)
+	}
+	return &v, nil
 }
 
 func nodeOrNil(n *yaml.Node) *yaml.Node {

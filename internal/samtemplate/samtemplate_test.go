@@ -59,6 +59,7 @@ func TestFunctionsAndStateMachines(t *testing.T) {
 	src := `
 Parameters:
   Window: {Type: String, Default: 10s}
+  Reserve: {Type: Number, Default: 5}
 Globals:
   Function:
     Runtime: provided.al2023
@@ -67,6 +68,7 @@ Globals:
     MemorySize: 256
     LoggingConfig: {LogFormat: JSON}
     Timeout: 7
+    ReservedConcurrentExecutions: !Ref Reserve
     Environment:
       Variables:
         TABLE_NAME: !Ref Table
@@ -88,6 +90,7 @@ Resources:
     Properties:
       CodeUri: functions/fn/
       Timeout: 30
+      ReservedConcurrentExecutions: 0
       MemorySize: 1024
       Architectures: [x86_64]
       Environment:
@@ -134,6 +137,10 @@ Resources:
 		fn.Runtime != "provided.al2023" || other.Handler != "bootstrap" || fn.LogFormat != "JSON" {
 		t.Errorf("properties: %+v / %+v", fn, other)
 	}
+	if fn.ReservedConcurrentExecutions == nil || *fn.ReservedConcurrentExecutions != 0 ||
+		other.ReservedConcurrentExecutions == nil || *other.ReservedConcurrentExecutions != 5 {
+		t.Errorf("reserved concurrency: own %v, from Globals %v; want 0 and 5", fn.ReservedConcurrentExecutions, other.ReservedConcurrentExecutions)
+	}
 	if len(fn.Events) != 3 {
 		t.Fatalf("events = %+v", fn.Events)
 	}
@@ -165,5 +172,39 @@ func TestUnknownRefIsAnError(t *testing.T) {
 	}
 	if _, err := tmpl.Functions(Env{}, fakeResolver{}); err == nil || !strings.Contains(err.Error(), "Nope") {
 		t.Errorf("err = %v, want it to name Nope", err)
+	}
+}
+
+func TestReservedConcurrentExecutions(t *testing.T) {
+	tests := []struct {
+		name, props string
+		want        *int
+		err         string
+	}{
+		{name: "unset", props: "{}"},
+		{name: "plain", props: "{ReservedConcurrentExecutions: 3}", want: aws.Int(3)},
+		{name: "negative", props: "{ReservedConcurrentExecutions: -1}", err: `F.ReservedConcurrentExecutions: "-1" is not an integer >= 0`},
+		{name: "not a number", props: "{ReservedConcurrentExecutions: many}", err: `F.ReservedConcurrentExecutions: "many" is not an integer >= 0`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tmpl, err := Parse([]byte("Resources:\n  F:\n    Type: AWS::Serverless::Function\n    Properties: " + tt.props + "\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fns, err := tmpl.Functions(Env{}, fakeResolver{})
+			if tt.err != "" {
+				if err == nil || err.Error() != tt.err {
+					t.Fatalf("err = %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := fns[0].ReservedConcurrentExecutions; !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("reserved = %v, want %v", got, tt.want)
+			}
+		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -362,7 +363,8 @@ func dynamoError(status int, code string) *http.Response {
 }
 
 // TestDynamoDBFaultsAreTransient injects throttling, server faults and a broken connection on the wire between the
-// real SDK and Dynoxide: each leg is TransientError, nothing is written, and the workflow's retry then succeeds.
+// real SDK and Dynoxide: a fault that outlasts the ledger's own retries is TransientError, nothing is written, and
+// the workflow's retry then succeeds.
 func TestDynamoDBFaultsAreTransient(t *testing.T) {
 	e := newLedgerEnv(t)
 	e.account(t, "acc-alice", "EUR", 5000)
@@ -377,14 +379,15 @@ func TestDynamoDBFaultsAreTransient(t *testing.T) {
 		{"transaction over capacity", "TransactWriteItems", dynamoError(400, "ProvisionedThroughputExceededException")},
 		{"server fault", "TransactWriteItems", dynamoError(500, "InternalServerError")},
 		{"connection lost", "TransactWriteItems", nil},
-		{"account read throttled", "GetItem", dynamoError(400, "ThrottlingException")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			id := e.transfer(t, "acc-alice", "acc-bob", 100, "EUR")
 			wire := &faultyWire{faults: map[string]*http.Response{tt.op: tt.resp}}
-			// The workflow retries; the SDK's own retries would only slow the test.
-			debit := &Debit{Ledger: ledger.NewLedger(faultyClient(srvURL, wire, 1), e.table), Now: e.now, Logger: discardLogger()}
+			// The workflow retries; the SDK's own retries, and more than two of the ledger's, would only slow the test.
+			l := ledger.NewLedger(faultyClient(srvURL, wire, 1), e.table)
+			l.Retry = ledger.RetryPolicy{Base: time.Millisecond, Cap: time.Millisecond, MaxAttempts: 2}
+			debit := &Debit{Ledger: l, Now: e.now, Logger: discardLogger()}
 			before := e.scan(t)
 			in := legInput(e.record(t, id), ledger.LegDebit)
 			_, err := debit.Handle(context.Background(), in)
@@ -416,29 +419,34 @@ func faultyClient(url string, wire *faultyWire, attempts int) *dynamodb.Client {
 	})
 }
 
-// TestLostReplyIsReplayed lets a leg's transaction commit and then loses its reply. Whether the SDK retries at once
-// or the workflow retries the task, the retry finds the entry and returns it: the money moved once.
+// TestLostReplyIsReplayed lets a leg's transaction commit and then loses its reply. Whether the SDK retries at once,
+// the ledger retries its transaction, or the workflow retries the task, the retry finds the entry and returns it:
+// the money moved once.
 func TestLostReplyIsReplayed(t *testing.T) {
 	e := newLedgerEnv(t)
 	e.account(t, "acc-alice", "EUR", 5000)
 	e.account(t, "acc-bob", "EUR", 0)
 	srvURL := aws.ToString(e.db.Options().BaseEndpoint)
 	tests := []struct {
-		name        string
-		sdkAttempts int
+		name           string
+		sdkAttempts    int
+		ledgerAttempts int
 	}{
-		{"the SDK retries", 3},
-		{"the workflow retries", 1},
+		{"the SDK retries", 3, 1},
+		{"the ledger retries", 1, 2},
+		{"the workflow retries", 1, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			id := e.transfer(t, "acc-alice", "acc-bob", 100, "EUR")
 			wire := &faultyWire{lose: map[string]bool{"TransactWriteItems": true}}
-			debit := &Debit{Ledger: ledger.NewLedger(faultyClient(srvURL, wire, tt.sdkAttempts), e.table), Now: e.now, Logger: discardLogger()}
+			l := ledger.NewLedger(faultyClient(srvURL, wire, tt.sdkAttempts), e.table)
+			l.Retry = ledger.RetryPolicy{Base: time.Millisecond, Cap: time.Millisecond, MaxAttempts: tt.ledgerAttempts}
+			debit := &Debit{Ledger: l, Now: e.now, Logger: discardLogger()}
 			in := legInput(e.record(t, id), ledger.LegDebit)
 			before := e.accountNow(t, "acc-alice").Balance
 			res, err := debit.Handle(context.Background(), in)
-			if tt.sdkAttempts == 1 {
+			if tt.sdkAttempts == 1 && tt.ledgerAttempts == 1 {
 				if got := lambdaErrorType(err); got != "TransientError" {
 					t.Fatalf("first attempt: %v (%s), want TransientError", err, got)
 				}

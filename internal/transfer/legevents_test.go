@@ -59,11 +59,10 @@ func TestEventsRunAgainstDynoxide(t *testing.T) {
 		debitFirst   bool
 		wantLeg      string
 		source, dest int64
-		balanceAfter int64
 	}{
-		{event: "debit.json", wantLeg: ledger.LegDebit, source: 3750, dest: 0, balanceAfter: 3750},
-		{event: "credit.json", before: "debit.json", wantLeg: ledger.LegCredit, source: 3750, dest: 1250, balanceAfter: 1250},
-		{event: "refund.json", debitFirst: true, wantLeg: ledger.LegRefund, source: 5000, dest: 0, balanceAfter: 5000},
+		{event: "debit.json", wantLeg: ledger.LegDebit, source: 3750, dest: 0},
+		{event: "credit.json", before: "debit.json", wantLeg: ledger.LegCredit, source: 3750, dest: 1250},
+		{event: "refund.json", debitFirst: true, wantLeg: ledger.LegRefund, source: 5000, dest: 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.event, func(t *testing.T) {
@@ -100,7 +99,7 @@ func TestEventsRunAgainstDynoxide(t *testing.T) {
 				t.Fatal(err)
 			}
 			if res.Leg != tt.wantLeg || res.TransferID != in.TransferID || res.AccountID != in.AccountID ||
-				res.Amount != in.Amount || res.BalanceAfter != tt.balanceAfter || res.ExecutionArn != in.ExecutionArn {
+				res.Amount != in.Amount || res.BalanceAfter != nil || res.ExecutionArn != in.ExecutionArn {
 				t.Errorf("result = %s", out)
 			}
 			if a, b := e.accountNow(t, src).Balance, e.accountNow(t, dst).Balance; a != tt.source || b != tt.dest {

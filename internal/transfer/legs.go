@@ -76,12 +76,13 @@ func (in LegInput) request() ledger.LegRequest {
 // LegResult is a leg's ledger entry as the functions return it. It is built from the stored entry, so a leg invoked
 // again returns exactly what it returned the first time.
 type LegResult struct {
-	TransferID   string `json:"transferId"`
-	Leg          string `json:"leg"`
-	AccountID    string `json:"accountId"`
-	Amount       int64  `json:"amount"`
-	Currency     string `json:"currency"`
-	BalanceAfter int64  `json:"balanceAfter"`
+	TransferID string `json:"transferId"`
+	Leg        string `json:"leg"`
+	AccountID  string `json:"accountId"`
+	Amount     int64  `json:"amount"`
+	Currency   string `json:"currency"`
+	// BalanceAfter is present only for entries written before legs stopped reading the account (docs/ledger.md).
+	BalanceAfter *int64 `json:"balanceAfter,omitempty"`
 	ExecutionArn string `json:"executionArn"`
 	CreatedAt    string `json:"createdAt"`
 }

@@ -49,7 +49,7 @@ func TestHistoryIsStepFunctionsShapedAndPaged(t *testing.T) {
 	if page1.NextToken != "page-2" || page1.TransferID != tr.TransferID || page1.ExecutionArn != tr.ExecutionArn {
 		t.Errorf("page 1 = %+v", page1)
 	}
-	if len(page1.Ledger) != 1 || page1.Ledger[0].Leg != "DEBIT" || page1.Ledger[0].Amount != 1250 || page1.Ledger[0].BalanceAfter != 3750 {
+	if len(page1.Ledger) != 1 || page1.Ledger[0].Leg != "DEBIT" || page1.Ledger[0].Amount != 1250 || page1.Ledger[0].BalanceAfter != nil {
 		t.Errorf("ledger = %+v", page1.Ledger)
 	}
 	wantEvents(t, page1.Events, "testdata/history-page1.json")

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/transferflow/orchestrator/internal/loadbench"
+	"github.com/transferflow/orchestrator/internal/samtemplate"
+)
+
+// options are the command line's settings beyond loadbench.Config.
+type options struct {
+	cfg      loadbench.Config
+	out      string
+	stackLog string
+}
+
+// parseFlags reads the command line. getwd finds the repository, whose template.yaml is the default --local-dir
+// and whose bench/results/ holds the default --out.
+func parseFlags(args []string, getwd func() (string, error), stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.cfg.LocalBin, "local-bin", "", "the local stack's binary (default: build ./cmd/local of --local-dir to a temporary file)")
+	fs.StringVar(&o.cfg.LocalDir, "local-dir", "", "the directory the stack runs in, with its template.yaml and statemachine/ (default: this repository)")
+	fs.StringVar(&o.cfg.DynamoDBEndpoint, "dynamodb-endpoint", "", "a fresh DynamoDB server to use (e.g. DynamoDB Local) instead of starting Dynoxide")
+	scale := fs.String("scale", "quick", "how much to measure: quick (under 2 minutes) or full (issue 11's figures)")
+	store := fs.String("store", "memory", "where the stack and Dynoxide keep their data: memory, or disk (temporary folders)")
+	fs.StringVar(&o.out, "out", "", "the JSON file to write, - for none (default: bench/results/latest.json, or latest-quick.json with --scale quick)")
+	fs.StringVar(&o.cfg.NodeDir, "node-dir", "", "where the engine comparison finds the npm engine (default: its own)")
+	fs.StringVar(&o.stackLog, "stack-log", "", "write the stacks' own logs to this file (default: discarded)")
+	only := fs.String("only", "", "measure only these sections, comma-separated: "+strings.Join(loadbench.Sections, ",")+" (default: all)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	var err error
+	if o.cfg.Only, err = loadbench.ParseOnly(*only); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if o.cfg.Scale, err = loadbench.ScaleByName(*scale); err != nil {
+		return o, err
+	}
+	switch *store {
+	case "memory":
+	case "disk":
+		o.cfg.Disk = true
+	default:
+		return o, fmt.Errorf("store %q: want memory or disk", *store)
+	}
+	if o.cfg.LocalDir == "" || o.out == "" {
+		wd, err := getwd()
+		if err != nil {
+			return o, err
+		}
+		root, err := samtemplate.FindRoot(wd)
+		if err != nil {
+			return o, fmt.Errorf("find the repository (run from inside it, or give --local-dir and --out): %w", err)
+		}
+		if o.cfg.LocalDir == "" {
+			o.cfg.LocalDir = root
+		}
+		if o.out == "" {
+			name := "latest.json"
+			if o.cfg.Scale.Name != "full" {
+				name = "latest-" + o.cfg.Scale.Name + ".json"
+			}
+			o.out = filepath.Join(root, "bench", "results", name)
+		}
+	}
+	return o, nil
+}
+
+// run parses the command line, measures, prints the table to stdout and writes the JSON. Progress goes to stderr.
+func run(ctx context.Context, args []string, getwd func() (string, error), stdout, stderr io.Writer) error {
+	o, err := parseFlags(args, getwd, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	o.cfg.Progress = stderr
+	o.cfg.Engine = engine
+	if o.stackLog != "" {
+		f, err := os.Create(o.stackLog)
+		if err != nil {
+			return fmt.Errorf("stack log: %w", err)
+		}
+		defer f.Close()
+		o.cfg.StackLog = f
+	}
+	res, err := loadbench.Run(ctx, o.cfg)
+	if err != nil {
+		return err
+	}
+	loadbench.Report(stdout, *res)
+	if o.out == "-" {
+		return nil
+	}
+	if err := loadbench.WriteJSON(o.out, *res); err != nil {
+		return err
+	}
+	fmt.Fprintln(stderr, "bench: wrote", o.out)
+	return nil
+}

@@ -1,0 +1,197 @@
+package ledger_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/transferflow/orchestrator/internal/ddblocal"
+	"github.com/transferflow/orchestrator/internal/ledger"
+)
+
+// cancellingTransport answers the first n TransactWriteItems (all of them when n < 0) with the response AWS's
+// DynamoDB sends when it cancels a transaction for the given reasons (HTTP 400, TransactionCanceledException with
+// CancellationReasons), without passing them to the server; everything else goes to the real Dynoxide. The SDK
+// decodes the real wire shape, so the ledger sees exactly what it would see on AWS.
+type cancellingTransport struct {
+	n       int64
+	reasons []string
+	sent    atomic.Int64 // TransactWriteItems seen, cancelled or not
+}
+
+func (c *cancellingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if !strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".TransactWriteItems") {
+		return http.DefaultTransport.RoundTrip(r)
+	}
+	if k := c.sent.Add(1); c.n >= 0 && k > c.n {
+		return http.DefaultTransport.RoundTrip(r)
+	}
+	var items, codes []string
+	for _, code := range c.reasons {
+		codes = append(codes, code)
+		if code == "None" {
+			items = append(items, `{"Code":"None"}`)
+			continue
+		}
+		items = append(items, fmt.Sprintf(`{"Code":%q,"Message":"Transaction is ongoing for the item"}`, code))
+	}
+	body := fmt.Sprintf(`{"__type":"com.amazonaws.dynamodb.v20120810#TransactionCanceledException",`+
+		`"Message":"Transaction cancelled, please refer cancellation reasons for specific reasons [%s]",`+
+		`"CancellationReasons":[%s]}`, strings.Join(codes, ", "), strings.Join(items, ","))
+	if r.Body != nil {
+		_, _ = io.Copy(io.Discard, r.Body)
+		_ = r.Body.Close()
+	}
+	return &http.Response{
+		StatusCode: http.StatusBadRequest, Status: "400 Bad Request", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header:  http.Header{"Content-Type": {"application/x-amz-json-1.0"}, "X-Amzn-Requestid": {"injected"}},
+		Body:    io.NopCloser(bytes.NewBufferString(body)),
+		Request: r, ContentLength: int64(len(body)),
+	}, nil
+}
+
+// conflictEnv is a ledger whose client goes through a cancellingTransport, with fast retries.
+func conflictEnv(t *testing.T, n int64, reasons ...string) (*env, *ledger.Ledger, *cancellingTransport) {
+	t.Helper()
+	e := newEnv(t)
+	e.account(t, "src", "EUR", 100)
+	e.account(t, "dst", "EUR", 0)
+	ct := &cancellingTransport{n: n, reasons: reasons}
+	srvURL := e.db.Options().BaseEndpoint
+	l := ledger.NewLedger(ddblocal.NewClient(*srvURL, &http.Client{Transport: ct}), e.table)
+	l.Retry = ledger.RetryPolicy{Base: time.Millisecond, Cap: 4 * time.Millisecond, Reserve: 50 * time.Millisecond, MaxAttempts: 5}
+	return e, l, ct
+}
+
+// A DEBIT naming its destination has 4 items: entry, record, destination check, account.
+var conflictOnAccount = []string{"None", "None", "None", "TransactionConflict"}
+
+// TestTransactionConflictIsRetriedWithBackoff: AWS cancels a transaction with TransactionConflict when another
+// transaction holds one of its items. The leg tries again and commits once; the money moves once.
+func TestTransactionConflictIsRetriedWithBackoff(t *testing.T) {
+	e, l, ct := conflictEnv(t, 3, conflictOnAccount...)
+	id := e.transfer(t, "src", "dst", 40, "EUR")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	got, replayed, err := l.ApplyLeg(ctx, leg(id, ledger.LegDebit, "src", 40), t0)
+	if err != nil || replayed || got.Leg != ledger.LegDebit {
+		t.Fatalf("ApplyLeg = %+v, %v, %v; want a new DEBIT", got, replayed, err)
+	}
+	if n := ct.sent.Load(); n != 4 {
+		t.Errorf("transactions sent = %d, want 4 (3 cancelled, then the one that commits)", n)
+	}
+	if b := e.balance(t, "src"); b != 60 {
+		t.Errorf("balance = %d, want 60", b)
+	}
+}
+
+// TestThrottledTransactionIsRetried: a transaction cancelled with ThrottlingError reasons is retried the same way.
+func TestThrottledTransactionIsRetried(t *testing.T) {
+	e, l, ct := conflictEnv(t, 2, "None", "ThrottlingError", "None", "None")
+	id := e.transfer(t, "src", "dst", 40, "EUR")
+	if _, _, err := l.ApplyLeg(context.Background(), leg(id, ledger.LegDebit, "src", 40), t0); err != nil {
+		t.Fatal(err)
+	}
+	if n := ct.sent.Load(); n != 3 {
+		t.Errorf("transactions sent = %d, want 3", n)
+	}
+}
+
+// TestConflictPastTheDeadlineIsUnavailable: a conflict that lasts stops being retried before the Lambda deadline
+// (the workflow's Retry takes over) and nothing is written.
+func TestConflictPastTheDeadlineIsUnavailable(t *testing.T) {
+	e, l, ct := conflictEnv(t, -1, conflictOnAccount...)
+	l.Retry = ledger.RetryPolicy{Base: 5 * time.Millisecond, Cap: 20 * time.Millisecond, Reserve: 100 * time.Millisecond, MaxAttempts: 3}
+	id := e.transfer(t, "src", "dst", 40, "EUR")
+	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
+	defer cancel()
+	_, _, err := l.ApplyLeg(ctx, leg(id, ledger.LegDebit, "src", 40), t0)
+	if !errors.Is(err, ledger.ErrUnavailable) {
+		t.Fatalf("err = %v, want ErrUnavailable", err)
+	}
+	if ctx.Err() != nil {
+		t.Errorf("ApplyLeg returned after the deadline; it must stop Reserve before it")
+	}
+	if n := ct.sent.Load(); n <= 3 {
+		t.Errorf("transactions sent = %d; with a deadline the attempts are bounded by time, not MaxAttempts (3)", n)
+	}
+	if b := e.balance(t, "src"); b != 100 {
+		t.Errorf("balance = %d, want 100", b)
+	}
+	entries, err := e.store.Entries(context.Background(), id)
+	if err != nil || len(entries) != 0 {
+		t.Errorf("entries = %+v, %v; want none", entries, err)
+	}
+}
+
+// TestConflictWithoutDeadlineStopsAtMaxAttempts: without a deadline, MaxAttempts bounds the attempts.
+func TestConflictWithoutDeadlineStopsAtMaxAttempts(t *testing.T) {
+	e, l, ct := conflictEnv(t, -1, conflictOnAccount...)
+	id := e.transfer(t, "src", "dst", 40, "EUR")
+	_, _, err := l.ApplyLeg(context.Background(), leg(id, ledger.LegDebit, "src", 40), t0)
+	if !errors.Is(err, ledger.ErrUnavailable) {
+		t.Fatalf("err = %v, want ErrUnavailable", err)
+	}
+	if n := ct.sent.Load(); n != 5 {
+		t.Errorf("transactions sent = %d, want MaxAttempts = 5", n)
+	}
+}
+
+// TestBusinessOutcomesAreNotRetried: a cancellation that decides the leg (here a short balance) is answered from
+// the first transaction's reasons.
+func TestBusinessOutcomesAreNotRetried(t *testing.T) {
+	e, l, ct := conflictEnv(t, 0)
+	id := e.transfer(t, "src", "dst", 500, "EUR")
+	_, _, err := l.ApplyLeg(context.Background(), leg(id, ledger.LegDebit, "src", 500), t0)
+	if !errors.Is(err, ledger.ErrInsufficientFunds) {
+		t.Fatalf("err = %v, want ErrInsufficientFunds", err)
+	}
+	if n := ct.sent.Load(); n != 1 {
+		t.Errorf("transactions sent = %d, want 1", n)
+	}
+}
+
+// TestOutcomesWithoutImages: a server that sends no ALL_OLD images still gets each account outcome right (the
+// ledger reads the account, on the refused leg only).
+func TestOutcomesWithoutImages(t *testing.T) {
+	e := newEnv(t)
+	e.account(t, "src", "EUR", 100)
+	e.account(t, "dst", "EUR", 0)
+	e.account(t, "usd", "USD", 0)
+	strip := func(out *dynamodb.TransactWriteItemsOutput, err error) (*dynamodb.TransactWriteItemsOutput, error) {
+		var tce *ddbtypes.TransactionCanceledException
+		if errors.As(err, &tce) {
+			for i := range tce.CancellationReasons {
+				tce.CancellationReasons[i].Item = nil
+			}
+		}
+		return out, err
+	}
+	l := ledger.NewLedger(&hookedDB{Client: e.db, after: strip}, e.table)
+	ctx := context.Background()
+	short := e.transfer(t, "src", "dst", 500, "EUR")
+	if _, _, err := l.ApplyLeg(ctx, leg(short, ledger.LegDebit, "src", 500), t0); !errors.Is(err, ledger.ErrInsufficientFunds) {
+		t.Errorf("short balance: %v, want ErrInsufficientFunds", err)
+	}
+	missing := e.transfer(t, "nobody", "dst", 5, "EUR")
+	if _, _, err := l.ApplyLeg(ctx, leg(missing, ledger.LegDebit, "nobody", 5), t0); !errors.Is(err, ledger.ErrAccountNotFound) {
+		t.Errorf("missing source: %v, want ErrAccountNotFound", err)
+	}
+	wrong := e.transfer(t, "src", "usd", 5, "EUR")
+	if _, _, err := l.ApplyLeg(ctx, debitTo(wrong, "src", "usd", 5), t0); !errors.Is(err, ledger.ErrCurrencyMismatch) {
+		t.Errorf("destination in USD: %v, want ErrCurrencyMismatch", err)
+	}
+	if b := e.balance(t, "src"); b != 100 {
+		t.Errorf("balance = %d, want 100", b)
+	}
+}

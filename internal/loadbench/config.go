@@ -1,0 +1,138 @@
+package loadbench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// Cell is one closed-loop measurement: Transfers transfers by Concurrency clients.
+type Cell struct {
+	Concurrency int `json:"concurrency"`
+	Transfers   int `json:"transfers"`
+}
+
+// Scale is how much a run measures.
+type Scale struct {
+	Name string `json:"name"`
+	// Cells are the closed-loop cells of each pass (many accounts, then hot accounts).
+	Cells []Cell `json:"cells"`
+	// ManyAccounts and HotAccounts are the accounts of the two passes.
+	ManyAccounts int `json:"manyAccounts"`
+	HotAccounts  int `json:"hotAccounts"`
+	// BurstTransfers are submitted by BurstClients over BurstAccounts accounts without waiting.
+	BurstTransfers int `json:"burstTransfers"`
+	BurstClients   int `json:"burstClients"`
+	BurstAccounts  int `json:"burstAccounts"`
+	// OpenLoopSeconds is how long the open loop offers half the peak.
+	OpenLoopSeconds float64 `json:"openLoopSeconds"`
+	// Attribution is how many quiet transfers the DynamoDB attribution makes, Replays how many replays of each.
+	Attribution int `json:"attribution"`
+	Replays     int `json:"replays"`
+	// HistorySample is how many transfers of the first cell have their execution history read (transitions,
+	// invocations, durations).
+	HistorySample int `json:"historySample"`
+	// DirectTransfers is how many transfers' worth of requests the store test sends at each concurrency.
+	DirectTransfers int `json:"directTransfers"`
+	// MemoryTransfers are run by MemoryConcurrency closed-loop clients to watch the resident set grow.
+	MemoryTransfers   int `json:"memoryTransfers"`
+	MemoryConcurrency int `json:"memoryConcurrency"`
+	// EngineExecutions and EngineConcurrency size the engine comparison.
+	EngineExecutions  int `json:"engineExecutions"`
+	EngineConcurrency int `json:"engineConcurrency"`
+}
+
+// Scales are the presets of --scale.
+var Scales = map[string]Scale{
+	"full": {
+		Name: "full",
+		Cells: []Cell{
+			{Concurrency: 1, Transfers: 1000}, {Concurrency: 8, Transfers: 3000},
+			{Concurrency: 32, Transfers: 6000}, {Concurrency: 128, Transfers: 10000},
+		},
+		ManyAccounts: 1000, HotAccounts: 4,
+		BurstTransfers: 5000, BurstClients: 32, BurstAccounts: 16,
+		OpenLoopSeconds: 30,
+		Attribution:     5, Replays: 5, HistorySample: 50,
+		DirectTransfers: 1000,
+		MemoryTransfers: 100000, MemoryConcurrency: 32,
+		EngineExecutions: 10000, EngineConcurrency: 32,
+	},
+	"quick": {
+		Name: "quick",
+		Cells: []Cell{
+			{Concurrency: 1, Transfers: 50}, {Concurrency: 8, Transfers: 100},
+			{Concurrency: 32, Transfers: 150}, {Concurrency: 128, Transfers: 256},
+		},
+		ManyAccounts: 1000, HotAccounts: 4,
+		BurstTransfers: 500, BurstClients: 32, BurstAccounts: 16,
+		OpenLoopSeconds: 3,
+		Attribution:     3, Replays: 3, HistorySample: 20,
+		DirectTransfers: 200,
+		MemoryTransfers: 1500, MemoryConcurrency: 32,
+		EngineExecutions: 500, EngineConcurrency: 8,
+	},
+}
+
+// EngineFunc measures executions per second of the project's Step Functions engine against the npm engine
+// aws-local-stepfunctions (package enginebench). nodeDir is where the npm engine is installed ("" for its default).
+type EngineFunc func(ctx context.Context, executions, concurrency int, nodeDir string) (EngineResult, error)
+
+// Config is a run's configuration.
+type Config struct {
+	// LocalBin is the local stack's binary; empty builds ./cmd/local of LocalDir to a temporary file.
+	LocalBin string
+	// LocalDir is the directory the stack runs in (template.yaml, statemachine/), and the source built when
+	// LocalBin is empty.
+	LocalDir string
+	// DynamoDBEndpoint, when set, is the DynamoDB server the proxy forwards to (a fresh DynamoDB Local, say);
+	// otherwise the run starts its own Dynoxide.
+	DynamoDBEndpoint string
+	// Disk keeps the store on disk (a temporary --data-dir for the stack, a SQLite file for Dynoxide) instead of in
+	// memory.
+	Disk  bool
+	Scale Scale
+	// NodeDir is passed to Engine.
+	NodeDir string
+	// Engine, when set, measures the engine; nil leaves the engine row out.
+	Engine EngineFunc
+	// Progress receives one line per step; nil discards them.
+	Progress io.Writer
+	// StackLog receives the stack's own logs; nil discards them.
+	StackLog io.Writer
+	// Only, when not empty, limits the run to these sections (Sections); the DynamoDB attribution always runs.
+	Only map[string]bool
+}
+
+// Sections are the parts of a run that --only can select.
+var Sections = []string{"closed", "burst", "open", "store", "engine", "memory"}
+
+// wants reports whether the run measures section.
+func (c Config) wants(section string) bool { return len(c.Only) == 0 || c.Only[section] }
+
+// ParseOnly reads a comma-separated list of Sections; "" selects them all.
+func ParseOnly(list string) (map[string]bool, error) {
+	if list == "" {
+		return nil, nil
+	}
+	only := map[string]bool{}
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		if !slices.Contains(Sections, name) {
+			return nil, fmt.Errorf("section %q: want some of %s", name, strings.Join(Sections, ","))
+		}
+		only[name] = true
+	}
+	return only, nil
+}
+
+// ScaleByName returns the preset named name.
+func ScaleByName(name string) (Scale, error) {
+	s, ok := Scales[name]
+	if !ok {
+		return Scale{}, fmt.Errorf("scale %q: want quick or full", name)
+	}
+	return s, nil
+}

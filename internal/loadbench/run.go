@@ -1,0 +1,458 @@
+package loadbench
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/transferflow/orchestrator/internal/ddblocal"
+	"github.com/transferflow/orchestrator/internal/ddbproxy"
+	"github.com/transferflow/orchestrator/internal/localproc"
+	"github.com/transferflow/orchestrator/internal/samtemplate"
+	"github.com/transferflow/orchestrator/internal/transferclient"
+)
+
+// Pass names of the closed-loop runs.
+const (
+	passMany   = "many"
+	passHot    = "hot"
+	passMemory = "memory"
+)
+
+// memorySamples is how many RSS samples the memory run takes along the way.
+const memorySamples = 5
+
+// run is one bench run in progress.
+type run struct {
+	cfg      Config
+	res      Result
+	tmp      string
+	hc       *http.Client
+	runID    string
+	accounts accountSets
+}
+
+func (r *run) progress(format string, args ...any) {
+	if r.cfg.Progress != nil {
+		elapsed := time.Since(r.res.StartedAt).Seconds()
+		fmt.Fprintf(r.cfg.Progress, "bench: [%5.1fs] %s\n", elapsed, fmt.Sprintf(format, args...))
+	}
+}
+
+func (r *run) note(format string, args ...any) {
+	r.res.Notes = append(r.res.Notes, fmt.Sprintf(format, args...))
+}
+
+// Run measures the local stack as cfg says. The stacks and the DynamoDB server it starts are stopped before it
+// returns. An error means the harness failed; a target the stack misses is a Verdict, not an error.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	r := &run{cfg: cfg, accounts: newAccountSets(cfg.Scale), hc: newHTTPClient()}
+	r.res = Result{Schema: SchemaVersion, StartedAt: time.Now().UTC(), Scale: cfg.Scale}
+	var err error
+	if r.runID, err = newRunID(); err != nil {
+		return nil, err
+	}
+	if r.tmp, err = os.MkdirTemp("", "bench-"); err != nil {
+		return nil, fmt.Errorf("temp dir: %w", err)
+	}
+	defer os.RemoveAll(r.tmp)
+	if err := r.run(ctx); err != nil {
+		return nil, err
+	}
+	r.res.Seconds = time.Since(r.res.StartedAt).Seconds()
+	r.res.Verdicts = Verdicts(r.res)
+	return &r.res, nil
+}
+
+func (r *run) run(ctx context.Context) error {
+	localDir, err := filepath.Abs(r.cfg.LocalDir)
+	if err != nil {
+		return err
+	}
+	bin := r.cfg.LocalBin
+	if bin == "" {
+		bin = filepath.Join(r.tmp, "local")
+		r.progress("building ./cmd/local of %s", localDir)
+		if err := localproc.Build(ctx, localDir, bin); err != nil {
+			return err
+		}
+	}
+	r.res.Build = Build{LocalBin: bin, LocalDir: localDir, Git: gitDescribe(ctx, localDir), GoVersion: runtime.Version(),
+		OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(), Store: "memory"}
+	if r.cfg.Disk {
+		r.res.Build.Store = "disk"
+	}
+	tmpl, err := samtemplate.Load(filepath.Join(localDir, "template.yaml"))
+	if err != nil {
+		return err
+	}
+	fns, err := tmpl.Functions(samtemplate.Env{Region: CostRegion, AccountID: "000000000000"}, placeholders{})
+	if err != nil {
+		return err
+	}
+
+	upstream, storePID, stopStore, err := r.startStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopStore()
+
+	attr, err := r.attributionStack(ctx, bin, localDir, upstream)
+	if err != nil {
+		return err
+	}
+	r.res.DynamoDB = attr.use
+	r.res.Notes = append(r.res.Notes, attr.notes...)
+
+	// The measured stack talks to the DynamoDB server directly: the proxy's extra hop would count against it.
+	empty := filepath.Join(r.tmp, "no-accounts.json")
+	if err := writeSeed(empty); err != nil {
+		return err
+	}
+	args := []string{"--dynamodb-endpoint", upstream, "--seed", empty}
+	if r.cfg.Disk {
+		args = append(args, "--data-dir", filepath.Join(r.tmp, "stack"))
+	}
+	r.progress("starting the measured stack")
+	stack, err := localproc.Start(ctx, localproc.Options{Binary: bin, Dir: localDir, Args: args, Stderr: r.stackLog()})
+	if err != nil {
+		return err
+	}
+	defer stack.Close()
+	mem := &memoryWatch{localPID: stack.PID(), storePID: storePID}
+	mem.sample(labelStart)
+	mem.mark(1000, labelAfter1000)
+	d := r.newDriver(stack, mem)
+
+	var sample histories
+	if r.cfg.wants("closed") {
+		if sample, err = r.closedPasses(ctx, d); err != nil {
+			return err
+		}
+	}
+	if err := r.burstAndOpen(ctx, d); err != nil {
+		return err
+	}
+	if r.cfg.wants("store") {
+		r.storeLimit(ctx, d, attr, upstream)
+	}
+	if r.cfg.wants("engine") {
+		r.engine(ctx)
+	}
+	if r.cfg.wants("memory") {
+		r.memoryRun(ctx, d, mem)
+	}
+	mem.sample(labelEnd)
+	var errs []string
+	r.res.Memory, errs = mem.result()
+	for _, e := range errs {
+		r.note("memory: %s", e)
+	}
+	if err := stack.Close(); err != nil {
+		r.note("%v", err)
+	}
+
+	// Transitions and invocations per transfer come from the quiet transfers and the sampled ones; durations from
+	// the sampled ones only (the quiet transfers' debits were delayed on purpose).
+	all := attr.histories.plus(sample)
+	r.res.Workflow = Workflow{Samples: all.n, Functions: functionUses(fns, sample, r.postP50AtC1())}
+	if all.n > 0 {
+		r.res.Workflow.TransitionsPerTransfer = float64(all.transitions) / float64(all.n)
+		r.res.Workflow.LambdaInvocationsPerTransfer = float64(all.invocations) / float64(all.n)
+	}
+	r.res.Cost = ComputeCost(CostInputs{
+		Transfers:              1_000_000,
+		TransitionsPerTransfer: r.res.Workflow.TransitionsPerTransfer,
+		Functions:              r.res.Workflow.Functions,
+		WriteUnitsPerTransfer:  r.res.DynamoDB.Transfer.WriteUnits,
+		ReadUnitsPerTransfer:   r.res.DynamoDB.Transfer.ReadUnits,
+		APIRequestsPerTransfer: 1,
+		TransitionsSource:      "states entered and retries, execution histories",
+		DynamoDBSource:         "quiet stack: new POST + workflow",
+	})
+	return nil
+}
+
+// startStore starts Dynoxide, unless an endpoint was given, and returns its URL, its pid (0 when it is not ours)
+// and how to stop it.
+func (r *run) startStore(ctx context.Context) (url string, pid int, stop func(), err error) {
+	if r.cfg.DynamoDBEndpoint != "" {
+		r.res.Build.DynamoDB = r.cfg.DynamoDBEndpoint
+		return r.cfg.DynamoDBEndpoint, 0, func() {}, nil
+	}
+	opts := ddblocal.Options{}
+	if r.cfg.Disk {
+		opts.DBPath = filepath.Join(r.tmp, "dynamodb.sqlite")
+	}
+	srv, err := ddblocal.Start(ctx, opts)
+	if err != nil {
+		return "", 0, nil, err
+	}
+	r.res.Build.DynamoDB = dynoxideVersion(ctx)
+	return srv.URL, srv.PID(), func() { _ = srv.Close() }, nil
+}
+
+// attributionResult is the attribution stack's outcome: the attribution and the quiet transfers' histories.
+type attributionResult struct {
+	attribution
+	histories histories
+}
+
+// attributionStack seeds every account of the run through a stack whose DynamoDB endpoint is the counting proxy,
+// attributes a transfer's requests on it, reads the quiet transfers' histories and stops it.
+func (r *run) attributionStack(ctx context.Context, bin, dir, upstream string) (attributionResult, error) {
+	var out attributionResult
+	proxy, err := ddbproxy.New(ddbproxy.Options{Upstream: upstream, InjectCapacity: true})
+	if err != nil {
+		return out, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return out, fmt.Errorf("proxy listener: %w", err)
+	}
+	srv := &http.Server{Handler: proxy, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+
+	seed := filepath.Join(r.tmp, "accounts.json")
+	if err := writeSeed(seed, r.accounts.all()...); err != nil {
+		return out, err
+	}
+	n := r.cfg.Scale.Attribution
+	args := []string{"--dynamodb-endpoint", "http://" + ln.Addr().String(), "--seed", seed, "--fault", attributionFault(n)}
+	if r.cfg.Disk {
+		args = append(args, "--data-dir", filepath.Join(r.tmp, "attribution-stack"))
+	}
+	total := 0
+	for _, s := range r.accounts.all() {
+		total += len(s)
+	}
+	r.progress("starting the attribution stack behind the counting proxy (seeding %s accounts)", n0(total))
+	stack, err := localproc.Start(ctx, localproc.Options{Binary: bin, Dir: dir, Args: args, Stderr: r.stackLog()})
+	if err != nil {
+		return out, err
+	}
+	defer stack.Close()
+	d := r.newDriver(stack, &memoryWatch{})
+	r.progress("attributing DynamoDB requests: %d quiet transfers, %d replays each", n, r.cfg.Scale.Replays)
+	if out.attribution, err = d.attribute(ctx, proxy, r.accounts.attribution, n, r.cfg.Scale.Replays); err != nil {
+		return out, err
+	}
+	if err := out.histories.read(ctx, d.sfn, out.arns); err != nil {
+		return out, err
+	}
+	return out, stack.Close()
+}
+
+// newDriver returns a driver of stack's API and Step Functions endpoints.
+func (r *run) newDriver(stack *localproc.Process, mem *memoryWatch) *driver {
+	return &driver{
+		api:   &transferclient.Client{Endpoint: stack.API(), HTTP: r.hc},
+		sfn:   newSFN(stack.SFN(), r.hc),
+		runID: r.runID,
+		mem:   mem,
+	}
+}
+
+// stackLog is where the stacks' logs go.
+func (r *run) stackLog() io.Writer {
+	if r.cfg.StackLog == nil {
+		return io.Discard
+	}
+	return r.cfg.StackLog
+}
+
+// closedPasses runs the closed-loop cells of both passes and returns the histories of a sample of the first cell's
+// executions.
+func (r *run) closedPasses(ctx context.Context, d *driver) (histories, error) {
+	var sample histories
+	passes := []struct {
+		name     string
+		accounts []string
+	}{{passMany, r.accounts.many}, {passHot, r.accounts.hot}}
+	for pi, p := range passes {
+		typical := newEWMA()
+		for ci, cell := range r.cfg.Scale.Cells {
+			r.progress("closed loop, %s accounts (%d): %s transfers at c=%d", p.name, len(p.accounts), n0(cell.Transfers), cell.Concurrency)
+			c, arns := d.closedLoop(ctx, p.name, p.accounts, distinctPairs(p.accounts), cell, typical, uint64(pi*100+ci))
+			if err := ctx.Err(); err != nil {
+				return sample, err
+			}
+			r.res.Closed = append(r.res.Closed, c)
+			if pi == 0 && ci == 0 {
+				arns = arns[:min(len(arns), r.cfg.Scale.HistorySample)]
+				if err := sample.read(ctx, d.sfn, arns); err != nil {
+					return sample, err
+				}
+			}
+		}
+	}
+	return sample, nil
+}
+
+// burstAndOpen runs the burst, then the open loop at half the many-accounts peak.
+func (r *run) burstAndOpen(ctx context.Context, d *driver) error {
+	s := r.cfg.Scale
+	if r.cfg.wants("burst") {
+		r.progress("burst: %s transfers from %d clients over %d accounts, no waiting", n0(s.BurstTransfers), s.BurstClients, s.BurstAccounts)
+		b, err := d.burst(ctx, r.accounts.burst, s.BurstTransfers, s.BurstClients, 1000)
+		if err != nil {
+			return fmt.Errorf("burst: %w", err)
+		}
+		r.res.Burst = b
+	}
+	if !r.cfg.wants("open") {
+		return nil
+	}
+	peak, ok := peakCell(r.res.Closed)
+	if !ok || peak.CompletedPerSec <= 0 {
+		r.note("open loop skipped: the closed loop completed nothing")
+		return nil
+	}
+	rate := peak.CompletedPerSec / 2
+	r.progress("open loop: %.0f transfers/s (half the peak %.0f/s at c=%d) for %.0f s", rate, peak.CompletedPerSec, peak.Concurrency, s.OpenLoopSeconds)
+	o, err := d.openLoop(ctx, r.accounts.many, rate, time.Duration(s.OpenLoopSeconds*float64(time.Second)), 2000)
+	if err != nil {
+		return fmt.Errorf("open loop: %w", err)
+	}
+	o.PeakPerSec, o.PeakConcurrency = peak.CompletedPerSec, peak.Concurrency
+	r.res.Open = o
+	return nil
+}
+
+// storeLimit replays the template's requests straight to the DynamoDB server at each closed-loop concurrency.
+func (r *run) storeLimit(ctx context.Context, d *driver, attr attributionResult, endpoint string) {
+	tpl := attr.template
+	if len(tpl.requests) == 0 {
+		r.note("store limit skipped: no template requests were recorded")
+		return
+	}
+	perTransfer := r.res.DynamoDB.Transfer.Requests
+	if int(perTransfer+0.5) != len(tpl.requests) {
+		r.note("store limit: the template has %d requests, the attribution's mean is %.2f per transfer", len(tpl.requests), perTransfer)
+	}
+	n := r.cfg.Scale.DirectTransfers
+	hc := newHTTPClient()
+	for i, cell := range r.cfg.Scale.Cells {
+		transfers, err := d.directTransfers(tpl, r.accounts.direct[2*n*i:2*n*(i+1)], n)
+		if err != nil {
+			r.note("store limit: %v", err)
+			return
+		}
+		r.progress("store limit: %s transfers' requests (%d each) straight to DynamoDB at c=%d", n0(n), len(tpl.requests), cell.Concurrency)
+		s := direct(ctx, hc, endpoint, transfers, cell.Concurrency)
+		for _, c := range r.res.Closed {
+			if c.Pass == passMany && c.Concurrency == cell.Concurrency {
+				s.StackTransfersPerSec = c.CompletedPerSec
+			}
+		}
+		if s.RequestsPerSec > 0 {
+			s.Efficiency = s.StackTransfersPerSec * perTransfer / s.RequestsPerSec
+		}
+		if len(s.Errors) > 0 {
+			r.note("store limit at c=%d: %s of %s requests failed (%s): conditions of the template that do not hold for fresh identifiers", cell.Concurrency, n0(sumErrors(s.Errors)), n0(s.Requests), errorList(s.Errors))
+		}
+		r.res.Store = append(r.res.Store, s)
+	}
+}
+
+func sumErrors(errs map[string]int) int {
+	n := 0
+	for _, v := range errs {
+		n += v
+	}
+	return n
+}
+
+// engine runs the engine comparison when it is built in.
+func (r *run) engine(ctx context.Context) {
+	if r.cfg.Engine == nil {
+		r.note("engine comparison not built in (cmd/bench without the enginebench build tag)")
+		return
+	}
+	s := r.cfg.Scale
+	r.progress("engine: %s executions at c=%d, against aws-local-stepfunctions", n0(s.EngineExecutions), s.EngineConcurrency)
+	e, err := r.cfg.Engine(ctx, s.EngineExecutions, s.EngineConcurrency, r.cfg.NodeDir)
+	if err != nil {
+		r.note("engine comparison failed: %v", err)
+		return
+	}
+	r.res.Engine = &e
+}
+
+// memoryRun runs the long closed loop that shows whether the stack's memory grows with the transfers it has seen.
+func (r *run) memoryRun(ctx context.Context, d *driver, mem *memoryWatch) {
+	s := r.cfg.Scale
+	from := mem.count()
+	for k := 1; k < memorySamples; k++ {
+		n := from + int64(s.MemoryTransfers*k/memorySamples)
+		mem.mark(n, "after "+groupThousands(n)+" transfers")
+	}
+	r.progress("memory run: %s transfers at c=%d", n0(s.MemoryTransfers), s.MemoryConcurrency)
+	c, _ := d.closedLoop(ctx, passMemory, r.accounts.many, distinctPairs(r.accounts.many), Cell{Concurrency: s.MemoryConcurrency, Transfers: s.MemoryTransfers}, newEWMA(), 3000)
+	if c.Bad() > 0 {
+		r.note("memory run: %s of %s transfers did not complete", n0(c.Bad()), n0(c.Transfers))
+	}
+}
+
+// postP50AtC1 is the POST p50 of the first many-accounts cell (concurrency 1 in both scales).
+func (r *run) postP50AtC1() time.Duration {
+	for _, c := range r.res.Closed {
+		if c.Pass == passMany {
+			return time.Duration(c.POST.P50 * float64(time.Millisecond))
+		}
+	}
+	return 0
+}
+
+// newHTTPClient is a client with a connection pool for hundreds of concurrent requests to one host.
+func newHTTPClient() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 2048
+	t.MaxIdleConnsPerHost = 1024
+	return &http.Client{Transport: t}
+}
+
+// newRunID is six random letters and digits that make the run's Idempotency-Keys its own.
+func newRunID() (string, error) {
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+	b := make([]byte, 6)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("run id: %w", err)
+	}
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b), nil
+}
+
+// gitDescribe is `git describe --always --dirty` in dir, or "" outside a checkout.
+func gitDescribe(ctx context.Context, dir string) string {
+	out, err := exec.CommandContext(ctx, "git", "-C", dir, "describe", "--always", "--dirty").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// dynoxideVersion is `dynoxide --version`, or "dynoxide" when it cannot be asked.
+func dynoxideVersion(ctx context.Context) string {
+	bin, err := ddblocal.BinaryPath()
+	if err != nil {
+		return "dynoxide"
+	}
+	out, err := exec.CommandContext(ctx, bin, "--version").Output()
+	if err != nil {
+		return "dynoxide"
+	}
+	return strings.TrimSpace(string(out))
+}

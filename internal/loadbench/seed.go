@@ -1,0 +1,68 @@
+package loadbench
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+)
+
+// seedBalance is every bench account's opening balance in minor units: far more than a run can move (transfers are
+// of 1 to 99 units), so no transfer of a run fails for funds.
+const seedBalance int64 = 1_000_000_000_000
+
+// accountSets are a run's accounts, one set per use. All ids have the same length, so the store test can replace
+// one with another in a request body without changing its size.
+type accountSets struct {
+	attribution, many, hot, burst, direct []string
+}
+
+func newAccountSets(s Scale) accountSets {
+	return accountSets{
+		attribution: accountIDs("a", 2*s.Attribution),
+		many:        accountIDs("m", s.ManyAccounts),
+		hot:         accountIDs("h", s.HotAccounts),
+		burst:       accountIDs("b", s.BurstAccounts),
+		direct:      accountIDs("d", 2*s.DirectTransfers*len(s.Cells)),
+	}
+}
+
+func (a accountSets) all() [][]string {
+	return [][]string{a.attribution, a.many, a.hot, a.burst, a.direct}
+}
+
+// accountIDs returns n account ids of one set: bench-<set>-000000, bench-<set>-000001, …
+func accountIDs(set string, n int) []string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("bench-%s-%06d", set, i)
+	}
+	return ids
+}
+
+// seedAccount is one entry of the stack's --seed file.
+type seedAccount struct {
+	AccountID string `json:"accountId"`
+	Currency  string `json:"currency"`
+	Balance   int64  `json:"balance"`
+}
+
+// writeSeed writes the --seed file that creates every account of sets.
+func writeSeed(path string, sets ...[]string) error {
+	var accounts []seedAccount
+	for _, set := range sets {
+		for _, id := range set {
+			accounts = append(accounts, seedAccount{AccountID: id, Currency: currency, Balance: seedBalance})
+		}
+	}
+	if accounts == nil {
+		accounts = []seedAccount{}
+	}
+	b, err := json.Marshal(accounts)
+	if err != nil {
+		return fmt.Errorf("seed file: %w", err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return fmt.Errorf("seed file: %w", err)
+	}
+	return nil
+}
