@@ -145,12 +145,11 @@ run: deps
 # machine to itself; `make bench-quick` runs everything small in under 2 minutes (indicative figures, written to
 # bench/results/latest-quick.json, which git ignores). ARGS adds flags, e.g. an older build of main:
 #   make bench ARGS='--local-bin /work/baseline/local --local-dir /work/baseline/src'
-# TODO(lead, at the merge of internal/enginebench): add bench-engine-deps to both targets' prerequisites, and delete
-# cmd/bench/engine_none.go and the `//go:build enginebench` line of cmd/bench/engine.go so the engine row is measured.
-bench: deps
+# The engine row needs the npm engine (bench-engine-deps installs bench/engine's lock file).
+bench: deps bench-engine-deps
 	$(GO) run ./cmd/bench --scale full $(ARGS)
 
-bench-quick: deps
+bench-quick: deps bench-engine-deps
 	$(GO) run ./cmd/bench --scale quick $(ARGS)
 
 clean:

@@ -1,5 +1,3 @@
-//go:build enginebench
-
 package main
 
 import (

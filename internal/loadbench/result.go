@@ -19,7 +19,7 @@ type Result struct {
 	Workflow  Workflow     `json:"workflow"`
 	Store     []StoreCell  `json:"storeLimit"`
 	Memory    []RSSSample  `json:"memory"`
-	// Engine is nil when the engine comparison was not built in or failed (see Notes).
+	// Engine is nil when the engine comparison was not run or failed (see Notes).
 	Engine   *EngineResult `json:"engine,omitempty"`
 	Cost     Cost          `json:"cost"`
 	Verdicts []Verdict     `json:"verdicts"`
