@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -78,10 +79,16 @@ type directRequest struct {
 
 // directTransfers builds n transfers' worth of requests from tpl, each transfer with a new key and id and its own
 // two accounts of accounts (which must have 2n, fresh and seeded like the template's accounts, so that conditions on
-// balances and versions hold as they did for the template).
-func (d *driver) directTransfers(tpl template, accounts []string, n int) ([][]directRequest, error) {
+// balances and versions hold as they did for the template). polls is the mean number of GET /transfers/{id} a
+// waiting client made per transfer in the stack: each is one strongly consistent GetItem of the transfer record, so
+// each transfer also gets floor(polls) of them, and one more for a share frac(polls) of the transfers, spread evenly.
+func (d *driver) directTransfers(tpl template, accounts []string, n int, polls float64) ([][]directRequest, error) {
 	if len(accounts) < 2*n {
 		return nil, fmt.Errorf("store test: %d accounts for %d transfers", len(accounts), n)
+	}
+	table := tpl.table()
+	if polls > 0 && table == "" {
+		return nil, errors.New("store test: no table name in the template's requests")
 	}
 	out := make([][]directRequest, n)
 	for i := range n {
@@ -97,9 +104,33 @@ func (d *driver) directTransfers(tpl template, accounts []string, n int) ([][]di
 			}
 			reqs[j] = directRequest{target: "DynamoDB_20120810." + x.Operation, body: body}
 		}
+		gets := int(float64(i+1)*polls) - int(float64(i)*polls)
+		pk, _ := ledger.RecordKey(rs[0].new)
+		for range gets {
+			body, err := json.Marshal(map[string]any{
+				"TableName":      table,
+				"Key":            map[string]any{"pk": map[string]string{"S": pk}, "sk": map[string]string{"S": "TRANSFER"}},
+				"ConsistentRead": true,
+			})
+			if err != nil {
+				return nil, err
+			}
+			reqs = append(reqs, directRequest{target: "DynamoDB_20120810.GetItem", body: body})
+		}
 		out[i] = reqs
 	}
 	return out, nil
+}
+
+// table is the table the template's requests name (the first TableName found), or "".
+func (tpl template) table() string {
+	for _, x := range tpl.requests {
+		var m struct{ TableName string }
+		if json.Unmarshal(x.Body, &m) == nil && m.TableName != "" {
+			return m.TableName
+		}
+	}
+	return ""
 }
 
 // direct sends transfers to the DynamoDB endpoint with c workers, each transfer's requests in their order, and

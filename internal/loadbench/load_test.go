@@ -132,7 +132,7 @@ func TestDirectTransfersReplaceEveryIdentifier(t *testing.T) {
 		{Operation: "TransactWriteItems", Body: json.RawMessage(`{"ClientRequestToken":"11111111-2222-3333-4444-555555555555","TransactItems":[{"Put":{"Item":{"pk":{"S":"LEDGER#` + oldID + `"},"accountId":{"S":"bench-a-000001"}}}}]}`)},
 	}}
 	d := &driver{runID: "abc123"}
-	got, err := d.directTransfers(tpl, []string{"bench-d-000000", "bench-d-000001", "bench-d-000002", "bench-d-000003"}, 2)
+	got, err := d.directTransfers(tpl, []string{"bench-d-000000", "bench-d-000001", "bench-d-000002", "bench-d-000003"}, 2, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,8 +158,51 @@ func TestDirectTransfersReplaceEveryIdentifier(t *testing.T) {
 	if bytes.Equal(got[0][1].body, got[1][1].body) {
 		t.Error("two transfers have the same transaction")
 	}
-	if _, err := d.directTransfers(tpl, []string{"x"}, 1); err == nil {
+	if _, err := d.directTransfers(tpl, []string{"x"}, 1, 0); err == nil {
 		t.Error("too few accounts: no error")
+	}
+}
+
+// TestDirectTransfersAddTheClientsPolls: 1.5 polls per transfer become one or two strongly consistent GetItem of
+// each transfer's own record, 3 for 2 transfers.
+func TestDirectTransfersAddTheClientsPolls(t *testing.T) {
+	oldKey := "bench-abc123-attr-00000001"
+	oldID, err := ledger.NewTransferID(ledger.KeyHash("scope", oldKey), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl := template{transferID: oldID, key: oldKey, source: "bench-a-000000", dest: "bench-a-000001", requests: []ddbproxy.Exchange{
+		{Operation: "PutItem", Body: json.RawMessage(`{"TableName":"transfers","Item":{"transferId":{"S":"` + oldID + `"}}}`)},
+	}}
+	d := &driver{runID: "abc123"}
+	got, err := d.directTransfers(tpl, []string{"bench-d-000000", "bench-d-000001", "bench-d-000002", "bench-d-000003"}, 2, 1.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gets := 0
+	for _, reqs := range got {
+		var put struct {
+			Item struct {
+				TransferID struct{ S string } `json:"transferId"`
+			}
+		}
+		if err := json.Unmarshal(reqs[0].body, &put); err != nil {
+			t.Fatal(err)
+		}
+		pk, ok := ledger.RecordKey(put.Item.TransferID.S)
+		if !ok || put.Item.TransferID.S == oldID {
+			t.Fatalf("transfer id %q: not a new transfer id", put.Item.TransferID.S)
+		}
+		for _, r := range reqs[1:] {
+			gets++
+			want := `{"ConsistentRead":true,"Key":{"pk":{"S":"` + pk + `"},"sk":{"S":"TRANSFER"}},"TableName":"transfers"}`
+			if r.target != "DynamoDB_20120810.GetItem" || string(r.body) != want {
+				t.Errorf("poll = %s %s, want GetItem %s", r.target, r.body, want)
+			}
+		}
+	}
+	if gets != 3 {
+		t.Errorf("GetItem = %d for 2 transfers at 1.5 polls each, want 3", gets)
 	}
 }
 

@@ -149,7 +149,7 @@ func Report(w io.Writer, r Result) {
 		wf.TransitionsPerTransfer, wf.LambdaInvocationsPerTransfer, wf.Samples, d.CapacitySource))
 
 	if len(r.Store) > 0 {
-		t.heading("STORE LIMIT  (a transfer's requests, new ids, straight to DynamoDB; efficiency = stack transfers/s × requests/transfer ÷ direct requests/s)")
+		t.heading("STORE LIMIT  (a transfer's requests, new ids, straight to DynamoDB; and the clients' polls as GetItem; efficiency = stack transfers/s × (requests + polls)/transfer ÷ direct requests/s)")
 		t.add("c", "direct requests/s", "direct transfers/s", "stack transfers/s", "efficiency", "errors")
 		for _, s := range r.Store {
 			t.add(n0(s.Concurrency), f0(s.RequestsPerSec), f1(s.TransfersPerSec), f1(s.StackTransfersPerSec), f2(s.Efficiency), errorList(s.Errors))

@@ -173,9 +173,11 @@ type StoreCell struct {
 	RequestsPerSec  float64        `json:"requestsPerSec"`
 	TransfersPerSec float64        `json:"transfersPerSec"`
 	Errors          map[string]int `json:"errors,omitempty"`
-	// StackTransfersPerSec is the many-accounts closed loop's completed/s at this concurrency; Efficiency is
-	// StackTransfersPerSec × DynamoDB requests per transfer ÷ RequestsPerSec.
+	// StackTransfersPerSec is the many-accounts closed loop's completed/s at this concurrency, whose clients made
+	// PollsPerTransfer GET /transfers/{id} per transfer (one GetItem each, also sent here); Efficiency is
+	// StackTransfersPerSec × (DynamoDB requests per transfer + PollsPerTransfer) ÷ RequestsPerSec.
 	StackTransfersPerSec float64 `json:"stackTransfersPerSec"`
+	PollsPerTransfer     float64 `json:"pollsPerTransfer"`
 	Efficiency           float64 `json:"efficiency"`
 }
 

@@ -343,20 +343,25 @@ func (r *run) storeLimit(ctx context.Context, d *driver, attr attributionResult,
 	n := r.cfg.Scale.DirectTransfers
 	hc := newHTTPClient()
 	for i, cell := range r.cfg.Scale.Cells {
-		transfers, err := d.directTransfers(tpl, r.accounts.direct[2*n*i:2*n*(i+1)], n)
+		// The stack's clients polled GET /transfers/{id} while they waited: one GetItem each, part of the mix.
+		var stack ClosedCell
+		for _, c := range r.res.Closed {
+			if c.Pass == passMany && c.Concurrency == cell.Concurrency {
+				stack = c
+			}
+		}
+		transfers, err := d.directTransfers(tpl, r.accounts.direct[2*n*i:2*n*(i+1)], n, stack.PollsPerTransfer)
 		if err != nil {
 			r.note("store limit: %v", err)
 			return
 		}
-		r.progress("store limit: %s transfers' requests (%d each) straight to DynamoDB at c=%d", n0(n), len(tpl.requests), cell.Concurrency)
+		r.progress("store limit: %s transfers' requests (%d each, and %.2f GetItem for the polls) straight to DynamoDB at c=%d",
+			n0(n), len(tpl.requests), stack.PollsPerTransfer, cell.Concurrency)
 		s := direct(ctx, hc, endpoint, transfers, cell.Concurrency)
-		for _, c := range r.res.Closed {
-			if c.Pass == passMany && c.Concurrency == cell.Concurrency {
-				s.StackTransfersPerSec = c.CompletedPerSec
-			}
-		}
+		s.StackTransfersPerSec = stack.CompletedPerSec
+		s.PollsPerTransfer = stack.PollsPerTransfer
 		if s.RequestsPerSec > 0 {
-			s.Efficiency = s.StackTransfersPerSec * perTransfer / s.RequestsPerSec
+			s.Efficiency = s.StackTransfersPerSec * (perTransfer + stack.PollsPerTransfer) / s.RequestsPerSec
 		}
 		if len(s.Errors) > 0 {
 			r.note("store limit at c=%d: %s of %s requests failed (%s): conditions of the template that do not hold for fresh identifiers", cell.Concurrency, n0(sumErrors(s.Errors)), n0(s.Requests), errorList(s.Errors))
