@@ -60,6 +60,19 @@ var Scales = map[string]Scale{
 		MemoryTransfers: 100000, MemoryConcurrency: 32,
 		EngineExecutions: 10000, EngineConcurrency: 32,
 	},
+	// compare is the closed loop at c = 32 only, 3,000 transfers per pass: two builds side by side in minutes
+	// (run it with --only closed).
+	"compare": {
+		Name:         "compare",
+		Cells:        []Cell{{Concurrency: 32, Transfers: 3000}},
+		ManyAccounts: 1000, HotAccounts: 4,
+		BurstTransfers: 500, BurstClients: 32, BurstAccounts: 16,
+		OpenLoopSeconds: 3,
+		Attribution:     3, Replays: 3, HistorySample: 20,
+		DirectTransfers: 200,
+		MemoryTransfers: 1500, MemoryConcurrency: 32,
+		EngineExecutions: 500, EngineConcurrency: 8,
+	},
 	"quick": {
 		Name: "quick",
 		Cells: []Cell{
@@ -132,7 +145,7 @@ func ParseOnly(list string) (map[string]bool, error) {
 func ScaleByName(name string) (Scale, error) {
 	s, ok := Scales[name]
 	if !ok {
-		return Scale{}, fmt.Errorf("scale %q: want quick or full", name)
+		return Scale{}, fmt.Errorf("scale %q: want quick, compare or full", name)
 	}
 	return s, nil
 }
