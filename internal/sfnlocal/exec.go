@@ -21,7 +21,9 @@ type execution struct {
 	input any
 
 	mu     sync.Mutex
-	rec    *ExecutionRecord
+	rec    *ExecutionRecord // History is nil: the events are in log
+	log    eventLog
+	saved  int // bytes of log already handed to the Store
 	closed bool
 
 	ctx    context.Context
@@ -52,8 +54,10 @@ func newExecution(e *Engine, m *machine, arn, name, rawInput string, input any) 
 
 func (x *execution) snapshot() *ExecutionRecord {
 	x.mu.Lock()
-	defer x.mu.Unlock()
-	return x.rec.Clone()
+	rec, log := x.rec.Clone(), x.log
+	x.mu.Unlock()
+	rec.History = log.events() // the bytes of log up to its length never change
+	return rec
 }
 
 func (x *execution) abort(f *failure) {
@@ -68,13 +72,13 @@ func (x *execution) emit(th *thread, advance bool, typ, key string, details map[
 	if x.closed || x.ctx.Err() != nil {
 		return 0
 	}
-	if len(x.rec.History) >= x.eng.opts.MaxHistoryEvents-1 {
+	if x.log.n >= x.eng.opts.MaxHistoryEvents-1 {
 		x.cancel(&stopCause{status: StatusFailed, fail: &failure{Error: ErrNameRuntime,
 			Cause: fmt.Sprintf("The execution reached the maximum number of history events (%d).", x.eng.opts.MaxHistoryEvents)}})
 		return 0
 	}
-	id := int64(len(x.rec.History)) + 1
-	x.rec.History = append(x.rec.History, Event{ID: id, PreviousEventID: th.prev, Timestamp: x.eng.opts.Clock.Now(),
+	id := int64(x.log.n) + 1
+	x.log.add(&Event{ID: id, PreviousEventID: th.prev, Timestamp: x.eng.opts.Clock.Now(),
 		Type: typ, DetailsKey: key, Details: details})
 	if advance {
 		th.prev = id
@@ -86,7 +90,7 @@ func (x *execution) emit(th *thread, advance bool, typ, key string, details map[
 func (x *execution) lastEventID() int64 {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	return int64(len(x.rec.History))
+	return int64(x.log.n)
 }
 
 func (x *execution) run() {
@@ -141,10 +145,9 @@ func (x *execution) checkpoint(state string, input any, th *thread) {
 		return
 	}
 	x.rec.Checkpoint = &Checkpoint{State: state, Input: marshal(input), PreviousEventID: th.prev}
-	snap := x.rec.Clone()
 	x.mu.Unlock()
-	if err := x.eng.opts.Store.SaveExecution(context.Background(), snap); err != nil {
-		x.eng.opts.Logger.Error("save execution checkpoint", "executionArn", snap.Arn, "error", err)
+	if err := x.save(context.Background()); err != nil {
+		x.eng.opts.Logger.Error("save execution checkpoint", "executionArn", x.rec.Arn, "error", err)
 	}
 }
 
@@ -201,16 +204,19 @@ func (x *execution) finish(th *thread, out any, fail *failure) {
 			details["cause"] = s
 		}
 	}
-	rec.History = append(rec.History, Event{ID: int64(len(rec.History)) + 1, PreviousEventID: th.prev, Timestamp: now,
+	x.log.add(&Event{ID: int64(x.log.n) + 1, PreviousEventID: th.prev, Timestamp: now,
 		Type: typ, DetailsKey: key, Details: details})
 	x.closed = true
-	snap := rec.Clone()
 	x.mu.Unlock()
 	x.cancel(nil)
-	if err := e.opts.Store.SaveExecution(context.Background(), snap); err != nil {
-		e.opts.Logger.Error("save execution", "executionArn", snap.Arn, "error", err)
+	err := x.save(context.Background())
+	if err != nil {
+		e.opts.Logger.Error("save execution", "executionArn", rec.Arn, "error", err)
 	}
 	x.publish()
+	if err == nil {
+		e.retire(x)
+	}
 }
 
 func isStop(err error) bool {
