@@ -123,7 +123,13 @@ func (x *execution) startTimer(timeoutSeconds int64) {
 	if timeout <= 0 {
 		return
 	}
-	timer := e.opts.Clock.After(timeout - e.opts.Clock.Now().Sub(x.rec.StartDate))
+	left := timeout - e.opts.Clock.Now().Sub(x.rec.StartDate)
+	if c, ok := e.opts.Clock.(afterFuncClock); ok { // no goroutine per running execution
+		stop := c.AfterFunc(left, func() { x.cancel(&stopCause{status: StatusTimedOut, fail: &failure{Error: ErrNameTimeout}}) })
+		context.AfterFunc(x.ctx, func() { stop() })
+		return
+	}
+	timer := e.opts.Clock.After(left)
 	go func() {
 		select {
 		case <-timer:
