@@ -169,8 +169,29 @@ func TestAPIErrors(t *testing.T) {
 	}
 }
 
+// stores are the engine's stores; a closed execution is read back from the one in use.
+var stores = []struct {
+	name  string
+	store func(t *testing.T) sfnlocal.Store
+}{
+	{name: "memory", store: func(*testing.T) sfnlocal.Store { return sfnlocal.NewMemoryStore() }},
+	{name: "files", store: func(t *testing.T) sfnlocal.Store {
+		s, err := sfnlocal.NewFileStore(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}},
+}
+
 func TestExecutionLifecycle(t *testing.T) {
-	srv := sfnapi.StartT(t, sfnlocal.Options{})
+	for _, st := range stores {
+		t.Run(st.name, func(t *testing.T) { testExecutionLifecycle(t, st.store(t)) })
+	}
+}
+
+func testExecutionLifecycle(t *testing.T, store sfnlocal.Store) {
+	srv := sfnapi.StartT(t, sfnlocal.Options{Store: store})
 	c := srv.Client()
 	ctx := context.Background()
 	smArn := create(t, c, "pass-choice", passChoice)
@@ -320,6 +341,50 @@ func TestMissingRequiredFields(t *testing.T) {
 			if resp.StatusCode != http.StatusBadRequest || !strings.HasSuffix(body.Type, "ValidationException") ||
 				!strings.Contains(body.Message, "'"+member+"'") || !strings.Contains(body.Message, "Member must not be null") {
 				t.Fatalf("%d %+v, want a ValidationException naming %s", resp.StatusCode, body, member)
+			}
+		})
+	}
+}
+
+// TestExecutionPastRetention checks that an execution past Options.HistoryRetention answers as an unknown one does
+// on AWS, and leaves ListExecutions, while a newer one is still served.
+func TestExecutionPastRetention(t *testing.T) {
+	for _, st := range stores {
+		t.Run(st.name, func(t *testing.T) {
+			clock := sfnlocal.NewManualClock(time.Unix(1_700_000_000, 0))
+			srv := sfnapi.StartT(t, sfnlocal.Options{Store: st.store(t), Clock: clock, HistoryRetention: 24 * time.Hour})
+			c := srv.Client()
+			ctx := context.Background()
+			smArn := create(t, c, "retained", passChoice)
+			run := func(name string) *string {
+				out, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(smArn), Name: aws.String(name)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := srv.Engine.Wait(ctx, aws.ToString(out.ExecutionArn)); err != nil {
+					t.Fatal(err)
+				}
+				return out.ExecutionArn
+			}
+			old := run("old")
+			clock.Advance(12 * time.Hour)
+			recent := run("recent")
+			clock.Advance(12*time.Hour + time.Second)
+
+			var missing *types.ExecutionDoesNotExist
+			if _, err := c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: old}); !errors.As(err, &missing) {
+				t.Errorf("DescribeExecution past retention: %v, want ExecutionDoesNotExist", err)
+			}
+			if _, err := c.GetExecutionHistory(ctx, &sfn.GetExecutionHistoryInput{ExecutionArn: old}); !errors.As(err, &missing) {
+				t.Errorf("GetExecutionHistory past retention: %v, want ExecutionDoesNotExist", err)
+			}
+			l, err := c.ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: aws.String(smArn)})
+			if err != nil || len(l.Executions) != 1 || aws.ToString(l.Executions[0].Name) != "recent" {
+				t.Fatalf("ListExecutions = %+v, %v", l, err)
+			}
+			h, err := c.GetExecutionHistory(ctx, &sfn.GetExecutionHistoryInput{ExecutionArn: recent, ReverseOrder: true, MaxResults: 2})
+			if err != nil || len(h.Events) != 2 || h.Events[0].Id != 8 || h.NextToken == nil {
+				t.Fatalf("GetExecutionHistory of the recent one: %+v, %v", h, err)
 			}
 		})
 	}

@@ -52,7 +52,7 @@ func (instantDynamo) DeleteItem(context.Context, *dynamodb.DeleteItemInput, ...f
 
 // transferDefinition returns statemachine/transfer.asl.json when the module has it, else the equivalent saga in
 // testdata, with every ${Name} substituted by Name.
-func transferDefinition(b *testing.B) (string, string) {
+func transferDefinition(b testing.TB) (string, string) {
 	b.Helper()
 	path := filepath.Join("..", "..", "statemachine", "transfer.asl.json")
 	data, err := os.ReadFile(path)

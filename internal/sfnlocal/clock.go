@@ -1,6 +1,7 @@
 package sfnlocal
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
@@ -21,15 +22,6 @@ func (SystemClock) Now() time.Time { return time.Now() }
 // After returns time.After(d).
 func (SystemClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
 
-// AfterFunc returns time.AfterFunc(d, f). The engine uses it, when the Clock has it, for timers that call a
-// function, so that no goroutine waits on them.
-func (SystemClock) AfterFunc(d time.Duration, f func()) *time.Timer { return time.AfterFunc(d, f) }
-
-// funcClock is a Clock that can also call a function once a duration has passed.
-type funcClock interface {
-	AfterFunc(d time.Duration, f func()) *time.Timer
-}
-
 // ManualClock is a Clock that only moves when Advance is called, for tests.
 type ManualClock struct {
 	mu      sync.Mutex
@@ -38,9 +30,22 @@ type ManualClock struct {
 	changed chan struct{}
 }
 
+// manualWaiter is a pending timer: After's channel, or AfterFunc's function.
 type manualWaiter struct {
 	at time.Time
 	ch chan time.Time
+	fn *func()
+}
+
+// afterFuncClock is a Clock that also runs a function once d has passed, with no goroutine waiting meanwhile;
+// stop cancels it and reports whether it did. The engine uses it, when the Clock has it, for execution timeouts.
+type afterFuncClock interface {
+	AfterFunc(d time.Duration, f func()) (stop func() bool)
+}
+
+// AfterFunc runs f in its own goroutine once d has passed (time.AfterFunc).
+func (SystemClock) AfterFunc(d time.Duration, f func()) (stop func() bool) {
+	return time.AfterFunc(d, f).Stop
 }
 
 // NewManualClock returns a ManualClock reading start.
@@ -70,20 +75,52 @@ func (c *ManualClock) After(d time.Duration) <-chan time.Time {
 	return ch
 }
 
-// Advance moves the clock forward by d and fires every timer that is due.
+// AfterFunc runs f once the clock has been advanced by d; the timer counts in Waiters until it fires or is stopped.
+func (c *ManualClock) AfterFunc(d time.Duration, f func()) (stop func() bool) {
+	fn := &f
+	c.mu.Lock()
+	c.waiters = append(c.waiters, manualWaiter{at: c.now.Add(d), fn: fn})
+	close(c.changed)
+	c.changed = make(chan struct{})
+	c.mu.Unlock()
+	if d <= 0 {
+		c.Advance(0)
+	}
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		i := slices.IndexFunc(c.waiters, func(w manualWaiter) bool { return w.fn == fn })
+		if i < 0 {
+			return false
+		}
+		c.waiters = slices.Delete(c.waiters, i, i+1)
+		return true
+	}
+}
+
+// Advance moves the clock forward by d and fires every timer that is due. AfterFunc functions run after the clock
+// is unlocked, in the calling goroutine.
 func (c *ManualClock) Advance(d time.Duration) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
 	kept := c.waiters[:0]
+	var due []func()
 	for _, w := range c.waiters {
-		if !w.at.After(c.now) {
+		switch {
+		case w.at.After(c.now):
+			kept = append(kept, w)
+		case w.fn != nil:
+			due = append(due, *w.fn)
+		default:
 			w.ch <- c.now
-			continue
 		}
-		kept = append(kept, w)
 	}
+	clear(c.waiters[len(kept):])
 	c.waiters = kept
+	c.mu.Unlock()
+	for _, f := range due {
+		f()
+	}
 }
 
 // Waiters returns how many timers are pending, and a channel closed when that number next grows. Tests use it to

@@ -65,19 +65,31 @@ type Options struct {
 	// ExecutionTimeout, when positive, overrides every state machine's TimeoutSeconds.
 	ExecutionTimeout time.Duration
 	// CheckpointEveryState saves each running execution to the Store before every top-level state, so that Restore
-	// can resume it (use it with a persistent Store; it costs one save per state).
+	// can resume it (use it with a persistent Store; a save writes the events since the previous one).
 	CheckpointEveryState bool
+	// HistoryRetention, when positive, is how long a closed execution is kept after its stop date. Past it, the
+	// execution is deleted from the Store and answers ErrExecutionDoesNotExist, as on AWS once its retention is
+	// over. Zero keeps closed executions for the engine's life.
+	HistoryRetention time.Duration
+	// MaxClosedExecutions, when positive, bounds how many closed executions are kept: beyond it the oldest (by stop
+	// date) are deleted first, as with HistoryRetention. Zero sets no bound.
+	MaxClosedExecutions int
 }
 
 // Engine keeps state machines and executions and runs them. It is safe for concurrent use.
 type Engine struct {
 	opts Options
 
-	mu   sync.Mutex
-	sms  map[string]*machine // by ARN
-	exec map[string]*execution
-	wg   sync.WaitGroup  // one count per execution started and not yet finished
-	idle chan *execution // idle runners receive the next execution here (runExecution)
+	mu  sync.Mutex
+	sms map[string]*machine // by ARN
+	// exec holds the running executions, and closed ones until the Store has them; closed the summaries of the
+	// others. queue[head:] is closed in the order of the stop dates, for retention.
+	exec   map[string]*execution
+	closed map[string]*closedExecution
+	queue  []*closedExecution
+	head   int
+	wg     sync.WaitGroup  // one count per execution started and not yet finished
+	idle   chan *execution // idle runners receive the next execution here (runExecution)
 	// runners counts the runner goroutines, which Close waits for too.
 	runners sync.WaitGroup
 
@@ -91,8 +103,8 @@ type machine struct {
 
 	progOnce sync.Once
 	prog     *program // def compiled, on first use (program)
-	// historyLen is the length of the history of the machine's last closed execution, the room a new one starts with.
-	historyLen atomic.Int64
+	// logSize is the history size, in bytes, of its last closed execution: the next one's log starts that big.
+	logSize atomic.Int64
 }
 
 // New returns an Engine with the given options.
@@ -120,7 +132,7 @@ func New(opts Options) *Engine {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Engine{opts: opts, sms: map[string]*machine{}, exec: map[string]*execution{}, idle: make(chan *execution),
-		ctx: ctx, cancel: cancel}
+		closed: map[string]*closedExecution{}, ctx: ctx, cancel: cancel}
 }
 
 // Close stops the engine: it interrupts running executions and waits for their goroutines. Interrupted executions
@@ -144,21 +156,23 @@ func (e *Engine) Subscribe(s Subscriber) {
 // Restore loads the store's state machines and executions into the engine. A running execution that has a
 // checkpoint (Options.CheckpointEveryState) resumes there: the top-level state that was interrupted runs again
 // (Task side effects may therefore happen twice). Running executions without a checkpoint are closed as ABORTED
-// with error States.Runtime.
+// with error States.Runtime. Closed executions stay in the Store, the engine keeps their summaries; those that
+// retention no longer keeps are deleted.
 func (e *Engine) Restore(ctx context.Context) error {
 	sms, recs, err := e.opts.Store.Load(ctx)
 	if err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	for _, sm := range sms {
 		def, err := asl.Load([]byte(sm.Definition))
 		if err != nil {
+			e.mu.Unlock()
 			return fmt.Errorf("restore state machine %s: %w", sm.Arn, err)
 		}
 		e.sms[sm.Arn] = &machine{sm: sm, def: def}
 	}
+	var closed []*closedExecution
 	for _, r := range recs {
 		m := e.sms[r.StateMachineArn]
 		if r.Status == StatusRunning && r.Checkpoint != nil && m != nil {
@@ -166,7 +180,7 @@ func (e *Engine) Restore(ctx context.Context) error {
 			cpInput, cerr := asl.Decode([]byte(r.Checkpoint.Input))
 			if _, ok := m.def.States[r.Checkpoint.State]; ok && ierr == nil && cerr == nil {
 				x := newExecution(e, m, r.Arn, r.Name, r.Input, input)
-				x.rec = r
+				x.adopt(r)
 				e.exec[r.Arn] = x
 				e.wg.Add(1)
 				go func(cp Checkpoint) {
@@ -177,26 +191,42 @@ func (e *Engine) Restore(ctx context.Context) error {
 			}
 		}
 		if r.Status == StatusRunning {
-			r.Status = StatusAborted
-			now := e.opts.Clock.Now()
-			r.StopDate = &now
-			msg, cause := ErrNameRuntime, "the local engine restarted while the execution was running"
-			r.Error, r.Cause = &msg, &cause
-			r.History = append(r.History, Event{ID: int64(len(r.History)) + 1, PreviousEventID: int64(len(r.History)),
-				Timestamp: now, Type: EventExecutionAborted, DetailsKey: "executionAbortedEventDetails",
-				Details: map[string]any{"error": msg, "cause": cause}})
+			if err := e.abortRestored(ctx, r); err != nil {
+				e.mu.Unlock()
+				return fmt.Errorf("restore: %w", err)
+			}
 		}
-		ctx, cancel := context.WithCancelCause(e.ctx)
-		cancel(nil)
-		e.exec[r.Arn] = &execution{eng: e, m: m, rec: r, ctx: ctx, cancel: cancel, closed: true, done: closedChan()}
+		c := summarize(r)
+		if m != nil {
+			c.stateMachineArn = m.sm.Arn
+		}
+		closed = append(closed, c)
 	}
+	sort.Slice(closed, func(i, j int) bool { return closed[i].stop.Before(closed[j].stop) })
+	for _, c := range closed {
+		e.addClosedLocked(c)
+	}
+	gone := e.expireLocked()
+	e.mu.Unlock()
+	e.forget(gone)
 	return nil
 }
 
-func closedChan() chan struct{} {
-	c := make(chan struct{})
-	close(c)
-	return c
+// abortRestored closes a running execution that cannot resume as ABORTED and saves it.
+func (e *Engine) abortRestored(ctx context.Context, r *ExecutionRecord) error {
+	r.Status = StatusAborted
+	now := e.opts.Clock.Now()
+	r.StopDate = &now
+	msg, cause := ErrNameRuntime, "the local engine restarted while the execution was running"
+	r.Error, r.Cause, r.Checkpoint = &msg, &cause, nil
+	n := int64(len(r.History))
+	line := appendEvent(nil, &Event{ID: n + 1, PreviousEventID: n, Timestamp: now, Type: EventExecutionAborted,
+		DetailsKey: "executionAbortedEventDetails", Details: map[string]any{"error": msg, "cause": cause}})
+	r.History = nil
+	if err := e.opts.Store.SaveExecution(ctx, r, line); err != nil {
+		return fmt.Errorf("save aborted execution %s: %w", r.Arn, err)
+	}
+	return nil
 }
 
 // NewUUID returns a random version 4 UUID.
@@ -411,6 +441,7 @@ func (e *Engine) StartExecution(ctx context.Context, in StartInput) (*ExecutionR
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidExecutionInput, err)
 	}
+	e.expire()
 	e.mu.Lock()
 	m, ok := e.sms[in.StateMachineArn]
 	if !ok {
@@ -419,19 +450,26 @@ func (e *Engine) StartExecution(ctx context.Context, in StartInput) (*ExecutionR
 	}
 	arn := e.executionArn(smName, in.Name)
 	if old, ok := e.exec[arn]; ok {
-		rec := old.snapshot()
+		rec := old.meta()
 		e.mu.Unlock()
 		if rec.Status == StatusRunning && rec.Input == in.Input {
 			return rec, nil
 		}
 		return nil, fmt.Errorf("%w: %s", ErrExecutionAlreadyExists, arn)
 	}
+	if _, ok := e.closed[arn]; ok {
+		e.mu.Unlock()
+		return nil, fmt.Errorf("%w: %s", ErrExecutionAlreadyExists, arn)
+	}
 	x := newExecution(e, m, arn, in.Name, in.Input, input)
+	if n := m.logSize.Load(); n > 0 {
+		x.log.data = make([]byte, 0, n+n/16)
+	}
 	e.exec[arn] = x
 	e.wg.Add(1)
 	e.mu.Unlock()
-	rec := x.snapshot()
-	if err := e.opts.Store.SaveExecution(ctx, rec); err != nil {
+	rec := x.meta()
+	if err := x.save(ctx); err != nil {
 		e.opts.Logger.Error("save execution", "executionArn", arn, "error", err)
 	}
 	e.runExecution(x)
@@ -477,26 +515,41 @@ func (e *Engine) runner(x *execution) {
 	}
 }
 
-func (e *Engine) lookup(arn string) (*execution, error) {
+// lookup finds an execution: running (x), or closed with its record in the Store (c).
+func (e *Engine) lookup(arn string) (*execution, *closedExecution, error) {
 	if _, err := arnName(arn, "execution"); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	e.expire()
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	x, ok := e.exec[arn]
-	if !ok {
-		return nil, fmt.Errorf("%w: %s", ErrExecutionDoesNotExist, arn)
+	if x, ok := e.exec[arn]; ok {
+		return x, nil, nil
 	}
-	return x, nil
+	if c, ok := e.closed[arn]; ok && !c.forgetting {
+		return nil, c, nil
+	}
+	return nil, nil, fmt.Errorf("%w: %s", ErrExecutionDoesNotExist, arn)
 }
 
-// DescribeExecution returns the execution's current record (its History is included).
-func (e *Engine) DescribeExecution(_ context.Context, arn string) (*ExecutionRecord, error) {
-	x, err := e.lookup(arn)
+// DescribeExecution returns the execution's current record (its History is included). The record of a closed
+// execution is read from the Store.
+func (e *Engine) DescribeExecution(ctx context.Context, arn string) (*ExecutionRecord, error) {
+	x, _, err := e.lookup(arn)
 	if err != nil {
 		return nil, err
 	}
-	return x.snapshot(), nil
+	if x != nil {
+		return x.snapshot(), nil
+	}
+	rec, err := e.opts.Store.Execution(ctx, arn)
+	if errors.Is(err, ErrExecutionDoesNotExist) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("describe %s: %w", arn, err)
+	}
+	return rec, nil
 }
 
 // History returns the execution's events so far.
@@ -508,28 +561,35 @@ func (e *Engine) History(ctx context.Context, arn string) ([]Event, error) {
 	return rec.History, nil
 }
 
-// ListExecutions returns the state machine's executions, newest first, optionally only those with status.
+// ListExecutions returns the state machine's executions, newest first, optionally only those with status. The
+// records carry what ListExecutions shows: ARNs, name, status and dates, without History, Input or Output.
 func (e *Engine) ListExecutions(_ context.Context, smArn, status string) ([]*ExecutionRecord, error) {
 	if _, err := ParseArn(smArn, "stateMachine"); err != nil {
 		return nil, err
 	}
+	e.expire()
 	e.mu.Lock()
 	_, ok := e.sms[smArn]
 	var xs []*execution
+	var out []*ExecutionRecord
 	for _, x := range e.exec {
 		xs = append(xs, x)
+	}
+	for _, c := range e.closed {
+		if !c.forgetting && c.stateMachineArn == smArn && (status == "" || c.status == status) {
+			out = append(out, c.record())
+		}
 	}
 	e.mu.Unlock()
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", ErrStateMachineDoesNotExist, smArn)
 	}
-	var out []*ExecutionRecord
 	for _, x := range xs {
-		r := x.snapshot()
+		r := x.meta()
 		if r.StateMachineArn != smArn || (status != "" && r.Status != status) {
 			continue
 		}
-		r.History = nil
+		r.Input, r.Output, r.Error, r.Cause, r.Checkpoint = "", nil, nil, nil, nil
 		out = append(out, r)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -544,13 +604,16 @@ func (e *Engine) ListExecutions(_ context.Context, smArn, status string) ([]*Exe
 // StopExecution aborts a running execution with the given error and cause and returns the stop date. Stopping a
 // closed execution changes nothing.
 func (e *Engine) StopExecution(_ context.Context, arn, errName, cause string) (time.Time, error) {
-	x, err := e.lookup(arn)
+	x, c, err := e.lookup(arn)
 	if err != nil {
 		return time.Time{}, err
 	}
+	if c != nil {
+		return c.stop, nil
+	}
 	x.abort(&failure{Error: errName, Cause: cause})
 	<-x.done
-	r := x.snapshot()
+	r := x.meta()
 	if r.StopDate == nil {
 		return e.opts.Clock.Now(), nil
 	}
@@ -559,9 +622,12 @@ func (e *Engine) StopExecution(_ context.Context, arn, errName, cause string) (t
 
 // Wait blocks until the execution is closed (or ctx ends) and returns its record.
 func (e *Engine) Wait(ctx context.Context, arn string) (*ExecutionRecord, error) {
-	x, err := e.lookup(arn)
+	x, _, err := e.lookup(arn)
 	if err != nil {
 		return nil, err
+	}
+	if x == nil {
+		return e.DescribeExecution(ctx, arn)
 	}
 	select {
 	case <-x.done:

@@ -27,7 +27,9 @@ type execution struct {
 	ctxStateMachine *jsonvalue.Object
 
 	mu     sync.Mutex
-	rec    *ExecutionRecord
+	rec    *ExecutionRecord // History is nil: the events are in log
+	log    eventLog
+	saved  int // bytes of log already handed to the Store
 	closed bool
 
 	ctx    context.Context
@@ -58,8 +60,10 @@ func newExecution(e *Engine, m *machine, arn, name, rawInput string, input any) 
 
 func (x *execution) snapshot() *ExecutionRecord {
 	x.mu.Lock()
-	defer x.mu.Unlock()
-	return x.rec.Clone()
+	rec, log := x.rec.Clone(), x.log
+	x.mu.Unlock()
+	rec.History = log.events() // the bytes of log up to its length never change
+	return rec
 }
 
 func (x *execution) abort(f *failure) {
@@ -79,20 +83,16 @@ func (x *execution) emitAt(at time.Time, th *thread, advance bool, typ, key stri
 	if x.closed || x.ctx.Err() != nil {
 		return 0
 	}
-	if len(x.rec.History) >= x.eng.opts.MaxHistoryEvents-1 {
+	if x.log.n >= x.eng.opts.MaxHistoryEvents-1 {
 		x.cancel(&stopCause{status: StatusFailed, fail: &failure{Error: ErrNameRuntime,
 			Cause: fmt.Sprintf("The execution reached the maximum number of history events (%d).", x.eng.opts.MaxHistoryEvents)}})
 		return 0
 	}
-	if x.rec.History == nil {
-		// Executions of a machine mostly have histories of similar length: start with room for the last one's.
-		x.rec.History = make([]Event, 0, max(x.m.historyLen.Load(), 4))
-	}
-	id := int64(len(x.rec.History)) + 1
+	id := int64(x.log.n) + 1
 	if at.IsZero() {
 		at = x.eng.opts.Clock.Now()
 	}
-	x.rec.History = append(x.rec.History, Event{ID: id, PreviousEventID: th.prev, Timestamp: at,
+	x.log.add(&Event{ID: id, PreviousEventID: th.prev, Timestamp: at,
 		Type: typ, DetailsKey: key, Details: details})
 	if advance {
 		th.prev = id
@@ -104,13 +104,13 @@ func (x *execution) emitAt(at time.Time, th *thread, advance bool, typ, key stri
 func (x *execution) lastEventID() int64 {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	return int64(len(x.rec.History))
+	return int64(x.log.n)
 }
 
 func (x *execution) run() {
 	defer close(x.done)
-	if t := x.startTimer(x.m.def.TimeoutSeconds); t != nil {
-		defer t.Stop()
+	if stop := x.startTimer(x.m.def.TimeoutSeconds); stop != nil {
+		defer stop()
 	}
 	th := &thread{}
 	x.emit(th, false, EventExecutionStarted, "executionStartedEventDetails", map[string]any{
@@ -118,16 +118,13 @@ func (x *execution) run() {
 	x.publish()
 	out, fail := x.safeRunMachine(x.ctx, x.m.def, x.m.def.StartAt, x.input, th)
 	x.finish(th, out, fail)
-	x.mu.Lock()
-	x.m.historyLen.Store(int64(len(x.rec.History)))
-	x.mu.Unlock()
 }
 
 // resume continues a restored execution at its checkpoint: the state that was running is entered again.
 func (x *execution) resume(cp Checkpoint, input any) {
 	defer close(x.done)
-	if t := x.startTimer(x.m.def.TimeoutSeconds); t != nil {
-		defer t.Stop()
+	if stop := x.startTimer(x.m.def.TimeoutSeconds); stop != nil {
+		defer stop()
 	}
 	th := &thread{prev: cp.PreviousEventID}
 	out, fail := x.safeRunMachine(x.ctx, x.m.def, cp.State, input, th)
@@ -135,9 +132,10 @@ func (x *execution) resume(cp Checkpoint, input any) {
 }
 
 // startTimer ends the execution TIMED_OUT once its timeout, counted from its start date, has passed. When the
-// Clock can call a function (SystemClock), it returns that timer, for the caller to stop when the execution ends;
-// otherwise a goroutine waits on the Clock until the timeout or the end of the execution, and it returns nil.
-func (x *execution) startTimer(timeoutSeconds int64) *time.Timer {
+// Clock can call a function (SystemClock, ManualClock), it returns that timer's stop, for the caller to call when the
+// execution ends; otherwise a goroutine waits on the Clock until the timeout or the end of the execution, and it
+// returns nil.
+func (x *execution) startTimer(timeoutSeconds int64) (stop func() bool) {
 	e := x.eng
 	timeout := time.Duration(timeoutSeconds) * time.Second
 	if e.opts.ExecutionTimeout > 0 {
@@ -148,7 +146,7 @@ func (x *execution) startTimer(timeoutSeconds int64) *time.Timer {
 	}
 	d := timeout - e.opts.Clock.Now().Sub(x.rec.StartDate)
 	expire := func() { x.cancel(&stopCause{status: StatusTimedOut, fail: &failure{Error: ErrNameTimeout}}) }
-	if c, ok := e.opts.Clock.(funcClock); ok {
+	if c, ok := e.opts.Clock.(afterFuncClock); ok { // no goroutine per running execution
 		return c.AfterFunc(d, expire)
 	}
 	timer := e.opts.Clock.After(d)
@@ -174,10 +172,9 @@ func (x *execution) checkpoint(state string, input any, th *thread) {
 		return
 	}
 	x.rec.Checkpoint = &Checkpoint{State: state, Input: marshal(input), PreviousEventID: th.prev}
-	snap := x.rec.Clone()
 	x.mu.Unlock()
-	if err := x.eng.opts.Store.SaveExecution(context.Background(), snap); err != nil {
-		x.eng.opts.Logger.Error("save execution checkpoint", "executionArn", snap.Arn, "error", err)
+	if err := x.save(context.Background()); err != nil {
+		x.eng.opts.Logger.Error("save execution checkpoint", "executionArn", x.rec.Arn, "error", err)
 	}
 }
 
@@ -234,16 +231,19 @@ func (x *execution) finish(th *thread, out any, fail *failure) {
 			details["cause"] = s
 		}
 	}
-	rec.History = append(rec.History, Event{ID: int64(len(rec.History)) + 1, PreviousEventID: th.prev, Timestamp: now,
+	x.log.add(&Event{ID: int64(x.log.n) + 1, PreviousEventID: th.prev, Timestamp: now,
 		Type: typ, DetailsKey: key, Details: details})
 	x.closed = true
-	snap := rec // closed, the record no longer changes: the store reads it as it is (MemoryStore keeps a copy)
 	x.mu.Unlock()
 	x.cancel(nil)
-	if err := e.opts.Store.SaveExecution(context.Background(), snap); err != nil {
-		e.opts.Logger.Error("save execution", "executionArn", snap.Arn, "error", err)
+	err := x.save(context.Background())
+	if err != nil {
+		e.opts.Logger.Error("save execution", "executionArn", rec.Arn, "error", err)
 	}
 	x.publish()
+	if err == nil {
+		e.retire(x)
+	}
 }
 
 func isStop(err error) bool {

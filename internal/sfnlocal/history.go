@@ -2,7 +2,9 @@ package sfnlocal
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -76,9 +78,7 @@ func (e *Event) UnmarshalJSON(data []byte) error {
 		case "type":
 			err = json.Unmarshal(v, &e.Type)
 		case "timestamp":
-			var f float64
-			err = json.Unmarshal(v, &f)
-			e.Timestamp = time.UnixMilli(int64(f * 1000)).UTC()
+			e.Timestamp, err = parseEpochSeconds(string(v))
 		default:
 			e.DetailsKey = k
 			err = json.Unmarshal(v, &e.Details)
@@ -92,4 +92,18 @@ func (e *Event) UnmarshalJSON(data []byte) error {
 
 func epochSeconds(t time.Time) string {
 	return strconv.FormatFloat(float64(t.UnixMilli())/1000, 'f', 3, 64)
+}
+
+// parseEpochSeconds reads what epochSeconds writes (seconds with up to three decimals) without going through a
+// float, which would turn .124 into .123.
+func parseEpochSeconds(s string) (time.Time, error) {
+	sec, frac, _ := strings.Cut(s, ".")
+	if len(frac) > 3 {
+		frac = frac[:3]
+	}
+	ms, err := strconv.ParseInt(sec+(frac + "000")[:3], 10, 64)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("timestamp %s: %w", s, err)
+	}
+	return time.UnixMilli(ms).UTC(), nil
 }

@@ -2,6 +2,7 @@ package sfnlocal
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -61,26 +62,43 @@ func (r *ExecutionRecord) Clone() *ExecutionRecord {
 	return &c
 }
 
-// Store persists state machines and executions so that a restarted engine can serve them again. Implementations
-// must be safe for concurrent use. SaveExecution is called when an execution starts and whenever it closes;
-// Load is called once, by Restore.
+// Store persists state machines and executions, and keeps the records and histories of closed executions so that
+// the engine does not: once a closed execution is saved, the engine keeps only a small summary of it and reads the
+// rest back with Execution. Implementations must be safe for concurrent use; the engine never saves, reads or
+// deletes one execution from two goroutines at once.
+//
+// SaveExecution is called when an execution starts, at each checkpoint (Options.CheckpointEveryState) and when it
+// closes. rec.History is not read: events holds the events that follow those already saved, one JSON line each (the
+// GetExecutionHistory shape), so that a save costs what is new; the caller never changes them afterwards, so a store
+// may keep them. A save is atomic: after a crash the store returns
+// the execution as of a whole save. Load is called once, by Restore, and returns closed executions without their
+// History and running ones with it. Execution and DeleteExecution answer ErrExecutionDoesNotExist for an execution
+// the store does not have.
 type Store interface {
 	SaveStateMachine(ctx context.Context, sm StateMachine) error
-	SaveExecution(ctx context.Context, rec *ExecutionRecord) error
+	SaveExecution(ctx context.Context, rec *ExecutionRecord, events []byte) error
+	Execution(ctx context.Context, arn string) (*ExecutionRecord, error)
+	DeleteExecution(ctx context.Context, arn string) error
 	Load(ctx context.Context) ([]StateMachine, []*ExecutionRecord, error)
 }
 
-// MemoryStore is a Store that keeps copies in memory; it is the default. Events are immutable once written, so a
-// copy shares their details.
+// MemoryStore is a Store in memory; it is the default. It keeps each execution as its description and its history's
+// JSON lines (about a third of the memory the decoded events take).
 type MemoryStore struct {
 	mu   sync.Mutex
 	sms  map[string]StateMachine
-	exec map[string]*ExecutionRecord
+	exec map[string]*memExecution
+}
+
+// memExecution is one execution in a MemoryStore.
+type memExecution struct {
+	rec    ExecutionRecord // History is nil
+	events []byte
 }
 
 // NewMemoryStore returns an empty MemoryStore.
 func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{sms: map[string]StateMachine{}, exec: map[string]*ExecutionRecord{}}
+	return &MemoryStore{sms: map[string]StateMachine{}, exec: map[string]*memExecution{}}
 }
 
 // SaveStateMachine stores sm.
@@ -91,16 +109,64 @@ func (s *MemoryStore) SaveStateMachine(_ context.Context, sm StateMachine) error
 	return nil
 }
 
-// SaveExecution stores a copy of rec.
-func (s *MemoryStore) SaveExecution(_ context.Context, rec *ExecutionRecord) error {
+// SaveExecution stores rec's description and appends events to its history. The history of a closed execution is
+// kept with little spare capacity: events themselves when they are all of it, else a copy.
+func (s *MemoryStore) SaveExecution(_ context.Context, rec *ExecutionRecord, events []byte) error {
 	c := rec.Clone()
+	c.History = nil
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.exec[rec.Arn] = c
+	m := s.exec[rec.Arn]
+	if m == nil {
+		m = &memExecution{}
+		s.exec[rec.Arn] = m
+	}
+	m.rec = *c
+	switch {
+	case rec.Status == StatusRunning:
+		m.events = append(m.events, events...)
+	case len(m.events) == 0 && cap(events)-len(events) <= len(events)/4:
+		m.events = events[:len(events):len(events)] // the caller does not change them; little capacity is wasted
+	default:
+		m.events = append(make([]byte, 0, len(m.events)+len(events)), m.events...)
+		m.events = append(m.events, events...)
+	}
 	return nil
 }
 
-// Load returns copies of everything stored.
+// Execution returns a copy of the stored execution, history included.
+func (s *MemoryStore) Execution(_ context.Context, arn string) (*ExecutionRecord, error) {
+	s.mu.Lock()
+	m, ok := s.exec[arn]
+	var rec ExecutionRecord
+	var events []byte
+	if ok {
+		rec, events = m.rec, m.events
+	}
+	s.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrExecutionDoesNotExist, arn)
+	}
+	h, err := decodeEvents(events)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", arn, err)
+	}
+	rec.History = h
+	return rec.Clone(), nil
+}
+
+// DeleteExecution forgets the execution.
+func (s *MemoryStore) DeleteExecution(_ context.Context, arn string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.exec[arn]; !ok {
+		return fmt.Errorf("%w: %s", ErrExecutionDoesNotExist, arn)
+	}
+	delete(s.exec, arn)
+	return nil
+}
+
+// Load returns copies of everything stored, running executions with their history.
 func (s *MemoryStore) Load(_ context.Context) ([]StateMachine, []*ExecutionRecord, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -109,8 +175,16 @@ func (s *MemoryStore) Load(_ context.Context) ([]StateMachine, []*ExecutionRecor
 		sms = append(sms, sm)
 	}
 	recs := make([]*ExecutionRecord, 0, len(s.exec))
-	for _, r := range s.exec {
-		recs = append(recs, r.Clone())
+	for _, m := range s.exec {
+		r := m.rec.Clone()
+		if r.Status == StatusRunning {
+			h, err := decodeEvents(m.events)
+			if err != nil {
+				return nil, nil, fmt.Errorf("load %s: %w", r.Arn, err)
+			}
+			r.History = h
+		}
+		recs = append(recs, r)
 	}
 	return sms, recs, nil
 }
