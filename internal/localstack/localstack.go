@@ -39,6 +39,15 @@ const (
 	AccountID = "000000000000"
 )
 
+// Defaults of --history-retention and --history-max-executions. AWS keeps a standard execution 90 days; the local
+// stack keeps a day, enough for a working session and for the transfers a test looks at, and at most 10,000 closed
+// executions, so that a burst (a benchmark of 20,000 transfers) cannot grow memory without bound: about 10 KB each
+// in memory (the history as JSON lines), about 300 bytes each with --data-dir (a summary; the rest is on disk).
+const (
+	DefaultHistoryRetention     = 24 * time.Hour
+	DefaultHistoryMaxExecutions = 10000
+)
+
 // Config is the local stack's configuration (spec/local-stack.md).
 type Config struct {
 	Template         string
@@ -50,9 +59,13 @@ type Config struct {
 	Seed             string
 	SeedTransfers    string
 	ExecutionTimeout time.Duration
-	SweepInterval    time.Duration
-	OrphanAfter      time.Duration
-	Faults           []*lambdalocal.Fault
+	// HistoryRetention and HistoryMaxExecutions bound the closed executions kept (sfnlocal.Options.HistoryRetention
+	// and MaxClosedExecutions); zero keeps them all.
+	HistoryRetention     time.Duration
+	HistoryMaxExecutions int
+	SweepInterval        time.Duration
+	OrphanAfter          time.Duration
+	Faults               []*lambdalocal.Fault
 	// Metrics writes the functions' CloudWatch EMF lines to stderr with the logs; without it they are discarded.
 	Metrics bool
 }
@@ -71,6 +84,8 @@ func ParseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.StringVar(&c.Seed, "seed", "events/local-accounts.json", `accounts to create at start: [{"accountId","currency","balance"}]; existing ones are left alone`)
 	fs.StringVar(&c.SeedTransfers, "seed-transfers", "", "example transfers to create at start, with their accounts (events/local-transfers.json: what the sam local invoke events reference); existing ones are left alone")
 	fs.DurationVar(&c.ExecutionTimeout, "execution-timeout", 0, "override the state machine's TimeoutSeconds")
+	fs.DurationVar(&c.HistoryRetention, "history-retention", DefaultHistoryRetention, "how long a closed execution and its history are kept after they stop, in memory or in --data-dir (0: no limit)")
+	fs.IntVar(&c.HistoryMaxExecutions, "history-max-executions", DefaultHistoryMaxExecutions, "how many closed executions are kept at most, the oldest going first (0: no limit)")
 	fs.DurationVar(&c.SweepInterval, "sweep-interval", 0, "period of the scheduled sweep (default: the template's schedule)")
 	fs.DurationVar(&c.OrphanAfter, "orphan-after", 0, "the sweep's staleness threshold (default: the template's ORPHAN_AFTER)")
 	fs.BoolVar(&c.Metrics, "metrics", false, "write the functions' metrics (CloudWatch EMF lines) to stderr with the logs")

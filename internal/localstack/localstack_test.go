@@ -19,10 +19,17 @@ func TestParseFlags(t *testing.T) {
 		c.SweepInterval != time.Second || c.Seed != "events/local-accounts.json" || c.Metrics {
 		t.Errorf("config = %+v", c)
 	}
+	if c.HistoryRetention != 24*time.Hour || c.HistoryMaxExecutions != 10000 {
+		t.Errorf("history defaults: %s, %d", c.HistoryRetention, c.HistoryMaxExecutions)
+	}
 	if c, err := ParseFlags([]string{"--metrics"}, io.Discard); err != nil || !c.Metrics {
 		t.Errorf("--metrics: %+v, %v", c, err)
 	}
-	for _, bad := range [][]string{{"--fault", "debit"}, {"--nope"}, {"extra"}} {
+	c, err = ParseFlags([]string{"--history-retention", "0", "--history-max-executions", "50"}, io.Discard)
+	if err != nil || c.HistoryRetention != 0 || c.HistoryMaxExecutions != 50 {
+		t.Errorf("--history-retention 0 --history-max-executions 50: %s, %d, %v", c.HistoryRetention, c.HistoryMaxExecutions, err)
+	}
+	for _, bad := range [][]string{{"--fault", "debit"}, {"--nope"}, {"extra"}, {"--history-retention", "1"}} {
 		if _, err := ParseFlags(bad, io.Discard); err == nil {
 			t.Errorf("ParseFlags(%v) accepted", bad)
 		}

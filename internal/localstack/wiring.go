@@ -212,6 +212,8 @@ func (s *stack) startEngine(ctx context.Context, ddb sfnlocal.DynamoDBAPI, root 
 		Logger:               s.logger,
 		ExecutionTimeout:     s.cfg.ExecutionTimeout,
 		CheckpointEveryState: s.cfg.DataDir != "",
+		HistoryRetention:     s.cfg.HistoryRetention,
+		MaxClosedExecutions:  s.cfg.HistoryMaxExecutions,
 		Subscribers:          []sfnlocal.Subscriber{s.deliver},
 	})
 	if s.cfg.DataDir != "" {
