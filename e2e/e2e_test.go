@@ -348,3 +348,37 @@ func TestHealthz(t *testing.T) {
 		t.Fatalf("healthz: %d", r.Status)
 	}
 }
+
+// TestHistoryPastTheCap runs the stack with --history-max-executions 1: once a second transfer's workflow has
+// closed, the first one's execution is gone, and its audit trail shows the transfer's ledger legs without workflow
+// events, as for a transfer whose workflow never started; the second one's trail is whole.
+func TestHistoryPastTheCap(t *testing.T) {
+	s := startStack(t, "--history-max-executions", "1")
+	var ids []string
+	for _, key := range []string{"e2e-cap-1", "e2e-cap-2"} {
+		r := s.submit(key, transferBody("acc-alice", "acc-bob", 7, "EUR"))
+		if r.Status != http.StatusAccepted {
+			t.Fatalf("submit: %d %s", r.Status, r.RawBody)
+		}
+		ids = append(ids, r.Body["transferId"].(string))
+		s.waitTerminal(ids[len(ids)-1], settle)
+	}
+	deadline := time.Now().Add(settle)
+	for {
+		execs := s.executions()
+		if len(execs) == 1 && aws.ToString(execs[0].Name) == ids[1] && execs[0].Status == "SUCCEEDED" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("executions listed: %+v", execs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	events, legs := s.history(ids[0])
+	if len(events) != 0 || len(legs) != 2 {
+		t.Errorf("trail of the forgotten execution: %d events, legs %v", len(events), keysOf(legs))
+	}
+	if events, _ := s.history(ids[1]); len(events) == 0 || events[len(events)-1]["type"] != "ExecutionSucceeded" {
+		t.Errorf("trail of the kept execution: %v", events)
+	}
+}

@@ -13,4 +13,8 @@
 // arn:aws:states:::dynamodb:putItem|getItem|updateItem|deleteItem call DynamoDB through the aws-sdk-go-v2 client
 // given in Options. Status changes are published as EventBridge "Step Functions Execution Status Change" events
 // to the subscribers given in Options.
+//
+// A running execution keeps its history as JSON lines. Once it is closed and saved, the Store (MemoryStore, or
+// FileStore with one append-only log per execution) holds its record and the engine only a summary; the
+// HistoryRetention and MaxClosedExecutions options bound how many closed executions are kept, and for how long.
 package sfnlocal

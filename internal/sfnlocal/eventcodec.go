@@ -363,8 +363,16 @@ func (p *lineParser) str() (string, bool) {
 func (p *lineParser) escapedStr(start int) (string, bool) {
 	b := append(make([]byte, 0, p.i-start+64), p.s[start:p.i]...)
 	for p.i < len(p.s) {
-		c := p.s[p.i]
-		switch {
+		run := p.i
+		for run < len(p.s) && p.s[run] >= 0x20 && p.s[run] != '"' && p.s[run] != '\\' {
+			run++
+		}
+		b = append(b, p.s[p.i:run]...)
+		p.i = run
+		if p.i == len(p.s) {
+			break
+		}
+		switch c := p.s[p.i]; {
 		case c == '"':
 			p.i++
 			if !utf8.Valid(b) {
@@ -373,10 +381,6 @@ func (p *lineParser) escapedStr(start int) (string, bool) {
 			return string(b), true
 		case c < 0x20:
 			return "", false
-		case c != '\\':
-			b = append(b, c)
-			p.i++
-			continue
 		}
 		if p.i+1 >= len(p.s) {
 			return "", false
