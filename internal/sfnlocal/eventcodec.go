@@ -28,10 +28,10 @@ func appendEvent(b []byte, e *Event) []byte {
 	b = append(b, `,"timestamp":`...)
 	b = appendEpochSeconds(b, e.Timestamp)
 	b = append(b, `,"type":`...)
-	b = appendString(b, e.Type)
+	b = jsonvalue.AppendString(b, e.Type)
 	if e.DetailsKey != "" {
 		b = append(b, ',')
-		b = appendString(b, e.DetailsKey)
+		b = jsonvalue.AppendString(b, e.DetailsKey)
 		b = append(b, ':')
 		if e.Details == nil {
 			b = append(b, "null"...)
@@ -68,7 +68,7 @@ func appendMap(b []byte, m map[string]any) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, k)
+		b = jsonvalue.AppendString(b, k)
 		b = append(b, ':')
 		b = appendValue(b, m[k])
 	}
@@ -78,7 +78,7 @@ func appendMap(b []byte, m map[string]any) []byte {
 func appendValue(b []byte, v any) []byte {
 	switch t := v.(type) {
 	case string:
-		return appendString(b, t)
+		return jsonvalue.AppendString(b, t)
 	case bool:
 		return strconv.AppendBool(b, t)
 	case int:
@@ -94,60 +94,6 @@ func appendValue(b []byte, v any) []byte {
 }
 
 const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string, escaped as jsonvalue.Marshal does (no HTML escaping; U+2028 and U+2029
-// escaped; invalid UTF-8 as U+FFFD), copying the runs that need no escape whole.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
 
 // decodeEvent decodes one line written by appendEvent (without its newline).
 func decodeEvent(line []byte) (Event, error) {
