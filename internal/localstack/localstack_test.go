@@ -26,8 +26,11 @@ func TestParseFlags(t *testing.T) {
 		c.SweepInterval != time.Second || c.Seed != "events/local-accounts.json" || c.Metrics {
 		t.Errorf("config = %+v", c)
 	}
-	if c.HistoryRetention != 24*time.Hour || c.HistoryMaxExecutions != 10000 {
-		t.Errorf("history defaults: %s, %d", c.HistoryRetention, c.HistoryMaxExecutions)
+	if c.HistoryRetention != 24*time.Hour || c.HistoryMaxExecutions != 1000 {
+		t.Errorf("history defaults in memory: %s, %d; want 24h and 1000", c.HistoryRetention, c.HistoryMaxExecutions)
+	}
+	if c, err := ParseFlags([]string{"--data-dir", "x"}, io.Discard); err != nil || c.HistoryMaxExecutions != 10000 {
+		t.Errorf("history default with --data-dir: %d, %v; want 10000", c.HistoryMaxExecutions, err)
 	}
 	if c, err := ParseFlags([]string{"--metrics"}, io.Discard); err != nil || !c.Metrics {
 		t.Errorf("--metrics: %+v, %v", c, err)
