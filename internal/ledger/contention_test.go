@@ -3,11 +3,13 @@ package ledger_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -27,12 +29,25 @@ type cancellingTransport struct {
 	n       int64
 	reasons []string
 	sent    atomic.Int64 // TransactWriteItems seen, cancelled or not
+	mu      sync.Mutex
+	tokens  []string // the ClientRequestToken of each TransactWriteItems, in order
 }
 
 func (c *cancellingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if !strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".TransactWriteItems") {
 		return http.DefaultTransport.RoundTrip(r)
 	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, err
+	}
+	_ = r.Body.Close()
+	var in struct{ ClientRequestToken string }
+	_ = json.Unmarshal(body, &in)
+	c.mu.Lock()
+	c.tokens = append(c.tokens, in.ClientRequestToken)
+	c.mu.Unlock()
+	r.Body = io.NopCloser(bytes.NewReader(body))
 	if k := c.sent.Add(1); c.n >= 0 && k > c.n {
 		return http.DefaultTransport.RoundTrip(r)
 	}
@@ -45,18 +60,14 @@ func (c *cancellingTransport) RoundTrip(r *http.Request) (*http.Response, error)
 		}
 		items = append(items, fmt.Sprintf(`{"Code":%q,"Message":"Transaction is ongoing for the item"}`, code))
 	}
-	body := fmt.Sprintf(`{"__type":"com.amazonaws.dynamodb.v20120810#TransactionCanceledException",`+
+	reply := fmt.Sprintf(`{"__type":"com.amazonaws.dynamodb.v20120810#TransactionCanceledException",`+
 		`"Message":"Transaction cancelled, please refer cancellation reasons for specific reasons [%s]",`+
 		`"CancellationReasons":[%s]}`, strings.Join(codes, ", "), strings.Join(items, ","))
-	if r.Body != nil {
-		_, _ = io.Copy(io.Discard, r.Body)
-		_ = r.Body.Close()
-	}
 	return &http.Response{
 		StatusCode: http.StatusBadRequest, Status: "400 Bad Request", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header:  http.Header{"Content-Type": {"application/x-amz-json-1.0"}, "X-Amzn-Requestid": {"injected"}},
-		Body:    io.NopCloser(bytes.NewBufferString(body)),
-		Request: r, ContentLength: int64(len(body)),
+		Body:    io.NopCloser(bytes.NewBufferString(reply)),
+		Request: r, ContentLength: int64(len(reply)),
 	}, nil
 }
 
@@ -92,6 +103,56 @@ func TestTransactionConflictIsRetriedWithBackoff(t *testing.T) {
 	}
 	if b := e.balance(t, "src"); b != 60 {
 		t.Errorf("balance = %d, want 60", b)
+	}
+	// Each attempt after a cancellation is a new transaction: a new idempotency token.
+	seen := map[string]bool{}
+	for _, tok := range ct.tokens {
+		if tok == "" || seen[tok] {
+			t.Errorf("tokens %q: each attempt after a cancellation needs a new one", ct.tokens)
+			break
+		}
+		seen[tok] = true
+	}
+}
+
+// TestCreditConflictIsRetried: the same for a CREDIT, whose transaction has 5 items (entry, record, DEBIT exists,
+// REFUND absent, account), and for a DEBIT that names no destination (3 items).
+func TestCreditConflictIsRetried(t *testing.T) {
+	e, l, ct := conflictEnv(t, 2, "None", "None", "None", "None", "TransactionConflict")
+	id := e.transfer(t, "src", "dst", 40, "EUR")
+	if _, _, err := e.ledger.ApplyLeg(context.Background(), leg(id, ledger.LegDebit, "src", 40), t0); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := l.ApplyLeg(context.Background(), leg(id, ledger.LegCredit, "dst", 40), t0); err != nil {
+		t.Fatal(err)
+	}
+	if n := ct.sent.Load(); n != 3 || e.balance(t, "dst") != 40 {
+		t.Errorf("transactions sent = %d, destination balance %d; want 3 and 40", n, e.balance(t, "dst"))
+	}
+
+	e, l, ct = conflictEnv(t, 1, "None", "TransactionConflict", "None")
+	id = e.transfer(t, "src", "dst", 40, "EUR")
+	older := leg(id, ledger.LegDebit, "src", 40)
+	older.DestinationAccountID = ""
+	if _, _, err := l.ApplyLeg(context.Background(), older, t0); err != nil {
+		t.Fatal(err)
+	}
+	if n := ct.sent.Load(); n != 2 || e.balance(t, "src") != 60 {
+		t.Errorf("transactions sent = %d, source balance %d; want 2 and 60", n, e.balance(t, "src"))
+	}
+}
+
+// TestOtherCancellationsAreNotRetried: a cancellation for a reason other than contention (a ValidationError) would
+// be refused the same way again: it is ErrUnavailable at once, for the workflow's retry.
+func TestOtherCancellationsAreNotRetried(t *testing.T) {
+	e, l, ct := conflictEnv(t, -1, "None", "ValidationError", "None", "None")
+	id := e.transfer(t, "src", "dst", 40, "EUR")
+	_, _, err := l.ApplyLeg(context.Background(), leg(id, ledger.LegDebit, "src", 40), t0)
+	if !errors.Is(err, ledger.ErrUnavailable) {
+		t.Fatalf("err = %v, want ErrUnavailable", err)
+	}
+	if n := ct.sent.Load(); n != 1 {
+		t.Errorf("transactions sent = %d, want 1", n)
 	}
 }
 

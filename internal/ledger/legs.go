@@ -194,15 +194,26 @@ func (l *Ledger) ApplyLeg(ctx context.Context, req LegRequest, now time.Time) (E
 	}
 	retry := l.Retry.start(ctx)
 	for {
-		_, err := l.db.TransactWriteItems(ctx, in)
+		err := l.attempt(ctx, retry, in)
 		if err == nil {
 			return entry, false, nil
 		}
+		var tce *ddbtypes.TransactionCanceledException
+		cancelled := errors.As(err, &tce)
 		stored, replayed, err := l.outcome(ctx, req, err)
 		switch {
 		case replayed:
 			return stored, true, nil
-		case errors.Is(err, errContended) || errors.Is(err, ErrUnavailable):
+		// Contention and throttling are tried again; so is an error outside a cancellation that may be transient
+		// (throttling, 5xx, transport). A cancellation for any other reason (ValidationError, …) is not: the same
+		// transaction would be refused the same way.
+		case errors.Is(err, errContended) || (!cancelled && errors.Is(err, ErrUnavailable)):
+			if cancelled {
+				// Nothing was committed: the next attempt is a new transaction, with a new idempotency token
+				// (the SDK sets one when none is given). After an ambiguous error the token is kept, so that a
+				// transaction that did commit is answered as committed.
+				in.ClientRequestToken = nil
+			}
 			if retry.wait(ctx) {
 				continue
 			}
@@ -210,6 +221,18 @@ func (l *Ledger) ApplyLeg(ctx context.Context, req LegRequest, now time.Time) (E
 		}
 		return Entry{}, false, fmt.Errorf("%s: %w", what, err)
 	}
+}
+
+// attempt sends the leg's transaction once. With a deadline, the attempt ends half the retry reserve before it, so
+// that the function still answers (TransientError, retried by the workflow) rather than time out.
+func (l *Ledger) attempt(ctx context.Context, r *retrier, in *dynamodb.TransactWriteItemsInput) error {
+	if !r.deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, r.deadline.Add(-r.p.Reserve/2))
+		defer cancel()
+	}
+	_, err := l.db.TransactWriteItems(ctx, in)
+	return err
 }
 
 // errContended marks a transaction cancelled only because other transactions held its items (TransactionConflict)

@@ -7,9 +7,9 @@ import (
 )
 
 // RetryPolicy is how ApplyLeg tries again a transaction that was cancelled by contention (TransactionConflict) or
-// throttling: capped exponential backoff with full jitter (the n-th wait is uniform in [0, min(Cap, Base×2^n))),
-// for as long as the context's deadline leaves Reserve for one more attempt, or MaxAttempts attempts when the
-// context has no deadline.
+// throttling: capped exponential backoff with full jitter (the wait after the n-th attempt is uniform in
+// [0, min(Cap, Base×2^(n-1))]), for as long as the context's deadline leaves Reserve for one more attempt, or
+// MaxAttempts attempts when the context has no deadline. The zero RetryPolicy is DefaultRetry.
 type RetryPolicy struct {
 	Base, Cap time.Duration
 	// Reserve is the time a last attempt and the function's answer need before the deadline: ApplyLeg stops
@@ -31,6 +31,9 @@ type retrier struct {
 }
 
 func (p RetryPolicy) start(ctx context.Context) *retrier {
+	if p == (RetryPolicy{}) {
+		p = DefaultRetry // a Ledger not made by NewLedger
+	}
 	d, _ := ctx.Deadline()
 	return &retrier{p: p, deadline: d, attempts: 1}
 }
