@@ -54,7 +54,7 @@ func TestTimeoutTimerLeavesWithExecution(t *testing.T) {
 	timedOut := start(t, eng, `{"StartAt":"W","TimeoutSeconds":60,"States":{"W":{"Type":"Wait","Seconds":3600,"End":true}}}`, `{}`)
 	waitForTimers(t, clock, 2)
 	clock.Advance(time.Minute)
-	got, err := eng.Wait(context.Background(), timedOut.Arn)
+	got, err := waitHistory(context.Background(), eng, timedOut.Arn)
 	if err != nil || got.Status != sfnlocal.StatusTimedOut {
 		t.Fatalf("execution past its TimeoutSeconds: %v, %v", got, err)
 	}

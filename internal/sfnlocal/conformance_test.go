@@ -236,7 +236,7 @@ func runCase(t *testing.T, ddb *dynamodb.Client, c *conformanceCase) string {
 	}
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
-	rec, err = eng.Wait(wctx, rec.Arn)
+	rec, err = waitHistory(wctx, eng, rec.Arn)
 	if err != nil {
 		return fmt.Sprintf("wait: %v", err)
 	}

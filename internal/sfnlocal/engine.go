@@ -620,21 +620,28 @@ func (e *Engine) StopExecution(_ context.Context, arn, errName, cause string) (t
 	return *r.StopDate, nil
 }
 
-// Wait blocks until the execution is closed (or ctx ends) and returns its record.
+// Wait blocks until the execution is closed (or ctx ends) and returns its record without its History, as
+// DescribeExecution on AWS does: decoding a history costs more than running a short execution, so a caller that
+// wants it asks History.
 func (e *Engine) Wait(ctx context.Context, arn string) (*ExecutionRecord, error) {
 	x, _, err := e.lookup(arn)
 	if err != nil {
 		return nil, err
 	}
 	if x == nil {
-		return e.DescribeExecution(ctx, arn)
+		rec, err := e.DescribeExecution(ctx, arn)
+		if err != nil {
+			return nil, err
+		}
+		rec.History = nil
+		return rec, nil
 	}
 	select {
 	case <-x.done:
 	case <-ctx.Done():
 		return nil, fmt.Errorf("wait for %s: %w", arn, ctx.Err())
 	}
-	return x.snapshot(), nil
+	return x.meta(), nil
 }
 
 // SubstituteDefinition replaces every ${Name} in a definition with the JSON-escaped value of subs[Name], as SAM's

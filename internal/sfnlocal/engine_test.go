@@ -40,7 +40,7 @@ func run(t *testing.T, eng *sfnlocal.Engine, def, input string) *sfnlocal.Execut
 	rec := start(t, eng, def, input)
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	out, err := eng.Wait(wctx, rec.Arn)
+	out, err := waitHistory(wctx, eng, rec.Arn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func TestRetryBackoffFollowsTheClock(t *testing.T) {
 	rec := start(t, eng, def, `{}`)
 	advanceWhenWaiting(t, clock, 2*time.Second)
 	advanceWhenWaiting(t, clock, 6*time.Second)
-	out, err := eng.Wait(context.Background(), rec.Arn)
+	out, err := waitHistory(context.Background(), eng, rec.Arn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +252,7 @@ func TestMaxDelaySecondsCapsBackoff(t *testing.T) {
 	rec := start(t, eng, def, `{}`)
 	advanceWhenWaiting(t, clock, 10*time.Second)
 	advanceWhenWaiting(t, clock, 15*time.Second)
-	out, _ := eng.Wait(context.Background(), rec.Arn)
+	out, _ := waitHistory(context.Background(), eng, rec.Arn)
 	if out.Status != sfnlocal.StatusFailed || *out.Error != "Lambda.ServiceException" {
 		t.Fatalf("status %s error %v", out.Status, out.Error)
 	}
@@ -322,7 +322,7 @@ func TestTimeouts(t *testing.T) {
 				}
 			}
 			clock.Advance(tt.advance)
-			out, err := eng.Wait(context.Background(), rec.Arn)
+			out, err := waitHistory(context.Background(), eng, rec.Arn)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -535,7 +535,7 @@ func TestSagaAgainstDynoxide(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rec, err = eng.Wait(ctx, rec.Arn)
+			rec, err = waitHistory(ctx, eng, rec.Arn)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -747,4 +747,14 @@ func TestDynamoDBWireCodesBecomeJavaExceptionNames(t *testing.T) {
 			}
 		})
 	}
+}
+
+// waitHistory waits for the execution like Engine.Wait and returns its record with its History.
+func waitHistory(ctx context.Context, eng *sfnlocal.Engine, arn string) (*sfnlocal.ExecutionRecord, error) {
+	rec, err := eng.Wait(ctx, arn)
+	if err != nil {
+		return nil, err
+	}
+	rec.History, err = eng.History(ctx, arn)
+	return rec, err
 }

@@ -36,7 +36,7 @@ func startNamed(t *testing.T, eng *sfnlocal.Engine, smArn, name string) *sfnloca
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec, err = eng.Wait(ctx, rec.Arn); err != nil {
+	if rec, err = waitHistory(ctx, eng, rec.Arn); err != nil {
 		t.Fatal(err)
 	}
 	return rec
@@ -193,11 +193,11 @@ func TestClosedExecutionsServedFromStore(t *testing.T) {
 				t.Errorf("stopping a closed execution: %v, %v", stop, err)
 			}
 			clock.Advance(time.Minute)
-			done, err := eng.Wait(ctx, slow.Arn)
+			done, err := waitHistory(ctx, eng, slow.Arn)
 			if err != nil || done.Status != sfnlocal.StatusSucceeded || len(done.History) != 8 {
 				t.Fatalf("slow execution: %+v, %v", done, err)
 			}
-			again, err := eng.Wait(ctx, slow.Arn)
+			again, err := waitHistory(ctx, eng, slow.Arn)
 			if err != nil || historyShape(again.History) != historyShape(done.History) {
 				t.Fatalf("Wait on a closed execution: %v\n%s", err, historyShape(again.History))
 			}

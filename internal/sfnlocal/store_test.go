@@ -95,7 +95,7 @@ func TestRunningExecutionResumesAfterRestart(t *testing.T) {
 	}
 	waitForTimers(t, clock2, 2)
 	clock2.Advance(60 * time.Second)
-	done, err := second.Wait(ctx, rec.Arn)
+	done, err := waitHistory(ctx, second, rec.Arn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestResumeIgnoresUncommittedTail(t *testing.T) {
 	}
 	waitForTimers(t, clock2, 2)
 	clock2.Advance(60 * time.Second)
-	done, err := second.Wait(ctx, rec.Arn)
+	done, err := waitHistory(ctx, second, rec.Arn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +260,7 @@ func TestResumeIgnoresUncommittedTail(t *testing.T) {
 	refRec := start(t, refEng, loopDefinition(300, 150), `{}`)
 	waitForTimers(t, ref, 2)
 	ref.Advance(60 * time.Second)
-	want, err := refEng.Wait(ctx, refRec.Arn)
+	want, err := waitHistory(ctx, refEng, refRec.Arn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,7 +322,7 @@ func TestRestoreOneFileFormat(t *testing.T) {
 	}
 	waitForTimers(t, clock, 1)
 	clock.Advance(time.Minute)
-	waited, err := eng.Wait(ctx, "arn:aws:states:us-east-1:123456789012:execution:v1:waiting")
+	waited, err := waitHistory(ctx, eng, "arn:aws:states:us-east-1:123456789012:execution:v1:waiting")
 	if err != nil {
 		t.Fatal(err)
 	}
