@@ -5,6 +5,7 @@
 //
 //	go run ./cmd/bench --scale quick|full [--local-bin FILE --local-dir DIR] [--dynamodb-endpoint URL]
 //	                   [--store memory|disk] [--out FILE|-] [--node-dir DIR] [--stack-log FILE]
+//	                   [--stack-args "FLAGS"]
 //
 // The exit status is 0 whether or not the targets are met (it is a measurement) and 1 when the harness fails.
 package main

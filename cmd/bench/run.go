@@ -35,6 +35,7 @@ func parseFlags(args []string, getwd func() (string, error), stderr io.Writer) (
 	fs.StringVar(&o.out, "out", "", "the JSON file to write, - for none (default: bench/results/latest.json, or latest-quick.json with --scale quick)")
 	fs.StringVar(&o.cfg.NodeDir, "node-dir", "", "where the engine comparison finds the npm engine (default: its own)")
 	fs.StringVar(&o.stackLog, "stack-log", "", "write the stacks' own logs to this file (default: discarded)")
+	stackArgs := fs.String("stack-args", "", "more flags for the measured stack, space-separated (e.g. \"--pprof-addr 127.0.0.1:6060\" to profile it)")
 	only := fs.String("only", "", "measure only these sections, comma-separated: "+strings.Join(loadbench.Sections, ",")+" (default: all)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -46,6 +47,7 @@ func parseFlags(args []string, getwd func() (string, error), stderr io.Writer) (
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
+	o.cfg.StackArgs = strings.Fields(*stackArgs)
 	if o.cfg.Scale, err = loadbench.ScaleByName(*scale); err != nil {
 		return o, err
 	}

@@ -31,8 +31,8 @@ type Scale struct {
 	// Attribution is how many quiet transfers the DynamoDB attribution makes, Replays how many replays of each.
 	Attribution int `json:"attribution"`
 	Replays     int `json:"replays"`
-	// HistorySample is how many transfers of the first cell have their execution history read (transitions,
-	// invocations, durations).
+	// HistorySample is how many transfers of the first cell (its last ones) have their execution history read
+	// (transitions, invocations, durations).
 	HistorySample int `json:"historySample"`
 	// DirectTransfers is how many transfers' worth of requests the store test sends at each concurrency.
 	DirectTransfers int `json:"directTransfers"`
@@ -115,6 +115,9 @@ type Config struct {
 	Progress io.Writer
 	// StackLog receives the stack's own logs; nil discards them.
 	StackLog io.Writer
+	// StackArgs are flags added to the measured stack's command line (not the attribution stack's), such as
+	// --pprof-addr to profile it during the run.
+	StackArgs []string
 	// Only, when not empty, limits the run to these sections (Sections); the DynamoDB attribution always runs.
 	Only map[string]bool
 }

@@ -122,6 +122,7 @@ func (r *run) run(ctx context.Context) error {
 	if r.cfg.Disk {
 		args = append(args, "--data-dir", filepath.Join(r.tmp, "stack"))
 	}
+	args = append(args, r.cfg.StackArgs...)
 	r.progress("starting the measured stack")
 	stack, err := localproc.Start(ctx, localproc.Options{Binary: bin, Dir: localDir, Args: args, Stderr: r.stackLog()})
 	if err != nil {
@@ -272,7 +273,7 @@ func (r *run) stackLog() io.Writer {
 }
 
 // closedPasses runs the closed-loop cells of both passes and returns the histories of a sample of the first cell's
-// executions.
+// executions, its last ones.
 func (r *run) closedPasses(ctx context.Context, d *driver) (histories, error) {
 	var sample histories
 	passes := []struct {
@@ -289,7 +290,8 @@ func (r *run) closedPasses(ctx context.Context, d *driver) (histories, error) {
 			}
 			r.res.Closed = append(r.res.Closed, c)
 			if pi == 0 && ci == 0 {
-				arns = arns[:min(len(arns), r.cfg.Scale.HistorySample)]
+				// The last ones: the stack keeps only its most recent closed executions (--history-max-executions).
+				arns = arns[max(0, len(arns)-r.cfg.Scale.HistorySample):]
 				if err := sample.read(ctx, d.sfn, arns); err != nil {
 					return sample, err
 				}
