@@ -131,8 +131,8 @@ func Report(w io.Writer, r Result) {
 			n0(bu.Transfers), bu.SubmitSeconds, bu.DrainSeconds))
 	}
 	if o := r.Open; o.Transfers > 0 {
-		t.line(fmt.Sprintf("open loop: half the peak of %.0f/s (c=%d), latencies from each request's scheduled time; POSTs in flight at most: %d",
-			o.PeakPerSec, o.PeakConcurrency, o.InFlightMax))
+		t.line(fmt.Sprintf("open loop: half the peak of %.0f/s (c=%d, measured again just before; %.0f/s in the closed loop), latencies from each request's scheduled time; POSTs in flight at most: %d",
+			o.PeakPerSec, o.PeakConcurrency, o.ClosedLoopPeakPerSec, o.InFlightMax))
 	}
 
 	d := r.DynamoDB

@@ -101,10 +101,15 @@ type Burst struct {
 
 // OpenLoop is the fixed-rate run at half the peak.
 type OpenLoop struct {
-	// PeakPerSec is the highest completed/s of the many-accounts pass, at PeakConcurrency.
-	PeakPerSec      float64 `json:"peakPerSec"`
-	PeakConcurrency int     `json:"peakConcurrency"`
-	OfferedPerSec   float64 `json:"offeredPerSec"`
+	// PeakPerSec is the completed/s of a short closed loop run just before the open loop at PeakConcurrency, the
+	// concurrency of the many-accounts pass's highest completed/s (ClosedLoopPeakPerSec); PeakBad counts its
+	// failed, rejected or unfinished transfers of PeakTransfers.
+	PeakPerSec           float64 `json:"peakPerSec"`
+	PeakConcurrency      int     `json:"peakConcurrency"`
+	ClosedLoopPeakPerSec float64 `json:"closedLoopPeakPerSec"`
+	PeakTransfers        int     `json:"peakTransfers"`
+	PeakBad              int     `json:"peakBad"`
+	OfferedPerSec        float64 `json:"offeredPerSec"`
 	Outcomes
 	CompletedPerSec float64 `json:"completedPerSec"`
 	// POST and EndToEnd are measured from each request's scheduled time, so a stall delays the schedule of none.

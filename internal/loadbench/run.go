@@ -135,16 +135,26 @@ func (r *run) run(ctx context.Context) error {
 	d := r.newDriver(stack, mem)
 
 	var sample histories
+	var store *storeTest
+	if r.cfg.wants("store") {
+		if store = r.newStoreTest(d, attr, upstream); store == nil {
+			r.note("store limit skipped: no template requests were recorded")
+		}
+	}
 	if r.cfg.wants("closed") {
-		if sample, err = r.closedPasses(ctx, d); err != nil {
+		if sample, err = r.closedPasses(ctx, d, store); err != nil {
 			return err
+		}
+	} else if store != nil {
+		for i, cell := range r.cfg.Scale.Cells {
+			if err := store.cell(ctx, i, cell.Concurrency, ClosedCell{}); err != nil {
+				r.note("store limit: %v", err)
+				break
+			}
 		}
 	}
 	if err := r.burstAndOpen(ctx, d); err != nil {
 		return err
-	}
-	if r.cfg.wants("store") {
-		r.storeLimit(ctx, d, attr, upstream)
 	}
 	if r.cfg.wants("engine") {
 		r.engine(ctx)
@@ -273,8 +283,11 @@ func (r *run) stackLog() io.Writer {
 }
 
 // closedPasses runs the closed-loop cells of both passes and returns the histories of a sample of the first cell's
-// executions, its last ones.
-func (r *run) closedPasses(ctx context.Context, d *driver) (histories, error) {
+// executions, its last ones. When store is not nil, the store test of each many-accounts cell's concurrency runs
+// right after that cell, on the store as the cell left it: the DynamoDB server's speed depends on what it holds
+// (Dynoxide's fell several-fold over a full run), so a store limit measured at another point of the run would not
+// be the limit the cell ran against.
+func (r *run) closedPasses(ctx context.Context, d *driver, store *storeTest) (histories, error) {
 	var sample histories
 	passes := []struct {
 		name     string
@@ -289,6 +302,12 @@ func (r *run) closedPasses(ctx context.Context, d *driver) (histories, error) {
 				return sample, err
 			}
 			r.res.Closed = append(r.res.Closed, c)
+			if pi == 0 && store != nil {
+				if err := store.cell(ctx, ci, cell.Concurrency, c); err != nil {
+					r.note("store limit: %v", err)
+					store = nil
+				}
+			}
 			if pi == 0 && ci == 0 {
 				// The last ones: the stack keeps only its most recent closed executions (--history-max-executions).
 				arns = arns[max(0, len(arns)-r.cfg.Scale.HistorySample):]
@@ -320,56 +339,72 @@ func (r *run) burstAndOpen(ctx context.Context, d *driver) error {
 		r.note("open loop skipped: the closed loop completed nothing")
 		return nil
 	}
-	rate := peak.CompletedPerSec / 2
-	r.progress("open loop: %.0f transfers/s (half the peak %.0f/s at c=%d) for %.0f s", rate, peak.CompletedPerSec, peak.Concurrency, s.OpenLoopSeconds)
+	// The peak again, now: the burst and the cells after the peak's have grown the store, and the DynamoDB
+	// server's speed depends on what it holds, so half of the earlier peak may be more than the system now serves.
+	n := min(float64(peak.Transfers), max(s.OpenLoopSeconds*peak.CompletedPerSec/2, 200))
+	cal := Cell{Concurrency: peak.Concurrency, Transfers: int(n)}
+	r.progress("open loop: the peak again, %s transfers at c=%d", n0(cal.Transfers), cal.Concurrency)
+	again, _ := d.closedLoop(ctx, passMany, r.accounts.many, distinctPairs(r.accounts.many), cal, newEWMA(), 900)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	rate := again.CompletedPerSec / 2
+	r.progress("open loop: %.0f transfers/s (half the peak %.0f/s at c=%d, %.0f/s in the closed loop) for %.0f s", rate, again.CompletedPerSec, peak.Concurrency, peak.CompletedPerSec, s.OpenLoopSeconds)
 	o, err := d.openLoop(ctx, r.accounts.many, rate, time.Duration(s.OpenLoopSeconds*float64(time.Second)), 2000)
 	if err != nil {
 		return fmt.Errorf("open loop: %w", err)
 	}
-	o.PeakPerSec, o.PeakConcurrency = peak.CompletedPerSec, peak.Concurrency
+	o.PeakPerSec, o.PeakConcurrency, o.ClosedLoopPeakPerSec = again.CompletedPerSec, peak.Concurrency, peak.CompletedPerSec
+	o.PeakTransfers, o.PeakBad = again.Transfers, again.Bad()
 	r.res.Open = o
 	return nil
 }
 
-// storeLimit replays the template's requests straight to the DynamoDB server at each closed-loop concurrency.
-func (r *run) storeLimit(ctx context.Context, d *driver, attr attributionResult, endpoint string) {
-	tpl := attr.template
-	if len(tpl.requests) == 0 {
-		r.note("store limit skipped: no template requests were recorded")
-		return
+// storeTest replays the template's requests straight to the DynamoDB server.
+type storeTest struct {
+	r           *run
+	d           *driver
+	tpl         template
+	perTransfer float64
+	endpoint    string
+	hc          *http.Client
+}
+
+// newStoreTest returns the store test of the attributed template, or nil when no requests were recorded.
+func (r *run) newStoreTest(d *driver, attr attributionResult, endpoint string) *storeTest {
+	if len(attr.template.requests) == 0 {
+		return nil
 	}
 	perTransfer := r.res.DynamoDB.Transfer.Requests
-	if int(perTransfer+0.5) != len(tpl.requests) {
-		r.note("store limit: the template has %d requests, the attribution's mean is %.2f per transfer", len(tpl.requests), perTransfer)
+	if int(perTransfer+0.5) != len(attr.template.requests) {
+		r.note("store limit: the template has %d requests, the attribution's mean is %.2f per transfer", len(attr.template.requests), perTransfer)
 	}
+	return &storeTest{r: r, d: d, tpl: attr.template, perTransfer: perTransfer, endpoint: endpoint, hc: newHTTPClient()}
+}
+
+// cell sends Scale.DirectTransfers transfers' worth of requests, with the polls the stack's clients made in stack
+// (the many-accounts cell at this concurrency; zero when the closed loop was not run), at concurrency c, using the
+// i-th block of the direct accounts, and adds the figures to the result.
+func (st *storeTest) cell(ctx context.Context, i, c int, stack ClosedCell) error {
+	r := st.r
 	n := r.cfg.Scale.DirectTransfers
-	hc := newHTTPClient()
-	for i, cell := range r.cfg.Scale.Cells {
-		// The stack's clients polled GET /transfers/{id} while they waited: one GetItem each, part of the mix.
-		var stack ClosedCell
-		for _, c := range r.res.Closed {
-			if c.Pass == passMany && c.Concurrency == cell.Concurrency {
-				stack = c
-			}
-		}
-		transfers, err := d.directTransfers(tpl, r.accounts.direct[2*n*i:2*n*(i+1)], n, stack.PollsPerTransfer)
-		if err != nil {
-			r.note("store limit: %v", err)
-			return
-		}
-		r.progress("store limit: %s transfers' requests (%d each, and %.2f GetItem for the polls) straight to DynamoDB at c=%d",
-			n0(n), len(tpl.requests), stack.PollsPerTransfer, cell.Concurrency)
-		s := direct(ctx, hc, endpoint, transfers, cell.Concurrency)
-		s.StackTransfersPerSec = stack.CompletedPerSec
-		s.PollsPerTransfer = stack.PollsPerTransfer
-		if s.RequestsPerSec > 0 {
-			s.Efficiency = s.StackTransfersPerSec * (perTransfer + stack.PollsPerTransfer) / s.RequestsPerSec
-		}
-		if len(s.Errors) > 0 {
-			r.note("store limit at c=%d: %s of %s requests failed (%s): conditions of the template that do not hold for fresh identifiers", cell.Concurrency, n0(sumErrors(s.Errors)), n0(s.Requests), errorList(s.Errors))
-		}
-		r.res.Store = append(r.res.Store, s)
+	transfers, err := st.d.directTransfers(st.tpl, r.accounts.direct[2*n*i:2*n*(i+1)], n, stack.PollsPerTransfer)
+	if err != nil {
+		return err
 	}
+	r.progress("store limit: %s transfers' requests (%d each, and %.2f GetItem for the polls) straight to DynamoDB at c=%d",
+		n0(n), len(st.tpl.requests), stack.PollsPerTransfer, c)
+	s := direct(ctx, st.hc, st.endpoint, transfers, c)
+	s.StackTransfersPerSec = stack.CompletedPerSec
+	s.PollsPerTransfer = stack.PollsPerTransfer
+	if s.RequestsPerSec > 0 {
+		s.Efficiency = s.StackTransfersPerSec * (st.perTransfer + stack.PollsPerTransfer) / s.RequestsPerSec
+	}
+	if len(s.Errors) > 0 {
+		r.note("store limit at c=%d: %s of %s requests failed (%s): conditions of the template that do not hold for fresh identifiers", c, n0(sumErrors(s.Errors)), n0(s.Requests), errorList(s.Errors))
+	}
+	r.res.Store = append(r.res.Store, s)
+	return nil
 }
 
 func sumErrors(errs map[string]int) int {

@@ -50,8 +50,8 @@ func Verdicts(r Result) []Verdict {
 }
 
 func failedVerdict(r Result) Verdict {
-	v := Verdict{Name: "failed transfers", Target: "0 at every concurrency and in the burst"}
-	bad, total := r.Burst.Bad(), r.Burst.Transfers
+	v := Verdict{Name: "failed transfers", Target: "0 at every concurrency, in the burst and in the open loop"}
+	bad, total := r.Burst.Bad()+r.Open.Bad()+r.Open.PeakBad, r.Burst.Transfers+r.Open.Transfers+r.Open.PeakTransfers
 	for _, c := range r.Closed {
 		bad += c.Bad()
 		total += c.Transfers

@@ -48,6 +48,8 @@ func TestVerdicts(t *testing.T) {
 			figure: "+50.0 MB from 1,000 to 3,000 transfers, +2475 MB projected linearly to 100,000"},
 		{name: "engine: the lowest ratio decides", index: 5, status: Pass, figure: "4.2× (lowest, ten)"},
 		{name: "no engine", change: func(r *Result) { r.Engine = nil }, index: 5, status: Skip},
+		{name: "open loop rejected", change: func(r *Result) { r.Open.Rejected = 7 }, index: 0, status: Fail},
+		{name: "peak again failed", change: func(r *Result) { r.Open.PeakBad = 1 }, index: 0, status: Fail},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -65,7 +67,7 @@ func TestVerdicts(t *testing.T) {
 
 func TestVerdictLine(t *testing.T) {
 	line := VerdictLine(Verdicts(passing()))
-	if !strings.HasPrefix(line, "verdicts: PASS failed transfers 0 of 50 (target 0 at every concurrency and in the burst) | ") {
+	if !strings.HasPrefix(line, "verdicts: PASS failed transfers 0 of 50 (target 0 at every concurrency, in the burst and in the open loop) | ") {
 		t.Errorf("line = %s", line)
 	}
 	if strings.Count(line, "PASS") != 6 || strings.Contains(line, "\n") {
