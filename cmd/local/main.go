@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"syscall"
 
+	"github.com/transferflow/orchestrator/internal/heaptrim"
 	"github.com/transferflow/orchestrator/internal/localinvoke"
 	"github.com/transferflow/orchestrator/internal/localstack"
 )
@@ -25,6 +26,7 @@ func main() {
 		os.Exit(code)
 	}
 	tuneGC(os.Getenv)
+	go heaptrim.New(heaptrim.Options{}).Run(ctx, heaptrim.DefaultInterval)
 	cfg, err := localstack.ParseFlags(os.Args[1:], os.Stderr)
 	if err == nil {
 		err = localstack.Run(ctx, cfg, os.Stdout, os.Stderr)
@@ -38,7 +40,8 @@ func main() {
 // tuneGC trades memory for CPU, unless GOGC or GOMEMLIMIT say otherwise. The stack allocates fast (the AWS SDK) on a
 // small live heap, where Go's default GOGC=100 collects so often that GC takes a fifth of its CPU; GOGC=400 collects
 // a quarter as often. The 2 GiB soft limit brings collections back as the live heap grows (executions kept in
-// memory), so the heap does not become five times a large live heap.
+// memory), so the heap does not become five times a large live heap. Memory left behind by a burst (a large
+// execution) is given back to the system once the stack is quiet again, by a heaptrim.Trimmer that main runs.
 func tuneGC(getenv func(string) string) {
 	if getenv("GOGC") == "" {
 		debug.SetGCPercent(400)

@@ -19,13 +19,12 @@ func (s *Server) createStateMachine(ctx context.Context, body json.RawMessage) (
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
-	for _, f := range [][2]string{{"name", in.Name}, {"definition", in.Definition}, {"roleArn", in.RoleArn}} {
-		if err := required(f[0], f[1]); err != nil {
-			return nil, err
-		}
+	// After the model's constraints (validate): the name's characters, then the role's ARN, then the definition.
+	if !sfnlocal.ValidName(in.Name) {
+		return nil, errorf(codeInvalidName, "Invalid Name: '%s'", in.Name)
 	}
-	if in.Type != "" && in.Type != "STANDARD" && in.Type != "EXPRESS" {
-		return nil, errorf(codeValidation, "1 validation error detected: Value '%s' at 'type' failed to satisfy constraint: Member must satisfy enum value set: [STANDARD, EXPRESS]", in.Type)
+	if !strings.HasPrefix(in.RoleArn, "arn:") {
+		return nil, errorf(codeInvalidArn, "Invalid Arn: 'Invalid ARN prefix: %s'", in.RoleArn)
 	}
 	sm, err := s.eng.CreateStateMachine(ctx, sfnlocal.CreateInput{Name: in.Name, Definition: in.Definition, RoleArn: in.RoleArn, Type: in.Type})
 	if err != nil {
@@ -50,7 +49,7 @@ func describeMachine(sm sfnlocal.StateMachine) map[string]any {
 
 func (s *Server) describeStateMachine(ctx context.Context, body json.RawMessage) (any, error) {
 	var in struct {
-		StateMachineArn string `json:"stateMachineArn" required:"true"`
+		StateMachineArn string `json:"stateMachineArn"`
 	}
 	if err := decode(body, &in); err != nil {
 		return nil, err
@@ -84,7 +83,7 @@ func (s *Server) listStateMachines(ctx context.Context, body json.RawMessage) (a
 
 func (s *Server) updateStateMachine(ctx context.Context, body json.RawMessage) (any, error) {
 	var in struct {
-		StateMachineArn string `json:"stateMachineArn" required:"true"`
+		StateMachineArn string `json:"stateMachineArn"`
 		Definition      string `json:"definition"`
 		RoleArn         string `json:"roleArn"`
 	}
@@ -94,6 +93,9 @@ func (s *Server) updateStateMachine(ctx context.Context, body json.RawMessage) (
 	if in.Definition == "" && in.RoleArn == "" {
 		return nil, errorf(codeMissingUpdate, "Either the definition or the roleArn must be specified")
 	}
+	if in.RoleArn != "" && !strings.HasPrefix(in.RoleArn, "arn:") {
+		return nil, errorf(codeInvalidArn, "Invalid Arn: 'Invalid ARN prefix: %s'", in.RoleArn)
+	}
 	if _, err := s.eng.UpdateStateMachine(ctx, in.StateMachineArn, in.Definition, in.RoleArn); err != nil {
 		return nil, err
 	}
@@ -102,7 +104,7 @@ func (s *Server) updateStateMachine(ctx context.Context, body json.RawMessage) (
 
 func (s *Server) deleteStateMachine(ctx context.Context, body json.RawMessage) (any, error) {
 	var in struct {
-		StateMachineArn string `json:"stateMachineArn" required:"true"`
+		StateMachineArn string `json:"stateMachineArn"`
 	}
 	if err := decode(body, &in); err != nil {
 		return nil, err
@@ -112,7 +114,7 @@ func (s *Server) deleteStateMachine(ctx context.Context, body json.RawMessage) (
 
 func (s *Server) validateDefinition(_ context.Context, body json.RawMessage) (any, error) {
 	var in struct {
-		Definition string `json:"definition" required:"true"`
+		Definition string `json:"definition"`
 	}
 	if err := decode(body, &in); err != nil {
 		return nil, err
@@ -133,7 +135,7 @@ func (s *Server) validateDefinition(_ context.Context, body json.RawMessage) (an
 
 func (s *Server) startExecution(ctx context.Context, body json.RawMessage) (any, error) {
 	var in struct {
-		StateMachineArn string  `json:"stateMachineArn" required:"true"`
+		StateMachineArn string  `json:"stateMachineArn"`
 		Name            string  `json:"name"`
 		Input           *string `json:"input"`
 	}
@@ -188,7 +190,7 @@ func describeRecord(r *sfnlocal.ExecutionRecord) map[string]any {
 }
 
 type executionArnInput struct {
-	ExecutionArn string `json:"executionArn" required:"true"`
+	ExecutionArn string `json:"executionArn"`
 }
 
 func (s *Server) describeExecution(ctx context.Context, body json.RawMessage) (any, error) {
@@ -224,20 +226,15 @@ func (s *Server) describeStateMachineForExecution(ctx context.Context, body json
 	return out, nil
 }
 
-var executionStatuses = map[string]bool{"RUNNING": true, "SUCCEEDED": true, "FAILED": true, "TIMED_OUT": true, "ABORTED": true, "PENDING_REDRIVE": true}
-
 func (s *Server) listExecutions(ctx context.Context, body json.RawMessage) (any, error) {
 	var in struct {
-		StateMachineArn string `json:"stateMachineArn" required:"true"`
+		StateMachineArn string `json:"stateMachineArn"`
 		StatusFilter    string `json:"statusFilter"`
 		MaxResults      int    `json:"maxResults"`
 		NextToken       string `json:"nextToken"`
 	}
 	if err := decode(body, &in); err != nil {
 		return nil, err
-	}
-	if in.StatusFilter != "" && !executionStatuses[in.StatusFilter] {
-		return nil, errorf(codeValidation, "1 validation error detected: Value '%s' at 'statusFilter' failed to satisfy constraint: Member must satisfy enum value set: [RUNNING, SUCCEEDED, FAILED, TIMED_OUT, ABORTED, PENDING_REDRIVE]", in.StatusFilter)
 	}
 	recs, err := s.eng.ListExecutions(ctx, in.StateMachineArn, in.StatusFilter)
 	if err != nil {
@@ -261,7 +258,7 @@ func (s *Server) listExecutions(ctx context.Context, body json.RawMessage) (any,
 
 func (s *Server) stopExecution(ctx context.Context, body json.RawMessage) (any, error) {
 	var in struct {
-		ExecutionArn string `json:"executionArn" required:"true"`
+		ExecutionArn string `json:"executionArn"`
 		Error        string `json:"error"`
 		Cause        string `json:"cause"`
 	}
@@ -277,7 +274,7 @@ func (s *Server) stopExecution(ctx context.Context, body json.RawMessage) (any, 
 
 func (s *Server) getExecutionHistory(ctx context.Context, body json.RawMessage) (any, error) {
 	var in struct {
-		ExecutionArn         string `json:"executionArn" required:"true"`
+		ExecutionArn         string `json:"executionArn"`
 		MaxResults           int    `json:"maxResults"`
 		NextToken            string `json:"nextToken"`
 		ReverseOrder         bool   `json:"reverseOrder"`

@@ -4,6 +4,7 @@
 package sfnapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -12,7 +13,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -37,6 +37,9 @@ const (
 	codeUnknownOperation          = "UnknownOperationException"
 	codeMissingUpdate             = "MissingRequiredParameter"
 	codeInternal                  = "InternalFailure"
+	// codeRequestTooLarge answers a body over MaxRequestBytes, with HTTP 413. It is the local API's own: AWS
+	// refuses requests over its 1 MB quota, with an answer that is not recorded.
+	codeRequestTooLarge = "RequestEntityTooLarge"
 )
 
 const targetPrefix = "AWSStepFunctions."
@@ -99,20 +102,47 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.write(w, nil, errorf(codeUnknownOperation, "operation %q is not supported", target))
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, 4<<20))
+	body, err := readBody(w, r)
 	if err != nil {
-		s.write(w, nil, errorf(codeSerialization, "cannot read the request body"))
+		s.write(w, nil, err)
 		return
 	}
-	if len(strings.TrimSpace(string(body))) == 0 {
+	if len(bytes.TrimSpace(body)) == 0 {
 		body = []byte("{}")
 	}
 	if !json.Valid(body) {
 		s.write(w, nil, errorf(codeSerialization, "the request body is not valid JSON"))
 		return
 	}
+	if err := validate(strings.TrimPrefix(target, targetPrefix), body); err != nil {
+		s.write(w, nil, err)
+		return
+	}
 	out, err := op(r.Context(), body)
 	s.write(w, out, err)
+}
+
+// readBody reads the request body, at most MaxRequestBytes of it: a larger body (by its Content-Length, or once
+// that much has been read) is refused with HTTP 413 without reading the rest, and the connection is closed.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if r.ContentLength > MaxRequestBytes {
+		return nil, tooLarge()
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return nil, tooLarge()
+	}
+	if err != nil {
+		return nil, errorf(codeSerialization, "cannot read the request body")
+	}
+	return body, nil
+}
+
+func tooLarge() *apiError {
+	return &apiError{Code: codeRequestTooLarge, Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf(
+		"The request body exceeds %d bytes, the most the local Step Functions API reads (a definition may have %d characters, an execution input %d bytes)",
+		MaxRequestBytes, MaxDefinitionLength, MaxInputBytes)}
 }
 
 func (s *Server) write(w http.ResponseWriter, out any, err error) {
@@ -151,32 +181,42 @@ func toAPIError(err error) *apiError {
 		}
 		return errorf(codeInvalidDefinition, "Invalid State Machine Definition: '%s'", strings.Join(msgs, ", "))
 	}
-	for _, m := range []struct {
-		target error
-		code   string
-	}{
-		{sfnlocal.ErrInvalidArn, codeInvalidArn},
-		{sfnlocal.ErrInvalidName, codeInvalidName},
-		{sfnlocal.ErrStateMachineDoesNotExist, codeStateMachineDoesNotExist},
-		{sfnlocal.ErrStateMachineExists, codeStateMachineAlreadyExists},
-		{sfnlocal.ErrExecutionDoesNotExist, codeExecutionDoesNotExist},
-		{sfnlocal.ErrExecutionAlreadyExists, codeExecutionAlreadyExists},
-		{sfnlocal.ErrInvalidExecutionInput, codeInvalidExecutionInput},
-	} {
+	for _, m := range wireErrors {
 		if errors.Is(err, m.target) {
-			return errorf(m.code, "%s", publicMessage(err))
+			return errorf(m.code, m.format, subject(err, m.target))
 		}
 	}
 	return &apiError{Code: codeInternal, Message: "internal failure", Status: http.StatusInternalServerError}
 }
 
-// publicMessage strips the package prefix from an engine error message.
-func publicMessage(err error) string {
-	msg := strings.TrimPrefix(err.Error(), "sfnlocal: ")
-	if msg == "" {
-		return msg
+// wireErrors maps the engine's sentinel errors to the API's error types and AWS's messages, whose one argument is
+// what the error is about (an ARN, a name, the reason an input is not JSON).
+var wireErrors = []struct {
+	target error
+	code   string
+	format string
+}{
+	{sfnlocal.ErrInvalidArn, codeInvalidArn, "Invalid Arn: '%s'"},
+	{sfnlocal.ErrInvalidName, codeInvalidName, "Invalid Name: '%s'"},
+	{sfnlocal.ErrStateMachineDoesNotExist, codeStateMachineDoesNotExist, "State Machine Does Not Exist: '%s'"},
+	{sfnlocal.ErrStateMachineExists, codeStateMachineAlreadyExists, "State Machine Already Exists: '%s'"},
+	{sfnlocal.ErrExecutionDoesNotExist, codeExecutionDoesNotExist, "Execution Does Not Exist: '%s'"},
+	{sfnlocal.ErrExecutionAlreadyExists, codeExecutionAlreadyExists, "Execution Already Exists: '%s'"},
+	{sfnlocal.ErrInvalidExecutionInput, codeInvalidExecutionInput, "Invalid State Machine Execution Input: '%s'"},
+}
+
+// subject returns what an engine error wrapping target is about: the engine writes "<target>: <subject>", the
+// subject quoted when it is a name or an ARN that may not be one. An ARN that does not start with "arn:" is
+// reported as AWS reports it, "Invalid ARN prefix: <arn>".
+func subject(err, target error) string {
+	s := strings.TrimPrefix(err.Error(), target.Error()+": ")
+	if u, uerr := strconv.Unquote(s); uerr == nil {
+		s = u
 	}
-	return strings.ToUpper(msg[:1]) + msg[1:]
+	if target == sfnlocal.ErrInvalidArn && !strings.HasPrefix(s, "arn:") {
+		s = "Invalid ARN prefix: " + s
+	}
+	return s
 }
 
 // epoch renders a time as the API does: seconds since the epoch with milliseconds.
@@ -184,29 +224,10 @@ func epoch(t time.Time) json.Number {
 	return json.Number(strconv.FormatFloat(float64(t.UnixMilli())/1000, 'f', 3, 64))
 }
 
-// decode reads a request into v, a pointer to a struct. A string field tagged required:"true" that is absent or
-// empty is reported as AWS does, the first in field order.
+// decode reads a request, already checked by validate, into v.
 func decode(body json.RawMessage, v any) error {
 	if err := json.Unmarshal(body, v); err != nil {
 		return errorf(codeSerialization, "cannot decode the request: %v", err)
-	}
-	rv := reflect.ValueOf(v).Elem()
-	for i := 0; i < rv.NumField(); i++ {
-		f := rv.Type().Field(i)
-		if f.Tag.Get("required") != "true" || f.Type.Kind() != reflect.String {
-			continue
-		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if err := required(name, rv.Field(i).String()); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func required(field, value string) error {
-	if value == "" {
-		return errorf(codeValidation, "1 validation error detected: Value null at '%s' failed to satisfy constraint: Member must not be null", field)
 	}
 	return nil
 }

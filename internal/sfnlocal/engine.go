@@ -24,8 +24,16 @@ import (
 // DefaultMaxHistoryEvents is the history size at which AWS fails an execution.
 const DefaultMaxHistoryEvents = 25000
 
-// maxPayloadBytes is the Step Functions payload limit (256 KiB) for inputs, outputs and state results.
-const maxPayloadBytes = 256 * 1024
+// DefaultMaxHistoryBytes is the default Options.MaxHistoryBytes: the size of an execution's history past which its
+// events are recorded without their payloads. A transfer's history is about 8 KB.
+const DefaultMaxHistoryBytes = 4 << 20
+
+// maxLogPrealloc bounds the capacity a new execution's history starts with (machine.logSize).
+const maxLogPrealloc = 1 << 20
+
+// MaxPayloadBytes is the Step Functions payload quota, 256 KiB of UTF-8, for an execution's input and output and for
+// each state's input, output and result: a larger one fails the state with States.DataLimitExceeded.
+const MaxPayloadBytes = 256 * 1024
 
 // LambdaInvoker runs a Lambda function. FunctionName is passed through as written in the definition: a name, a
 // full or partial ARN, possibly with a qualifier. A function error is returned as *FunctionError, a Lambda service
@@ -62,6 +70,13 @@ type Options struct {
 	Logger *slog.Logger
 	// MaxHistoryEvents bounds each execution's history (default 25,000, as on AWS).
 	MaxHistoryEvents int
+	// MaxHistoryBytes bounds the memory of each execution's history, which the engine keeps while the execution
+	// runs (and a MemoryStore after it closes): once its JSON lines reach this size, later events are recorded
+	// without their payloads (input, output, parameters and cause are empty, and inputDetails/outputDetails say
+	// truncated). AWS keeps every payload; this is the local engine's own bound, so that a hostile definition
+	// (25,000 events of up to 256 KiB each) cannot take gigabytes. The execution itself runs as on AWS. Default
+	// DefaultMaxHistoryBytes; negative: no bound.
+	MaxHistoryBytes int
 	// ExecutionTimeout, when positive, overrides every state machine's TimeoutSeconds.
 	ExecutionTimeout time.Duration
 	// CheckpointEveryState saves each running execution to the Store before every top-level state, so that Restore
@@ -129,6 +144,9 @@ func New(opts Options) *Engine {
 	}
 	if opts.MaxHistoryEvents <= 0 {
 		opts.MaxHistoryEvents = DefaultMaxHistoryEvents
+	}
+	if opts.MaxHistoryBytes == 0 {
+		opts.MaxHistoryBytes = DefaultMaxHistoryBytes
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Engine{opts: opts, sms: map[string]*machine{}, exec: map[string]*execution{}, idle: make(chan *execution),
@@ -420,11 +438,20 @@ type StartInput struct {
 
 // StartExecution starts an execution and returns its record as of the start. Following the rules of standard
 // workflows, starting a name that is running with the same input returns that execution; a name that is closed,
-// or running with another input, is ErrExecutionAlreadyExists.
+// or running with another input, is ErrExecutionAlreadyExists. The checks come in AWS's order: the ARN
+// (ErrInvalidArn), the state machine (ErrStateMachineDoesNotExist), the name (ErrInvalidName), the input
+// (ErrInvalidExecutionInput: over MaxPayloadBytes, or not JSON), then the name's use.
 func (e *Engine) StartExecution(ctx context.Context, in StartInput) (*ExecutionRecord, error) {
 	smName, err := arnName(in.StateMachineArn, "stateMachine")
 	if err != nil {
 		return nil, err
+	}
+	e.expire()
+	e.mu.Lock()
+	m, ok := e.sms[in.StateMachineArn]
+	e.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrStateMachineDoesNotExist, in.StateMachineArn)
 	}
 	if in.Name == "" {
 		in.Name = e.opts.NewID()
@@ -434,19 +461,16 @@ func (e *Engine) StartExecution(ctx context.Context, in StartInput) (*ExecutionR
 	if in.Input == "" {
 		in.Input = "{}"
 	}
-	if len(in.Input) > maxPayloadBytes {
-		return nil, fmt.Errorf("%w: input exceeds %d bytes", ErrInvalidExecutionInput, maxPayloadBytes)
+	if len(in.Input) > MaxPayloadBytes {
+		return nil, fmt.Errorf("%w: input exceeds %d bytes", ErrInvalidExecutionInput, MaxPayloadBytes)
 	}
 	input, err := jsonvalue.DecodeString(in.Input)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidExecutionInput, err)
 	}
-	e.expire()
 	e.mu.Lock()
-	m, ok := e.sms[in.StateMachineArn]
-	if !ok {
-		e.mu.Unlock()
-		return nil, fmt.Errorf("%w: %s", ErrStateMachineDoesNotExist, in.StateMachineArn)
+	if cur, ok := e.sms[in.StateMachineArn]; ok {
+		m = cur // updated meanwhile: the execution runs the current definition
 	}
 	arn := e.executionArn(smName, in.Name)
 	if old, ok := e.exec[arn]; ok {
@@ -462,7 +486,7 @@ func (e *Engine) StartExecution(ctx context.Context, in StartInput) (*ExecutionR
 		return nil, fmt.Errorf("%w: %s", ErrExecutionAlreadyExists, arn)
 	}
 	x := newExecution(e, m, arn, in.Name, in.Input, input)
-	if n := m.logSize.Load(); n > 0 {
+	if n := min(m.logSize.Load(), maxLogPrealloc); n > 0 {
 		x.log.data = make([]byte, 0, n+n/16)
 	}
 	e.exec[arn] = x

@@ -70,6 +70,14 @@ func (f *failure) String() string { return fmt.Sprintf("%s: %s", f.Error, f.Caus
 // out, or a sibling Parallel branch or Map iteration failed); it is never reported as the execution's error.
 var stopped = &failure{Error: ErrNameRuntime, Cause: "execution stopped"}
 
+// dataLimitExceeded is the States.DataLimitExceeded failure of a state whose data is over MaxPayloadBytes; what
+// says which data. AWS's cause for a result ("returned a result") is recorded in the conformance corpus
+// (test_start_large_input); the others follow its wording.
+func dataLimitExceeded(state, what string) *failure {
+	return &failure{Error: ErrNameDataLimitExceeded, Cause: fmt.Sprintf(
+		"The state/task '%s' %s with a size exceeding the maximum number of bytes service limit.", state, what)}
+}
+
 // runtimeFailure is a States.Runtime failure: neither retried nor caught.
 func runtimeFailure(cause string) *failure { return &failure{Error: ErrNameRuntime, Cause: cause} }
 

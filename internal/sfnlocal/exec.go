@@ -92,12 +92,48 @@ func (x *execution) emitAt(at time.Time, th *thread, advance bool, typ, key stri
 	if at.IsZero() {
 		at = x.eng.opts.Clock.Now()
 	}
+	if limit := x.eng.opts.MaxHistoryBytes; limit > 0 && len(x.log.data) >= limit {
+		details = withoutPayloads(details)
+	}
 	x.log.add(&Event{ID: id, PreviousEventID: th.prev, Timestamp: at,
 		Type: typ, DetailsKey: key, Details: details})
 	if advance {
 		th.prev = id
 	}
 	return id
+}
+
+// payloadKeys are the members of event details that carry data (JSON text or an error's cause) rather than names.
+var payloadKeys = []string{"input", "output", "parameters", "cause"}
+
+// truncated is the inputDetails/outputDetails of an event recorded without its payload.
+var truncated = map[string]any{"truncated": true}
+
+// withoutPayloads returns details with its payloads emptied (Options.MaxHistoryBytes), or details itself when it
+// has none.
+func withoutPayloads(details map[string]any) map[string]any {
+	var out map[string]any
+	for _, k := range payloadKeys {
+		if s, ok := details[k].(string); ok && s != "" {
+			if out == nil {
+				out = make(map[string]any, len(details))
+				for k, v := range details {
+					out[k] = v
+				}
+			}
+			out[k] = ""
+		}
+	}
+	if out == nil {
+		return details
+	}
+	if _, ok := out["inputDetails"]; ok {
+		out["inputDetails"] = truncated
+	}
+	if _, ok := out["outputDetails"]; ok {
+		out["outputDetails"] = truncated
+	}
+	return out
 }
 
 // lastEventID returns the id of the newest event.
@@ -400,6 +436,9 @@ func (x *execution) runState(ctx context.Context, sr *stateRun, st *asl.State, i
 	if text == "" {
 		text = marshal(input)
 	}
+	if len(text) > MaxPayloadBytes { // a Map iteration's or Parallel branch's input built by ItemSelector/Parameters
+		return "", nil, "", dataLimitExceeded(st.Name, "was given an input")
+	}
 	sr.enteredID = x.emitAt(sr.entered, th, true, sr.sp.enteredType, "stateEnteredEventDetails", map[string]any{
 		"name": sr.sp.name, "input": text, "inputDetails": notTruncated})
 	switch st.Type {
@@ -445,9 +484,8 @@ func (x *execution) exit(sr *stateRun, th *thread, next string, out, input any, 
 	if !sameValue(out, input) {
 		text = marshal(out)
 	}
-	if len(text) > maxPayloadBytes {
-		return "", nil, "", &failure{Error: ErrNameDataLimitExceeded, Cause: fmt.Sprintf(
-			"The state/task '%s' returned a result with a size exceeding the maximum number of bytes service limit.", sr.st.Name)}
+	if len(text) > MaxPayloadBytes {
+		return "", nil, "", dataLimitExceeded(sr.st.Name, "returned a result")
 	}
 	x.emit(th, true, sr.sp.exitedType, "stateExitedEventDetails", map[string]any{
 		"name": sr.sp.name, "output": text, "outputDetails": notTruncated})

@@ -259,18 +259,24 @@ func (x *execution) attemptMap(ctx context.Context, sr *stateRun, eff, input any
 		selector = sr.sp.parameters
 	}
 	x.emit(th, true, EventMapStateStarted, "mapStateStartedEventDetails", map[string]any{"length": len(items)})
-	inputs := make([]any, len(items))
-	for i, item := range items {
-		inputs[i] = item
-		if selector != nil {
-			isr := *sr
-			isr.mapItem = jsonvalue.FromPairs("Index", json.Number(strconv.Itoa(i)), "Value", item)
-			isr.ctx = nil
-			v, f := x.payload(&isr, selector, eff)
-			if f != nil {
+	// An iteration's input is built when the iteration starts, so that no more than MaxConcurrency of them are
+	// alive at once (a selector over a large array could otherwise build gigabytes up front); every selector is
+	// evaluated once before the first iteration all the same, so that one failing fails the state before any
+	// iteration starts.
+	itemInput := func(i int) (any, *failure) {
+		if selector == nil {
+			return items[i], nil
+		}
+		isr := *sr
+		isr.mapItem = jsonvalue.FromPairs("Index", json.Number(strconv.Itoa(i)), "Value", items[i])
+		isr.ctx = nil
+		return x.payload(&isr, selector, eff)
+	}
+	if selector != nil {
+		for i := range items {
+			if _, f := itemInput(i); f != nil {
 				return nil, f
 			}
-			inputs[i] = v
 		}
 	}
 	results := make([]any, len(items))
@@ -281,8 +287,12 @@ func (x *execution) attemptMap(ctx context.Context, sr *stateRun, eff, input any
 		mu.Lock()
 		it := &thread{prev: th.prev}
 		mu.Unlock()
+		in, f := itemInput(i)
+		if f != nil {
+			return f
+		}
 		x.emit(it, true, EventMapIterStarted, "mapIterationStartedEventDetails", map[string]any{"index": i, "name": st.Name})
-		out, f := x.safeRunMachine(mctx, st.ItemProcessor, st.ItemProcessor.StartAt, inputs[i], it)
+		out, f := x.safeRunMachine(mctx, st.ItemProcessor, st.ItemProcessor.StartAt, in, it)
 		mu.Lock()
 		defer mu.Unlock()
 		if f != nil {

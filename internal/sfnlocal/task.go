@@ -73,8 +73,12 @@ func (x *execution) attemptTask(ctx context.Context, sr *stateRun, eff, input an
 		}
 		timeout = t
 	}
+	paramText := marshal(params)
+	if len(paramText) > MaxPayloadBytes {
+		return nil, dataLimitExceeded(st.Name, "was given parameters")
+	}
 	sched := map[string]any{"resourceType": sr.sp.resourceType, "resource": sr.sp.resource,
-		"region": x.eng.opts.Region, "parameters": marshal(params)}
+		"region": x.eng.opts.Region, "parameters": paramText}
 	if timeout > 0 {
 		sched["timeoutInSeconds"] = timeout
 	}
@@ -119,9 +123,8 @@ func (x *execution) attemptTask(ctx context.Context, sr *stateRun, eff, input an
 	} else {
 		text = marshal(out)
 	}
-	if len(text) > maxPayloadBytes {
-		return nil, &failure{Error: ErrNameDataLimitExceeded, Cause: fmt.Sprintf(
-			"The state/task '%s' returned a result with a size exceeding the maximum number of bytes service limit.", st.Name)}
+	if len(text) > MaxPayloadBytes {
+		return nil, dataLimitExceeded(st.Name, "returned a result")
 	}
 	x.emit(th, true, EventTaskSucceeded, "taskSucceededEventDetails", map[string]any{"resourceType": sr.sp.resourceType,
 		"resource": sr.sp.resource, "output": text, "outputDetails": notTruncated})
