@@ -18,7 +18,7 @@ LAMBDA_GOFLAGS := $(shell cat internal/lambdabuild/goflags)
 export DYNOXIDE_BIN ?=
 
 .PHONY: test run deps venv fmt-check vet lint-asl lint-template build-lambdas sam-build deploy invoke-examples bench bench-quick clean \
-	bench-engine-deps bench-engine
+	bench-engine-deps bench-engine chaos chaos-quick
 
 deps: $(NODE_STAMP)
 	$(GO) mod download
@@ -151,6 +151,18 @@ bench: deps bench-engine-deps
 
 bench-quick: deps bench-engine-deps
 	$(GO) run ./cmd/bench --scale quick $(ARGS)
+
+# Issue 12's chaos campaign (docs/reliability.md#chaos-campaign), not part of make test: cmd/chaos builds ./cmd/local,
+# runs it as its own process on a fresh --data-dir, drives CHAOS_TRANSFERS (10,000) transfers from CHAOS_CLIENTS (128)
+# retrying clients under every --fault kind, kill -9s and restarts it CHAOS_KILLS (20) times, and checks the money
+# invariants from the table; exit 1 on any violation. The seed is printed first and last; CHAOS_SEED=… replays it.
+# make chaos-quick is the same campaign with 300 transfers and 2 kills, as e2e's TestChaosQuick, which make test runs.
+chaos: deps
+	CHAOS_SEED=$(CHAOS_SEED) CHAOS_TRANSFERS=$(CHAOS_TRANSFERS) CHAOS_KILLS=$(CHAOS_KILLS) CHAOS_CLIENTS=$(CHAOS_CLIENTS) \
+		$(GO) run ./cmd/chaos
+
+chaos-quick: deps
+	CI=$${CI:-} CHAOS_SEED=$(CHAOS_SEED) $(GO) test -count=1 -timeout 5m -run '^TestChaosQuick$$' -v ./e2e/
 
 clean:
 	rm -rf node_modules $(VENV) .aws-sam bin

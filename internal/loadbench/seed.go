@@ -1,9 +1,9 @@
 package loadbench
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
+
+	"github.com/transferflow/orchestrator/internal/localproc"
 )
 
 // seedBalance is every bench account's opening balance in minor units: far more than a run can move (transfers are
@@ -39,30 +39,13 @@ func accountIDs(set string, n int) []string {
 	return ids
 }
 
-// seedAccount is one entry of the stack's --seed file.
-type seedAccount struct {
-	AccountID string `json:"accountId"`
-	Currency  string `json:"currency"`
-	Balance   int64  `json:"balance"`
-}
-
 // writeSeed writes the --seed file that creates every account of sets.
 func writeSeed(path string, sets ...[]string) error {
-	var accounts []seedAccount
+	var accounts []localproc.SeedAccount
 	for _, set := range sets {
 		for _, id := range set {
-			accounts = append(accounts, seedAccount{AccountID: id, Currency: currency, Balance: seedBalance})
+			accounts = append(accounts, localproc.SeedAccount{AccountID: id, Currency: currency, Balance: seedBalance})
 		}
 	}
-	if accounts == nil {
-		accounts = []seedAccount{}
-	}
-	b, err := json.Marshal(accounts)
-	if err != nil {
-		return fmt.Errorf("seed file: %w", err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		return fmt.Errorf("seed file: %w", err)
-	}
-	return nil
+	return localproc.WriteSeed(path, accounts)
 }

@@ -6,6 +6,7 @@ package localproc
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -165,6 +166,28 @@ func Build(ctx context.Context, srcDir, out string) error {
 	cmd.Env = os.Environ()
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("build ./cmd/local in %s: %v\n%s", srcDir, err, b)
+	}
+	return nil
+}
+
+// SeedAccount is one account of the stack's --seed file (spec/local-stack.md).
+type SeedAccount struct {
+	AccountID string `json:"accountId"`
+	Currency  string `json:"currency"`
+	Balance   int64  `json:"balance"`
+}
+
+// WriteSeed writes a --seed file that opens accounts.
+func WriteSeed(path string, accounts []SeedAccount) error {
+	if accounts == nil {
+		accounts = []SeedAccount{}
+	}
+	b, err := json.Marshal(accounts)
+	if err != nil {
+		return fmt.Errorf("seed file: %w", err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return fmt.Errorf("seed file: %w", err)
 	}
 	return nil
 }

@@ -171,11 +171,14 @@ func (e *Engine) Subscribe(s Subscriber) {
 	e.opts.Subscribers = append(e.opts.Subscribers, s)
 }
 
-// Restore loads the store's state machines and executions into the engine. A running execution that has a
-// checkpoint (Options.CheckpointEveryState) resumes there: the top-level state that was interrupted runs again
-// (Task side effects may therefore happen twice). Running executions without a checkpoint are closed as ABORTED
-// with error States.Runtime. Closed executions stay in the Store, the engine keeps their summaries; those that
-// retention no longer keeps are deleted.
+// Restore loads the store's state machines and executions into the engine. A started execution runs, whatever
+// happened to the engine, as a Standard execution does on AWS: a running execution that has a checkpoint
+// (Options.CheckpointEveryState) resumes there, the top-level state that was interrupted running again (Task side
+// effects may therefore happen twice); one without a checkpoint (the engine stopped before its first state, or
+// checkpoints are off) starts again from its first state with the input saved with its start. Only a running
+// execution that cannot run again (its state machine is gone, its input or checkpoint does not decode) is closed as
+// ABORTED with error States.Runtime. Closed executions stay in the Store, the engine keeps their summaries; those
+// that retention no longer keeps are deleted.
 func (e *Engine) Restore(ctx context.Context) error {
 	sms, recs, err := e.opts.Store.Load(ctx)
 	if err != nil {
@@ -193,18 +196,13 @@ func (e *Engine) Restore(ctx context.Context) error {
 	var closed []*closedExecution
 	for _, r := range recs {
 		m := e.sms[r.StateMachineArn]
-		if r.Status == StatusRunning && r.Checkpoint != nil && m != nil {
-			input, ierr := asl.Decode([]byte(r.Input))
-			cpInput, cerr := asl.Decode([]byte(r.Checkpoint.Input))
-			if _, ok := m.def.States[r.Checkpoint.State]; ok && ierr == nil && cerr == nil {
-				x := newExecution(e, m, r.Arn, r.Name, r.Input, input)
-				x.adopt(r)
-				e.exec[r.Arn] = x
+		if r.Status == StatusRunning && m != nil {
+			if run := e.restartLocked(m, r); run != nil {
 				e.wg.Add(1)
-				go func(cp Checkpoint) {
+				go func() {
 					defer e.wg.Done()
-					x.resume(cp, cpInput)
-				}(*r.Checkpoint)
+					run()
+				}()
 				continue
 			}
 		}
@@ -228,6 +226,45 @@ func (e *Engine) Restore(ctx context.Context) error {
 	e.mu.Unlock()
 	e.forget(gone)
 	return nil
+}
+
+// restartLocked makes a restored running execution one of the engine's and returns the function that runs it on:
+// from its checkpoint when it has one, else from its first state. It returns nil, changing nothing, when the
+// execution cannot run again: its input or checkpoint does not decode, or its checkpoint names a state the
+// definition does not have.
+func (e *Engine) restartLocked(m *machine, r *ExecutionRecord) func() {
+	input, err := asl.Decode([]byte(r.Input))
+	if err != nil {
+		return nil
+	}
+	cp := r.Checkpoint
+	var cpInput any
+	if cp != nil {
+		if _, ok := m.def.States[cp.State]; !ok {
+			return nil
+		}
+		if cpInput, err = asl.Decode([]byte(cp.Input)); err != nil {
+			return nil
+		}
+	}
+	x := newExecution(e, m, r.Arn, r.Name, r.Input, input)
+	fresh := len(r.History) == 0
+	x.adopt(r)
+	e.exec[r.Arn] = x
+	switch {
+	case cp != nil:
+		at := *cp
+		return func() { x.resume(at, cpInput) }
+	case fresh:
+		// Saved by StartExecution and nothing since: the execution starts as it would have, its
+		// ExecutionStarted event included.
+		return x.run
+	default:
+		// Events but no checkpoint (checkpoints off, or a store of an older version): the first state is entered
+		// again after the events already there.
+		at := Checkpoint{State: m.def.StartAt, Input: r.Input, PreviousEventID: x.lastEventID()}
+		return func() { x.resume(at, input) }
+	}
 }
 
 // abortRestored closes a running execution that cannot resume as ABORTED and saves it.
@@ -440,7 +477,9 @@ type StartInput struct {
 // workflows, starting a name that is running with the same input returns that execution; a name that is closed,
 // or running with another input, is ErrExecutionAlreadyExists. The checks come in AWS's order: the ARN
 // (ErrInvalidArn), the state machine (ErrStateMachineDoesNotExist), the name (ErrInvalidName), the input
-// (ErrInvalidExecutionInput: over MaxPayloadBytes, or not JSON), then the name's use.
+// (ErrInvalidExecutionInput: over MaxPayloadBytes, or not JSON), then the name's use. The execution is saved in the
+// Store before StartExecution returns (a failed save is an error, and nothing runs), so an engine restarted after a
+// crash runs it.
 func (e *Engine) StartExecution(ctx context.Context, in StartInput) (*ExecutionRecord, error) {
 	smName, err := arnName(in.StateMachineArn, "stateMachine")
 	if err != nil {
@@ -493,8 +532,16 @@ func (e *Engine) StartExecution(ctx context.Context, in StartInput) (*ExecutionR
 	e.wg.Add(1)
 	e.mu.Unlock()
 	rec := x.meta()
+	// The start is saved before StartExecution answers: once a caller has been told the execution started, a
+	// restarted engine finds it and runs it (Restore), so a crash never decides its outcome.
 	if err := x.save(ctx); err != nil {
-		e.opts.Logger.Error("save execution", "executionArn", arn, "error", err)
+		e.mu.Lock()
+		delete(e.exec, arn)
+		e.mu.Unlock()
+		x.cancel(nil)
+		close(x.done)
+		e.wg.Done()
+		return nil, fmt.Errorf("save the start of %s: %w", arn, err)
 	}
 	e.runExecution(x)
 	return rec, nil

@@ -1,0 +1,65 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/transferflow/orchestrator/internal/chaos"
+	"github.com/transferflow/orchestrator/internal/ddblocal"
+)
+
+// TestChaosQuick is `make chaos-quick`, part of `make test` (docs/reliability.md): the chaos campaign at a small
+// scale, 300 transfers and 2 kill -9s, every fault kind on in one of its three epochs, against the stack built by
+// TestMain. The seed is random unless CHAOS_SEED is set; it is logged, and a failure names it, so that
+// `CHAOS_SEED=… make chaos-quick` replays the run's schedule.
+func TestChaosQuick(t *testing.T) {
+	if _, err := ddblocal.BinaryPath(); errors.Is(err, ddblocal.ErrBinaryNotFound) && os.Getenv("CI") == "" {
+		t.Skipf("chaos campaign skipped: %v; `make test` installs Dynoxide", err)
+	}
+	cfg, err := chaos.LoadConfig(func(k string) string {
+		switch k {
+		case "CHAOS_TRANSFERS":
+			return "300"
+		case "CHAOS_KILLS":
+			return "2"
+		case "CHAOS_CLIENTS":
+			return "48"
+		case "CHAOS_QUIESCE":
+			return "4m"
+		}
+		return os.Getenv(k)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.LocalBin, cfg.Dir = binary, root
+	var progress strings.Builder
+	cfg.Progress = &progress
+	t.Logf("chaos seed %d", cfg.Seed)
+	s, err := chaos.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("campaign (seed %d): %v\n%s", cfg.Seed, err, progress.String())
+	}
+	var out strings.Builder
+	s.Write(&out)
+	t.Log("\n" + progress.String() + out.String())
+	if s.Kills != 2 {
+		t.Errorf("%d kills, want 2", s.Kills)
+	}
+	for _, k := range chaos.FaultKinds {
+		if s.Faults[k] == 0 {
+			t.Errorf("fault %s never on", k)
+		}
+	}
+	if s.Accepted == 0 || s.Executions == 0 {
+		t.Errorf("%d keys accepted, %d executions: the campaign did not run", s.Accepted, s.Executions)
+	}
+	if len(s.Violations) > 0 {
+		t.Fatalf("%d violations; replay with CHAOS_SEED=%s make chaos-quick:\n%s", len(s.Violations),
+			strconv.FormatUint(cfg.Seed, 10), out.String())
+	}
+}
