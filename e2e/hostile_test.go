@@ -158,9 +158,15 @@ func TestDynoxideIsRestartedAfterACrash(t *testing.T) {
 	}
 	s.healthz(t, http.StatusOK)
 	t.Logf("healthy again %s after the kill", time.Since(killed).Round(time.Millisecond))
-	logs := s.stderr.String()
-	if !strings.Contains(logs, `"msg":"dynamodb exited"`) || !strings.Contains(logs, `"msg":"dynamodb restarted"`) {
-		t.Errorf("the restart is not logged:\n%s", tail(logs, 4000))
+	// The new process answers before the supervisor has logged it: wait for the line.
+	for !strings.Contains(s.stderr.String(), `"msg":"dynamodb restarted"`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the restart is not logged:\n%s", tail(s.stderr.String(), 4000))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(s.stderr.String(), `"msg":"dynamodb exited"`) {
+		t.Errorf("the exit is not logged:\n%s", tail(s.stderr.String(), 4000))
 	}
 	if tr := s.do(http.MethodGet, "/transfers/"+before, nil, nil); tr.Status != http.StatusOK || tr.Body["status"] != "COMPLETED" {
 		t.Errorf("transfer written before the crash: %d %s", tr.Status, tr.RawBody)
