@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -14,8 +13,8 @@ import (
 )
 
 // TestLambdaConcurrencyThrottles runs the stack with one unit of Lambda concurrency for the whole account. While a
-// slow credit holds it, API Gateway's invocation of the orchestrator is throttled (500, as API Gateway answers
-// when Lambda refuses the invocation), and so is a workflow's Debit task, with Lambda.TooManyRequestsException,
+// slow credit holds it, API Gateway's invocation of the orchestrator is throttled (502: Lambda refused the
+// invocation, which API Gateway answers with the template's DEFAULT_5XX gateway response), and so is a workflow's Debit task, with Lambda.TooManyRequestsException,
 // which the workflow's Retry retries until the credit has given the unit back. Afterwards every transfer completes.
 func TestLambdaConcurrencyThrottles(t *testing.T) {
 	s := startStack(t, "--lambda-concurrency", "1", "--fault", "credit:delay=4s:times=1")
@@ -42,9 +41,11 @@ func TestLambdaConcurrencyThrottles(t *testing.T) {
 	// Read-only requests until one is throttled: the credit holds the account's only unit for seconds.
 	for {
 		r := s.do(http.MethodGet, "/transfers/tr_probe", nil, nil)
-		if r.Status == http.StatusInternalServerError {
-			if got := strings.TrimSpace(string(r.RawBody)); got != `{"message":"Internal server error"}` {
-				t.Errorf("throttled API answer: %s", got)
+		if r.Status == http.StatusBadGateway {
+			// Lambda refused the invocation: template.yaml's DEFAULT_5XX gateway response, as on AWS.
+			if r.Header.Get("Content-Type") != "application/problem+json" || r.Body["code"] != "BAD_GATEWAY" ||
+				r.Body["detail"] != "Internal server error" || r.Body["status"] != 502.0 {
+				t.Errorf("throttled API answer: %v %s", r.Header, r.RawBody)
 			}
 			break
 		}

@@ -109,6 +109,11 @@ func (a *app) printJSON(v any) int {
 	return exitOK
 }
 
+// gatewayRefusals are the codes of API Gateway's own 403s: template.yaml's gateway responses, and no code at all
+// from an API deployed without them ({"message": …}).
+var gatewayRefusals = map[string]bool{"": true, "MISSING_AUTHENTICATION_TOKEN": true, "INVALID_SIGNATURE": true,
+	"EXPIRED_TOKEN": true, "ACCESS_DENIED": true}
+
 // report writes an error of the client to stderr, with the invalid fields of a VALIDATION_ERROR and a hint for
 // API Gateway's 403s, and returns its exit code.
 func (a *app) report(err error) int {
@@ -118,7 +123,7 @@ func (a *app) report(err error) int {
 		for _, fe := range apiErr.Errors {
 			fmt.Fprintf(a.stderr, "  %s: %s\n", transferclient.Clean(fe.Field), transferclient.Clean(fe.Message))
 		}
-		if apiErr.Status == http.StatusForbidden && apiErr.Code == "" {
+		if apiErr.Status == http.StatusForbidden && gatewayRefusals[apiErr.Code] {
 			// API Gateway's own 403: an unknown path ("Missing Authentication Token"), or a missing or bad signature.
 			fmt.Fprintln(a.stderr, "hint: API Gateway refused the request; check --endpoint (with the stage path, e.g. /Prod), and for an IAM-protected API the AWS credentials, --region and --sign")
 		}

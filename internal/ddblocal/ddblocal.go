@@ -200,6 +200,16 @@ func (s *Server) Close() error {
 // Done is closed when the process has exited.
 func (s *Server) Done() <-chan struct{} { return s.done }
 
+// ExitError is how the process ended (nil for a clean exit), once Done is closed; nil before.
+func (s *Server) ExitError() error {
+	select {
+	case <-s.done:
+		return s.err
+	default:
+		return nil
+	}
+}
+
 // PID is the process id of the server, for reading its resource use (for example its resident memory in
 // /proc/PID/status).
 func (s *Server) PID() int { return s.cmd.Process.Pid }

@@ -29,10 +29,22 @@ const (
 	msgSignatureMismatch     = "The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details."
 )
 
-// authError is API Gateway's answer to a request it cannot authenticate: 403 with the error as the message.
-type authError string
+// authError is API Gateway's answer to a request it cannot authenticate: 403 with the error as the message. Its
+// gateway response is INVALID_SIGNATURE when the header is whole but its signature or token cannot be valid, and
+// MISSING_AUTHENTICATION_TOKEN when the header is incomplete or malformed (AWS documents no type of its own for
+// an incomplete signature).
+type authError struct {
+	msg       string
+	signature bool
+}
 
-func (e authError) Error() string { return string(e) }
+func (e authError) Error() string { return e.msg }
+
+// incomplete is the authError of a malformed or incomplete Authorization header.
+func incomplete(msg string) authError { return authError{msg: msg} }
+
+// invalid is the authError of a header whose signature or token cannot be valid.
+func invalid(msg string) authError { return authError{msg: msg, signature: true} }
 
 const (
 	sigV4Algorithm = "AWS4-HMAC-SHA256"
@@ -67,7 +79,7 @@ func parseSigV4(header string, hasDate bool) (accessKey string, err error) {
 			c = strings.TrimSpace(c)
 			k, v, ok := strings.Cut(c, "=")
 			if !ok {
-				return "", authError(fmt.Sprintf(msgNotKeyValue, c, header))
+				return "", incomplete(fmt.Sprintf(msgNotKeyValue, c, header))
 			}
 			if _, seen := params[k]; seen {
 				duplicate = true
@@ -90,13 +102,13 @@ func parseSigV4(header string, hasDate bool) (accessKey string, err error) {
 		}
 	}
 	if missing.Len() > 0 {
-		return "", authError(missing.String() + "Authorization=" + header)
+		return "", incomplete(missing.String() + "Authorization=" + header)
 	}
 
 	credential := params["Credential"]
 	scope := strings.Split(credential, "/")
 	if len(scope) != 5 {
-		return "", authError(fmt.Sprintf(msgCredentialElements, credential))
+		return "", incomplete(fmt.Sprintf(msgCredentialElements, credential))
 	}
 	var scopeErr strings.Builder
 	if !regionRe.MatchString(scope[2]) {
@@ -109,17 +121,17 @@ func parseSigV4(header string, hasDate bool) (accessKey string, err error) {
 		fmt.Fprintf(&scopeErr, msgScopeTerminator, scope[4])
 	}
 	if scopeErr.Len() > 0 {
-		return "", authError(scopeErr.String())
+		return "", incomplete(scopeErr.String())
 	}
 	if !accessKeyRe.MatchString(scope[0]) {
-		return "", authError(msgInvalidToken)
+		return "", invalid(msgInvalidToken)
 	}
 
 	// What remains could only fail signature verification: the header cannot carry a valid signature.
 	_, dateErr := time.Parse("20060102", scope[1])
 	if algorithm != sigV4Algorithm || len(params) != 3 || duplicate || !scopeDateRe.MatchString(scope[1]) || dateErr != nil ||
 		!signedHeadersRe.MatchString(params["SignedHeaders"]) || !signatureRe.MatchString(params["Signature"]) {
-		return "", authError(msgSignatureMismatch)
+		return "", invalid(msgSignatureMismatch)
 	}
 	return scope[0], nil
 }
@@ -146,7 +158,7 @@ func (g *Gateway) caller(r *http.Request) (events.APIGatewayRequestIdentity, err
 		return id, nil
 	}
 	if len(auth) > 1 {
-		return id, authError(msgSignatureMismatch)
+		return id, invalid(msgSignatureMismatch)
 	}
 	hasDate := r.Header.Get("X-Amz-Date") != "" || r.Header.Get("Date") != ""
 	key, err := parseSigV4(auth[0], hasDate)
@@ -161,7 +173,7 @@ func (g *Gateway) caller(r *http.Request) (events.APIGatewayRequestIdentity, err
 	}
 	token := r.Header.Get("X-Amz-Security-Token")
 	if token == "" {
-		return id, authError(msgInvalidToken)
+		return id, invalid(msgInvalidToken)
 	}
 	role := localRole
 	if roleNameRe.MatchString(token) {

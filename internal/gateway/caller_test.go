@@ -198,7 +198,7 @@ func TestSignedWithTheSDK(t *testing.T) {
 			out, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			if tt.wantMessage != "" {
-				if resp.StatusCode != http.StatusForbidden || string(out) != `{"message":"`+tt.wantMessage+`"}`+"\n" || fn.function != "" {
+				if resp.StatusCode != http.StatusForbidden || string(out) != `{"message":"`+tt.wantMessage+`"}` || fn.function != "" {
 					t.Errorf("status %d body %s, function %q invoked; want 403 %q", resp.StatusCode, out, fn.function, tt.wantMessage)
 				}
 				return

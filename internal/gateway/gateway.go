@@ -1,7 +1,9 @@
 // Package gateway serves HTTP as API Gateway's REST API with Lambda proxy integration does: it matches the request
 // against the routes of template.yaml, builds an events.APIGatewayProxyRequest (with a request context and a caller
 // identity), invokes the route's function through the same JSON round trip Lambda does, and writes the function's
-// proxy response.
+// proxy response. Its own errors (no route, a refused signature, a body over 10 MB, a failed function, no answer
+// within the integration timeout) are answered with the API's gateway responses (template.yaml's GatewayResponses),
+// rendered as API Gateway renders them, or API Gateway's default {"message": …} without them.
 package gateway
 
 import (
@@ -24,8 +26,12 @@ import (
 	"github.com/transferflow/orchestrator/internal/sfnlocal"
 )
 
-// maxBody is API Gateway's payload limit (10 MB).
-const maxBody = 10 << 20
+// MaxBody is API Gateway's payload limit (10 MB): a longer body is answered 413 (REQUEST_TOO_LARGE).
+const MaxBody = 10 << 20
+
+// DefaultIntegrationTimeout is API Gateway's integration timeout (29 s): a function that has not answered by then
+// is answered 504 (INTEGRATION_TIMEOUT).
+const DefaultIntegrationTimeout = 29 * time.Second
 
 // invoker runs a function by name with a JSON payload.
 type invoker interface {
@@ -42,14 +48,16 @@ type Route struct {
 
 // Gateway is an http.Handler in front of the functions.
 type Gateway struct {
-	routes  []compiled
-	lambda  invoker
-	stage   string
-	account string
-	apiID   string
-	newID   func() string
-	now     func() time.Time
-	logger  *slog.Logger
+	routes    []compiled
+	lambda    invoker
+	stage     string
+	account   string
+	apiID     string
+	newID     func() string
+	now       func() time.Time
+	logger    *slog.Logger
+	responses map[string]compiledResponse
+	timeout   time.Duration
 }
 
 type compiled struct {
@@ -65,11 +73,24 @@ type Options struct {
 	NewID     func() string
 	Now       func() time.Time
 	Logger    *slog.Logger
+	// Responses are the API's gateway responses by type (template.yaml's GatewayResponses); without them API
+	// Gateway's own {"message": …} answers.
+	Responses map[string]Response
+	// IntegrationTimeout bounds a function's answer (default DefaultIntegrationTimeout).
+	IntegrationTimeout time.Duration
 }
 
 // New returns a Gateway for the routes. A resource may use {name} segments and a final greedy {name+}.
 func New(routes []Route, lambda invoker, opts Options) (*Gateway, error) {
-	g := &Gateway{lambda: lambda, stage: opts.Stage, account: opts.AccountID, apiID: "local", newID: opts.NewID, now: opts.Now, logger: opts.Logger}
+	g := &Gateway{lambda: lambda, stage: opts.Stage, account: opts.AccountID, apiID: "local", newID: opts.NewID, now: opts.Now, logger: opts.Logger,
+		timeout: opts.IntegrationTimeout}
+	if g.timeout <= 0 {
+		g.timeout = DefaultIntegrationTimeout
+	}
+	var err error
+	if g.responses, err = compileResponses(opts.Responses); err != nil {
+		return nil, err
+	}
 	if g.stage == "" {
 		g.stage = "local"
 	}
@@ -150,53 +171,69 @@ func (g *Gateway) match(method, path string) (c compiled, params map[string]stri
 	return compiled{}, nil, false
 }
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler. Every answer that is not the function's is a gateway response; no request is
+// redirected (a path with a double slash matches no resource, as on AWS).
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	requestID := g.newID()
 	route, params, ok := g.match(r.Method, r.URL.EscapedPath())
 	if !ok {
 		// What a REST API answers for a path or method it has no resource for.
-		writeJSON(w, http.StatusForbidden, map[string]string{"message": "Missing Authentication Token"})
+		g.fail(w, requestID, gatewayError{ResponseMissingAuthenticationToken, http.StatusForbidden, msgMissingAuthenticationToken})
 		return
 	}
 	id, err := g.caller(r)
 	if err != nil {
 		// A request API Gateway cannot authenticate never reaches the function.
-		writeJSON(w, http.StatusForbidden, map[string]string{"message": err.Error()})
+		var ae authError
+		typ := ResponseMissingAuthenticationToken
+		if errors.As(err, &ae) && ae.signature {
+			typ = ResponseInvalidSignature
+		}
+		g.fail(w, requestID, gatewayError{typ, http.StatusForbidden, err.Error()})
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
 	if err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"message": "could not read the request body"})
+		// The connection failed under the body (a body that is too slow is answered 408 before it gets here).
+		g.fail(w, requestID, gatewayError{"", http.StatusBadRequest, "could not read the request body"})
 		return
 	}
-	if len(body) > maxBody {
-		writeJSON(w, http.StatusRequestEntityTooLarge, map[string]string{"message": "Request Too Long"})
+	if len(body) > MaxBody {
+		g.fail(w, requestID, gatewayError{ResponseRequestTooLarge, http.StatusRequestEntityTooLarge, msgRequestTooLong})
 		return
 	}
-	ev := g.event(r, route, params, body, id)
+	ev := g.event(r, route, params, body, id, requestID)
 	payload, err := json.Marshal(ev)
 	if err != nil {
-		writeJSON(w, http.StatusInternalServerError, map[string]string{"message": "Internal server error"})
+		g.fail(w, requestID, gatewayError{"", http.StatusInternalServerError, msgInternalServerError})
 		return
 	}
-	out, err := g.lambda.Invoke(r.Context(), route.Function, payload)
+	ctx, cancel := context.WithTimeout(r.Context(), g.timeout)
+	defer cancel()
+	out, err := g.lambda.Invoke(ctx, route.Function, payload)
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		g.logger.WarnContext(r.Context(), "integration timed out", "function", route.Function, "requestId", requestID, "timeout", g.timeout.String())
+		g.fail(w, requestID, gatewayError{ResponseIntegrationTimeout, http.StatusGatewayTimeout, msgEndpointTimedOut})
+		return
+	}
 	if err != nil {
 		// API Gateway never shows the error. It answers 500 when Lambda refused the invocation (a service error:
 		// throttled beyond the function's concurrency, function not found) and 502 when the function ran and failed
-		// or crashed ("Handling Lambda errors with an API Gateway API", AWS Lambda developer guide).
+		// or crashed ("Handling Lambda errors with an API Gateway API", AWS Lambda developer guide); neither has a
+		// response type, so DEFAULT_5XX answers both.
 		status := http.StatusBadGateway
 		var se *sfnlocal.ServiceError
 		if errors.As(err, &se) {
 			status = http.StatusInternalServerError
 		}
-		g.logger.WarnContext(r.Context(), "function failed", "function", route.Function, "requestId", ev.RequestContext.RequestID, "status", status, "error", err.Error())
-		writeJSON(w, status, map[string]string{"message": "Internal server error"})
+		g.logger.WarnContext(r.Context(), "function failed", "function", route.Function, "requestId", requestID, "status", status, "error", err.Error())
+		g.fail(w, requestID, gatewayError{"", status, msgInternalServerError})
 		return
 	}
 	var resp events.APIGatewayProxyResponse
 	if err := json.Unmarshal(out, &resp); err != nil || resp.StatusCode == 0 {
-		g.logger.WarnContext(r.Context(), "malformed proxy response", "function", route.Function)
-		writeJSON(w, http.StatusBadGateway, map[string]string{"message": "Internal server error"})
+		g.logger.WarnContext(r.Context(), "malformed proxy response", "function", route.Function, "requestId", requestID)
+		g.fail(w, requestID, gatewayError{"", http.StatusBadGateway, msgInternalServerError})
 		return
 	}
 	h := w.Header()
@@ -208,7 +245,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.Add(k, v)
 		}
 	}
-	h.Set("X-Amzn-RequestId", ev.RequestContext.RequestID)
+	h.Set("X-Amzn-RequestId", requestID)
 	w.WriteHeader(resp.StatusCode)
 	if resp.IsBase64Encoded {
 		b, err := base64.StdEncoding.DecodeString(resp.Body)
@@ -221,7 +258,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // event builds the proxy event API Gateway would send for r from the caller id.
-func (g *Gateway) event(r *http.Request, route compiled, params map[string]string, body []byte, id events.APIGatewayRequestIdentity) events.APIGatewayProxyRequest {
+func (g *Gateway) event(r *http.Request, route compiled, params map[string]string, body []byte, id events.APIGatewayRequestIdentity, requestID string) events.APIGatewayProxyRequest {
 	ev := events.APIGatewayProxyRequest{
 		Resource:          route.Resource,
 		Path:              r.URL.Path,
@@ -258,7 +295,7 @@ func (g *Gateway) event(r *http.Request, route compiled, params map[string]strin
 		AccountID:        g.account,
 		ResourceID:       "local",
 		Stage:            g.stage,
-		RequestID:        g.newID(),
+		RequestID:        requestID,
 		ResourcePath:     route.Resource,
 		HTTPMethod:       r.Method,
 		APIID:            g.apiID,
@@ -269,10 +306,4 @@ func (g *Gateway) event(r *http.Request, route compiled, params map[string]strin
 		Identity:         id,
 	}
 	return ev
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
 }

@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/transferflow/orchestrator/internal/httpserver"
 	"github.com/transferflow/orchestrator/internal/runtimeapi"
 	"github.com/transferflow/orchestrator/internal/syncio"
 )
@@ -115,7 +116,8 @@ func (sb *sandbox) invoke(ctx context.Context, event []byte) (res result, err er
 	if err != nil {
 		return res, fmt.Errorf("runtime api: %w", err)
 	}
-	hs := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
+	hs := httpserver.New(api, httpserver.Options{Timeouts: sb.httpTimeouts(), MaxBody: runtimeapi.MaxPayloadSize + 1,
+		OnBodyTimeout: runtimeTimeout})
 	go func() { _ = hs.Serve(ln) }()
 	defer hs.Close()
 
@@ -186,6 +188,21 @@ func (sb *sandbox) invoke(ctx context.Context, event []byte) (res result, err er
 		return res, err
 	}
 	return res, nil
+}
+
+// Timeouts of the Runtime API server. The runtime asks for the event at the end of its initialisation and gets it
+// at once, and posts its answer (at most 6 MB, over loopback) before the function's timeout, so the write timeout
+// covers both with a margin: initialisation, then the invocation, then 30 s.
+func (sb *sandbox) httpTimeouts() httpserver.Timeouts {
+	return httpserver.Timeouts{Header: 10 * time.Second, Body: 30 * time.Second, Write: sb.initLimit + sb.timeout + 30*time.Second,
+		Idle: 2 * time.Minute}
+}
+
+// runtimeTimeout answers a runtime whose request body did not arrive in time, in the Runtime API's error shape.
+func runtimeTimeout(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusRequestTimeout)
+	_, _ = io.WriteString(w, `{"errorMessage":"the request body did not arrive in time","errorType":"RequestTimeout"}`)
 }
 
 // initialise waits for the runtime's first request for an invocation, up to initLimit. When the runtime posts an

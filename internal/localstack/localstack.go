@@ -29,6 +29,7 @@ import (
 
 	"github.com/transferflow/orchestrator/internal/ddblocal"
 	"github.com/transferflow/orchestrator/internal/gateway"
+	"github.com/transferflow/orchestrator/internal/httpserver"
 	"github.com/transferflow/orchestrator/internal/lambdalocal"
 	"github.com/transferflow/orchestrator/internal/samtemplate"
 	"github.com/transferflow/orchestrator/internal/sfnapi"
@@ -140,6 +141,7 @@ type stack struct {
 	wg       sync.WaitGroup // asynchronous deliveries and schedules
 	stopping chan struct{}  // closed when the stack shuts down: asynchronous retries stop waiting
 	newID    func() string
+	ddb      *ddblocal.Supervisor // nil with --dynamodb-endpoint
 }
 
 // Run starts the stack, prints the ready line on stdout, serves until ctx is cancelled, then stops everything it
@@ -182,7 +184,7 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 		goruntime.SetMutexProfileFraction(100)
 	}
 
-	ddbURL, stopDDB, err := s.startDynamoDB(ctx)
+	ddbURL, ddbFailed, stopDDB, err := s.startDynamoDB(ctx)
 	if err != nil {
 		return err
 	}
@@ -227,20 +229,23 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `{"status":"ok"}`)
-	})
-	mux.Handle("/", gw)
-	apiSrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	sfnSrv := &http.Server{Handler: sfnapi.New(s.engine, s.logger), ReadHeaderTimeout: 10 * time.Second}
+	sms, err := tmpl.StateMachines(s.env(), s.names)
+	if err != nil {
+		return err
+	}
+	var machines []string
+	for _, sm := range sms {
+		machines = append(machines, stateMachineArn(sm.LogicalID))
+	}
+	apiSrv := apiServer(gw, &health{checks: s.healthChecks(awsCfg, machines), logger: s.logger}, APITimeouts, s.logger)
+	sfnSrv := sfnServer(sfnapi.New(s.engine, s.logger), SFNTimeouts, s.logger)
 	serveErr := make(chan error, 3)
 	go func() { serveErr <- apiSrv.Serve(apiLn) }()
 	go func() { serveErr <- sfnSrv.Serve(sfnLn) }()
 	ready := fmt.Sprintf("ready api=http://%s sfn=%s dynamodb=%s", apiLn.Addr(), sfnURL, ddbURL)
 	if pprofLn != nil {
-		pprofSrv := &http.Server{Handler: pprofHandler(), ReadHeaderTimeout: 10 * time.Second}
+		pprofSrv := httpserver.New(pprofHandler(), httpserver.Options{Timeouts: PprofTimeouts,
+			ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn)})
 		go func() { serveErr <- pprofSrv.Serve(pprofLn) }()
 		defer pprofSrv.Close()
 		ready += " pprof=http://" + pprofLn.Addr().String()
@@ -257,6 +262,8 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	case <-ctx.Done():
 	case err := <-serveErr:
 		runErr = fmt.Errorf("server stopped: %w", err)
+	case <-ddbFailed:
+		runErr = s.ddbErr()
 	}
 	s.logger.Info("shutting down")
 	close(s.stopping)
@@ -292,22 +299,31 @@ func waitFor(wg *sync.WaitGroup, d time.Duration) {
 	}
 }
 
-func (s *stack) startDynamoDB(ctx context.Context) (url string, stop func(), err error) {
+// startDynamoDB starts Dynoxide under a supervisor (ddblocal.Supervise) that restarts it on the same port and data
+// file when it dies; failed is closed when the supervisor gives up (the data was in memory, or it keeps dying), and
+// the stack then stops with that error. With --dynamodb-endpoint nothing is started and failed never closes.
+func (s *stack) startDynamoDB(ctx context.Context) (url string, failed <-chan struct{}, stop func(), err error) {
 	if s.cfg.DynamoDBEndpoint != "" {
-		return s.cfg.DynamoDBEndpoint, func() {}, nil
+		return s.cfg.DynamoDBEndpoint, nil, func() {}, nil
 	}
-	opts := ddblocal.Options{Addr: s.cfg.DynamoDBAddr}
+	opts := ddblocal.SuperviseOptions{Options: ddblocal.Options{Addr: s.cfg.DynamoDBAddr}, Logger: s.logger}
 	if s.cfg.DataDir != "" {
 		if err := os.MkdirAll(s.cfg.DataDir, 0o755); err != nil {
-			return "", nil, fmt.Errorf("data dir: %w", err)
+			return "", nil, nil, fmt.Errorf("data dir: %w", err)
 		}
 		opts.DBPath = filepath.Join(s.cfg.DataDir, "dynamodb.sqlite")
 	}
-	srv, err := ddblocal.Start(ctx, opts)
+	sup, err := ddblocal.Supervise(ctx, opts)
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
-	return srv.URL, func() { _ = srv.Close() }, nil
+	s.ddb = sup
+	return sup.URL, sup.Failed(), func() { _ = sup.Close() }, nil
+}
+
+// ddbErr is why the DynamoDB supervisor gave up.
+func (s *stack) ddbErr() error {
+	return fmt.Errorf("dynamodb: %w (it ran at %s)", s.ddb.Err(), s.ddb.URL)
 }
 
 // idleConnsPerHost is how many idle connections the functions and the engine keep to each endpoint (Dynoxide, the
@@ -359,7 +375,16 @@ func (s *stack) gateway() (*gateway.Gateway, error) {
 	if len(routes) == 0 {
 		return nil, errors.New("template.yaml declares no Api events")
 	}
-	return gateway.New(routes, s.invoker, gateway.Options{Stage: "v1", AccountID: AccountID, NewID: s.newID, Logger: s.logger})
+	grs, err := s.tmpl.GatewayResponses()
+	if err != nil {
+		return nil, err
+	}
+	responses := make(map[string]gateway.Response, len(grs))
+	for typ, gr := range grs {
+		responses[typ] = gateway.Response{StatusCode: gr.StatusCode, Headers: gr.Headers, Templates: gr.Templates}
+	}
+	return gateway.New(routes, s.invoker, gateway.Options{Stage: "v1", AccountID: AccountID, NewID: s.newID, Logger: s.logger,
+		Responses: responses})
 }
 
 func (s *stack) env() samtemplate.Env {
