@@ -109,7 +109,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 3 * time.Second
-	cmd.SysProcAttr = sysProcAttr()
+	cmd.SysProcAttr = sysProcAttr(syscall.SIGKILL)
 	var stderr strings.Builder
 	cmd.Stderr = &limitedWriter{w: &stderr, n: 8 << 10}
 	if err := cmd.Start(); err != nil {

@@ -95,10 +95,11 @@ func JavaPath() (string, error) {
 	return p, nil
 }
 
-// StartDynamoDBLocal runs AWS's DynamoDB Local (3.x) in memory and waits until it answers a ListTables, which also
-// proves that sqlite4java's native library loaded (DynamoDB Local starts without it and fails each request). It runs
-// with -sharedDb, so that every client shares one database whatever its credentials and region, as with Dynoxide,
-// and with -disableTelemetry. The process is killed when ctx is cancelled or Close is called.
+// StartDynamoDBLocal runs AWS's DynamoDB Local (3.x) in memory and waits until it answers a ListTables. It runs with
+// -sharedDb, so that every client shares one database whatever its credentials and region, as with Dynoxide, and
+// with -disableTelemetry. java.library.path names the native SQLite libraries Maven puts beside the jars, as the
+// Maven recipe for DynamoDB Local has it; 3.1.0 did not use them here: it loads the copy embedded in its jar,
+// extracted into java.io.tmpdir (docs/ddblocal.md). The process is killed when ctx is cancelled or Close is called.
 func StartDynamoDBLocal(ctx context.Context, opts LocalOptions) (*Server, error) {
 	dir, java := opts.Dir, opts.Java
 	var err error
@@ -132,7 +133,10 @@ func StartDynamoDBLocal(ctx context.Context, opts LocalOptions) (*Server, error)
 	cmd := exec.CommandContext(ctx, java, args...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 3 * time.Second
-	cmd.SysProcAttr = sysProcAttr()
+	// SIGTERM, not SIGKILL, when the parent dies: DynamoDB Local extracts the native SQLite library from its jar into
+	// java.io.tmpdir at every start (sqlite-392-<uuid>-libsqlite4java.so, 0.8 MB) and deletes it in a shutdown hook,
+	// which a SIGKILL skips. The shared server of a test binary ends this way.
+	cmd.SysProcAttr = sysProcAttr(syscall.SIGTERM)
 	var out strings.Builder
 	w := &limitedWriter{w: &out, n: 16 << 10}
 	cmd.Stdout, cmd.Stderr = w, w
@@ -177,7 +181,7 @@ func (s *Server) waitListTables(ctx context.Context, timeout time.Duration) erro
 		}
 		var answered *awshttp.ResponseError
 		if errors.As(err, &answered) && answered.HTTPStatusCode() != 0 {
-			// It is listening and refused: a missing native library, for one, fails every request with a 500.
+			// It is listening and refused: waiting longer would not change the answer.
 			return fmt.Errorf("dynamodb local answers ListTables with an error: %w", err)
 		}
 		last = err
