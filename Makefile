@@ -65,7 +65,7 @@ ddblocal-deps: $(DDBLOCAL_STAMP)
 $(DDBLOCAL_STAMP): $(DDBLOCAL_DIR)/pom.xml
 	@command -v $(MVN) >/dev/null 2>&1 || { echo "ddblocal-deps: mvn not found: Apache Maven fetches DynamoDB Local (apt-get install maven)"; exit 1; }
 	rm -rf $(DDBLOCAL_DIR)/lib
-	$(MVN) -q -B -f $(DDBLOCAL_DIR)/pom.xml dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory=$(CURDIR)/$(DDBLOCAL_DIR)/lib
+	$(MVN) -q -B -Dstyle.color=never -f $(DDBLOCAL_DIR)/pom.xml dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory=$(CURDIR)/$(DDBLOCAL_DIR)/lib
 	@touch $@
 
 java-check:
