@@ -18,7 +18,7 @@ LAMBDA_GOFLAGS := $(shell cat internal/lambdabuild/goflags)
 export DYNOXIDE_BIN ?=
 
 .PHONY: test run deps venv fmt-check vet lint-asl lint-template build-lambdas sam-build deploy invoke-examples bench bench-quick clean \
-	bench-engine-deps bench-engine chaos chaos-quick
+	bench-engine-deps bench-engine chaos chaos-quick ddblocal-deps java-check test-ddblocal
 
 deps: $(NODE_STAMP)
 	$(GO) mod download
@@ -50,6 +50,37 @@ RACE := $(shell command -v "$$($(GO) env CC)" >/dev/null 2>&1 && echo -race)
 test: deps venv fmt-check vet lint-asl lint-template build-lambdas
 	@[ -n "$(RACE)" ] || echo "test: no C compiler, running without the race detector"
 	CI=$${CI:-} $(GO) test $(RACE) -count=1 -timeout 12m ./...
+
+# A second, independent DynamoDB: AWS's own DynamoDB Local (docs/ddblocal.md). tools/dynamodb-local/pom.xml pins it;
+# Maven copies the jar, its dependencies and sqlite4java's native libraries into tools/dynamodb-local/lib (git-ignored,
+# reinstalled when the pom changes). It runs on Java 17 or later: $$JAVA_HOME/bin/java, else java on PATH, as
+# internal/ddblocal looks for it. Only make test-ddblocal needs them.
+MVN            ?= mvn
+JAVA           := $(if $(JAVA_HOME),$(JAVA_HOME)/bin/java,java)
+DDBLOCAL_DIR   := tools/dynamodb-local
+DDBLOCAL_STAMP := $(DDBLOCAL_DIR)/lib/.installed
+
+ddblocal-deps: $(DDBLOCAL_STAMP)
+
+$(DDBLOCAL_STAMP): $(DDBLOCAL_DIR)/pom.xml
+	@command -v $(MVN) >/dev/null 2>&1 || { echo "ddblocal-deps: mvn not found: Apache Maven fetches DynamoDB Local (apt-get install maven)"; exit 1; }
+	rm -rf $(DDBLOCAL_DIR)/lib
+	$(MVN) -q -B -Dstyle.color=never -f $(DDBLOCAL_DIR)/pom.xml dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory=$(CURDIR)/$(DDBLOCAL_DIR)/lib
+	@touch $@
+
+java-check:
+	@out=$$($(JAVA) -version 2>&1) || { echo "test-ddblocal: $(JAVA) not found: DynamoDB Local needs Java 17 or later (apt-get install openjdk-17-jre-headless, or set JAVA_HOME)"; exit 1; }; \
+	major=$$(echo "$$out" | sed -n 's/.* version "\([0-9]*\).*/\1/p' | head -1); \
+	if [ "$${major:-0}" -lt 17 ]; then echo "test-ddblocal: DynamoDB Local needs Java 17 or later, $(JAVA) is: $$(echo "$$out" | head -1)"; exit 1; fi
+
+# The Go tests that start a DynamoDB through internal/ddblocal's helpers (StartT, StartWithTablesT: the ledger, the
+# functions, the end-to-end suite through the stack's --dynamodb-endpoint, …), against DynamoDB Local instead of
+# Dynoxide. Not part of make test. The packages are found by grep, so a new test of the helpers is included.
+DDBLOCAL_PKGS = $(shell grep -rlw -e 'ddblocal.StartT' -e 'ddblocal.StartWithTablesT' --include='*_test.go' cmd e2e internal | xargs -n1 dirname | sort -u | sed 's|^|./|')
+
+test-ddblocal: deps ddblocal-deps java-check
+	TEST_DYNAMODB=dynamodb-local DYNAMODB_LOCAL_DIR=$(CURDIR)/$(DDBLOCAL_DIR)/lib CI=$${CI:-} \
+		$(GO) test -count=1 -timeout 40m $(DDBLOCAL_PKGS)
 
 # Every event of events/ through `local invoke` (sam local invoke without Docker) with events/env.json, against a
 # fresh local stack on free ports, each outcome checked (e2e/invoke_test.go). make test runs it too, in go test ./...

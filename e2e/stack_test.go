@@ -116,13 +116,41 @@ func (w *stdoutBuffer) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// dynamoDBLocals holds each test's DynamoDB Local under TEST_DYNAMODB=dynamodb-local (*testing.T to
+// *ddblocal.Server): the stacks a test starts share it, so that a restarted stack finds its data as it does in its
+// --data-dir with Dynoxide.
+var dynamoDBLocals sync.Map
+
+// dynamoDBArgs returns the flags that point a stack of t at the test's DynamoDB Local, started on first use, or none
+// with Dynoxide, which each stack starts itself.
+func dynamoDBArgs(t *testing.T) []string {
+	t.Helper()
+	store, err := ddblocal.TestStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if store != ddblocal.DynamoDBLocal {
+		if _, err := ddblocal.BinaryPath(); err != nil {
+			ddblocal.StartT(t) // skips, or fails under CI, with the reason
+		}
+		return nil
+	}
+	srv, ok := dynamoDBLocals.Load(t)
+	if !ok {
+		s := ddblocal.StartT(t) // stopped after the stacks: cleanups run last-registered first
+		dynamoDBLocals.Store(t, s)
+		t.Cleanup(func() { dynamoDBLocals.Delete(t) })
+		srv = s
+	}
+	return []string{"--dynamodb-endpoint", srv.(*ddblocal.Server).URL}
+}
+
 // startStack runs the local stack on free ports with the given extra flags and waits for its ready line. The stack
-// is stopped when the test ends.
+// is stopped when the test ends. Under TEST_DYNAMODB=dynamodb-local it uses the test's DynamoDB Local through
+// --dynamodb-endpoint instead of starting Dynoxide.
 func startStack(t *testing.T, args ...string) *stack {
 	t.Helper()
-	if _, err := ddblocal.BinaryPath(); err != nil {
-		ddblocal.StartT(t) // skips, or fails under CI, with the reason
-	}
+	args = append(dynamoDBArgs(t), args...)
 	seed := filepath.Join(t.TempDir(), "accounts.json")
 	b, _ := json.Marshal(accounts)
 	if err := os.WriteFile(seed, b, 0o644); err != nil {

@@ -1,7 +1,11 @@
-// Package ddblocal starts and stops the DynamoDB-compatible server Dynoxide as an owned subprocess.
+// Package ddblocal starts and stops a DynamoDB-compatible server as an owned subprocess: Dynoxide, which the local
+// stack and the tests use, or AWS's own DynamoDB Local, which the tests use under TEST_DYNAMODB=dynamodb-local
+// (`make test-ddblocal`, docs/ddblocal.md).
 //
-// The binary comes from the npm package @dynoxide/<os>-<arch>, pinned in the repository's package-lock.json and
-// installed by `make test` and `make run`. DYNOXIDE_BIN overrides where it is looked for.
+// Dynoxide's binary comes from the npm package @dynoxide/<os>-<arch>, pinned in the repository's package-lock.json
+// and installed by `make test` and `make run`; DYNOXIDE_BIN overrides where it is looked for. DynamoDB Local's jars
+// come from Maven (tools/dynamodb-local/pom.xml, installed by `make ddblocal-deps`) and run on Java 17 or later;
+// DYNAMODB_LOCAL_DIR and JAVA_HOME override where they are looked for.
 package ddblocal
 
 import (
@@ -35,16 +39,20 @@ type Options struct {
 	ReadyTimeout time.Duration
 }
 
-// Server is a running Dynoxide process. Close stops it.
+// Server is a running DynamoDB-compatible server process. Close stops it.
 type Server struct {
 	// URL is the endpoint to give the AWS SDK, e.g. http://127.0.0.1:41234.
 	URL string
 	// Addr is the host:port the server listens on.
 	Addr string
+	// Store names the server: Dynoxide or DynamoDBLocal.
+	Store string
 
 	cmd  *exec.Cmd
 	done chan struct{}
 	err  error
+	// shared is set on the server StartWithTablesT shares between a test binary's tests: Close leaves it running.
+	shared bool
 }
 
 // BinaryPath finds the Dynoxide executable: $DYNOXIDE_BIN, else node_modules/@dynoxide/<platform>/dynoxide in the
@@ -101,14 +109,14 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 3 * time.Second
-	cmd.SysProcAttr = sysProcAttr()
+	cmd.SysProcAttr = sysProcAttr(syscall.SIGKILL)
 	var stderr strings.Builder
 	cmd.Stderr = &limitedWriter{w: &stderr, n: 8 << 10}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("ddblocal: start %s: %w", bin, err)
 	}
 	addr := net.JoinHostPort(host, strconv.Itoa(port))
-	s := &Server{URL: "http://" + addr, Addr: addr, cmd: cmd, done: make(chan struct{})}
+	s := &Server{URL: "http://" + addr, Addr: addr, Store: Dynoxide, cmd: cmd, done: make(chan struct{})}
 	go func() {
 		s.err = cmd.Wait()
 		close(s.done)
@@ -180,8 +188,12 @@ func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 	}
 }
 
-// Close stops the server (SIGTERM, then SIGKILL after a grace period) and waits for it to exit.
+// Close stops the server (SIGTERM, then SIGKILL after a grace period) and waits for it to exit. On the server that
+// StartWithTablesT shares between tests it does nothing: that one stops when the test binary exits.
 func (s *Server) Close() error {
+	if s.shared {
+		return nil
+	}
 	select {
 	case <-s.done:
 		return nil

@@ -2,4 +2,4 @@ package ddblocal
 
 import "syscall"
 
-func pdeathsig() *syscall.SysProcAttr { return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} }
+func pdeathsig(sig syscall.Signal) *syscall.SysProcAttr { return &syscall.SysProcAttr{Pdeathsig: sig} }

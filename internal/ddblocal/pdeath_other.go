@@ -4,4 +4,4 @@ package ddblocal
 
 import "syscall"
 
-func pdeathsig() *syscall.SysProcAttr { return nil }
+func pdeathsig(syscall.Signal) *syscall.SysProcAttr { return nil }

@@ -4,6 +4,6 @@ package ddblocal
 
 import "syscall"
 
-// sysProcAttr puts the child in the parent's death signal set on Linux-like systems where available, so an abrupt
-// exit of the parent does not leave the server running.
-func sysProcAttr() *syscall.SysProcAttr { return pdeathsig() }
+// sysProcAttr has the kernel send sig to the child when the parent dies, on Linux, so an abrupt exit of the parent
+// does not leave the server running.
+func sysProcAttr(sig syscall.Signal) *syscall.SysProcAttr { return pdeathsig(sig) }

@@ -2,4 +2,4 @@ package ddblocal
 
 import "syscall"
 
-func sysProcAttr() *syscall.SysProcAttr { return nil }
+func sysProcAttr(syscall.Signal) *syscall.SysProcAttr { return nil }

@@ -17,13 +17,15 @@ import (
 
 var t0 = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 
-// env is a ledger on a fresh Dynoxide table.
+// env is a ledger on a fresh table (Dynoxide's, or DynamoDB Local's under TEST_DYNAMODB=dynamodb-local).
 type env struct {
 	db     *dynamodb.Client
 	table  string
 	ledger *ledger.Ledger
 	store  *ledger.Store
 	n      int
+	// server is ddblocal.Dynoxide or ddblocal.DynamoDBLocal, for the differences docs/ddblocal.md documents.
+	server string
 }
 
 func newEnv(t *testing.T) *env {
@@ -31,7 +33,7 @@ func newEnv(t *testing.T) *env {
 	srv, tables := ddblocal.StartWithTablesT(t)
 	db := ddblocal.NewClient(srv.URL, nil)
 	table := tables["TransfersTable"]
-	return &env{db: db, table: table, ledger: ledger.NewLedger(db, table), store: ledger.NewStore(db, table)}
+	return &env{db: db, table: table, ledger: ledger.NewLedger(db, table), store: ledger.NewStore(db, table), server: srv.Store}
 }
 
 func (e *env) account(t *testing.T, id, currency string, balance int64) {
@@ -435,8 +437,14 @@ func TestLegWriteUnits(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// A DEBIT is 4 items (entry, record, destination check, account): 8 units.
-	if want := []float64{8, 10, 8, 10}; fmt.Sprint(units) != fmt.Sprint(want) {
-		t.Errorf("write units of DEBIT, CREDIT, DEBIT, REFUND = %v, want %v", units, want)
+	// A DEBIT is 4 items (entry, record, destination check, account): 8 units, as DynamoDB bills a transaction (2
+	// units per item up to 1 KB). DynamoDB Local reports 2 units for any transaction, whatever its items
+	// (docs/ddblocal.md): there the figures docs/ledger.md quotes cannot be measured, and the test checks its answer.
+	want := []float64{8, 10, 8, 10}
+	if e.server == ddblocal.DynamoDBLocal {
+		want = []float64{2, 2, 2, 2}
+	}
+	if fmt.Sprint(units) != fmt.Sprint(want) {
+		t.Errorf("write units of DEBIT, CREDIT, DEBIT, REFUND on %s = %v, want %v", e.server, units, want)
 	}
 }
