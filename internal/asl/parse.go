@@ -3,7 +3,9 @@ package asl
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,7 +51,8 @@ var machineFields = map[string]bool{"Comment": true, "StartAt": true, "States": 
 // machine decodes a state machine or a branch/processor object at path base.
 func (p *decoder) machine(obj map[string]any, base string, top bool) *Definition {
 	def := &Definition{States: map[string]*State{}, ProcessorMode: "INLINE"}
-	for k := range obj {
+	// Fields are visited in sorted order, here and below, so that problems are reported in a stable order.
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		if machineFields[k] {
 			continue
 		}
@@ -79,7 +82,8 @@ func (p *decoder) machine(obj map[string]any, base string, top bool) *Definition
 		if !ok {
 			p.errf(join(base, "ProcessorConfig"), "must be an object")
 		} else {
-			for k, v := range m {
+			for _, k := range slices.Sorted(maps.Keys(m)) {
+				v := m[k]
 				switch k {
 				case "Mode":
 					s, _ := v.(string)
@@ -364,7 +368,7 @@ func (p *decoder) objects(obj map[string]any, sp, field string, allowed map[stri
 			p.errf(ep, "must be an object")
 			continue
 		}
-		for k := range eo {
+		for _, k := range slices.Sorted(maps.Keys(eo)) {
 			if !allowed[k] {
 				p.errf(join(ep, k), "field is not supported")
 			}
