@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/transferflow/orchestrator/internal/intrinsic"
 	"github.com/transferflow/orchestrator/internal/jsonpath"
@@ -44,7 +45,8 @@ func FuzzIntrinsic(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, src string, data []byte) {
-		if len(src) > 1024 || len(data) > 4<<10 {
+		// A call is text inside a JSON definition, so it is UTF-8.
+		if len(src) > 1024 || len(data) > 4<<10 || !utf8.ValidString(src) {
 			return
 		}
 		doc, err := jsonvalue.Decode(data)
