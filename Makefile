@@ -18,7 +18,7 @@ LAMBDA_GOFLAGS := $(shell cat internal/lambdabuild/goflags)
 export DYNOXIDE_BIN ?=
 
 .PHONY: test run deps venv fmt-check vet lint-asl lint-template build-lambdas sam-build deploy invoke-examples bench bench-quick clean \
-	bench-engine-deps bench-engine chaos chaos-quick ddblocal-deps java-check test-ddblocal
+	bench-engine-deps bench-engine chaos chaos-quick ddblocal-deps java-check test-ddblocal fuzz fuzz-brief fuzz-check
 
 deps: $(NODE_STAMP)
 	$(GO) mod download
@@ -47,7 +47,7 @@ bench-engine: bench-engine-deps
 # The race detector needs cgo, so a C compiler; without one the tests run without it (and say so).
 RACE := $(shell command -v "$$($(GO) env CC)" >/dev/null 2>&1 && echo -race)
 
-test: deps venv fmt-check vet lint-asl lint-template build-lambdas
+test: deps venv fmt-check vet lint-asl lint-template build-lambdas fuzz-brief
 	@[ -n "$(RACE)" ] || echo "test: no C compiler, running without the race detector"
 	CI=$${CI:-} $(GO) test $(RACE) -count=1 -timeout 12m ./...
 
@@ -81,6 +81,50 @@ DDBLOCAL_PKGS = $(shell grep -rlw -e 'ddblocal.StartT' -e 'ddblocal.StartWithTab
 test-ddblocal: deps ddblocal-deps java-check
 	TEST_DYNAMODB=dynamodb-local DYNAMODB_LOCAL_DIR=$(CURDIR)/$(DDBLOCAL_DIR)/lib CI=$${CI:-} \
 		$(GO) test -count=1 -timeout 40m $(DDBLOCAL_PKGS)
+
+# Go native fuzz targets (docs/reliability.md#fuzzing), listed in $(FUZZ_LIST) as `package FuzzName`. `make fuzz`
+# runs each for FUZZTIME with FUZZFLAGS (e.g. FUZZFLAGS='-parallel 1' for one worker) and prints, per target, the
+# time, executions and new coverage of its last report (the full output is in $(FUZZ_LOG)/); a crasher stops it
+# and is written to the package's testdata/fuzz/<FuzzName>/. make test runs each for FUZZ_BRIEF_TIME on one worker
+# (go test ./... runs every seed corpus too). fuzz-check fails when the list and the code's Fuzz functions differ.
+# The brief run is bounded by executions, not time: before Go 1.27 a duration can end a run with a bare "context
+# deadline exceeded" and no crasher (golang/go#75804), as it did here when the cached corpus took longer than 2 s to
+# replay. A duration-bound make fuzz can meet that too: with no crasher file written, rerun it.
+FUZZ_LIST       := tools/fuzz-targets.txt
+FUZZ_LOG        := bin/fuzz
+FUZZTIME        ?= 60s
+FUZZ_BRIEF_TIME ?= 2000x
+FUZZFLAGS       ?=
+fuzz_targets     = grep -Ev '^[[:space:]]*(\#|$$)' $(FUZZ_LIST)
+
+# run_fuzz runs every listed target for $(1) with the flags $(2), then prints the summary.
+define run_fuzz
+@mkdir -p $(FUZZ_LOG)
+@set -eo pipefail; set -- $$($(fuzz_targets)); names=""; \
+while [ $$# -ge 2 ]; do pkg=$$1 name=$$2; shift 2; names="$$names $$name"; \
+	echo "fuzz: $$name in $$pkg for $(1)"; \
+	$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(1) $(2) $$pkg </dev/null 2>&1 | tee $(FUZZ_LOG)/$$name.log; \
+done; \
+echo "fuzz: summary (the last report of each target)"; \
+for name in $$names; do \
+	printf '  %-26s %s\n' "$$name" "$$(grep -E '^fuzz: elapsed' $(FUZZ_LOG)/$$name.log | tail -n 1 | sed 's/^fuzz: //')"; \
+done
+endef
+
+fuzz: deps fuzz-check
+	$(call run_fuzz,$(FUZZTIME),$(FUZZFLAGS))
+
+fuzz-brief: fuzz-check
+	$(call run_fuzz,$(FUZZ_BRIEF_TIME),-parallel 1)
+
+fuzz-check:
+	@want=$$($(fuzz_targets) | sort); \
+	have=$$(grep -rEo --include='*_test.go' --exclude-dir=node_modules '^func Fuzz[A-Za-z0-9_]*\(' . | \
+		sed -E 's#^(.*)/[^/]*_test\.go:func (Fuzz[A-Za-z0-9_]*)\($$#\1 \2#' | sort); \
+	if [ "$$want" != "$$have" ]; then \
+		echo "fuzz-check: $(FUZZ_LIST) and the Fuzz functions in the code differ (< list, > code):"; \
+		diff <(echo "$$want") <(echo "$$have"); exit 1; \
+	fi
 
 # Every event of events/ through `local invoke` (sam local invoke without Docker) with events/env.json, against a
 # fresh local stack on free ports, each outcome checked (e2e/invoke_test.go). make test runs it too, in go test ./...

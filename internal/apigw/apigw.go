@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,19 +18,33 @@ import (
 var ErrBodyTooLarge = errors.New("apigw: body too large")
 
 // HeaderValues returns every value of the header name (case-insensitively), from the multi-value map when API
-// Gateway filled it and from the single-value map otherwise.
+// Gateway filled it and from the single-value map otherwise. Header names are case-insensitive, so the values of
+// every spelling of name are returned, spellings in sorted order: the answer does not depend on map order.
 func HeaderValues(req events.APIGatewayProxyRequest, name string) []string {
-	for k, v := range req.MultiValueHeaders {
+	if keys := spellings(req.MultiValueHeaders, name); len(keys) > 0 {
+		var out []string
+		for _, k := range keys {
+			out = append(out, req.MultiValueHeaders[k]...)
+		}
+		return out
+	}
+	var out []string
+	for _, k := range spellings(req.Headers, name) {
+		out = append(out, req.Headers[k])
+	}
+	return out
+}
+
+// spellings returns the keys of m equal to name under case folding, sorted.
+func spellings[V any](m map[string]V, name string) []string {
+	var keys []string
+	for k := range m {
 		if strings.EqualFold(k, name) {
-			return v
+			keys = append(keys, k)
 		}
 	}
-	for k, v := range req.Headers {
-		if strings.EqualFold(k, name) {
-			return []string{v}
-		}
-	}
-	return nil
+	slices.Sort(keys)
+	return keys
 }
 
 // Body returns the request body, decoding base64 when API Gateway encoded it, and ErrBodyTooLarge past limit bytes.

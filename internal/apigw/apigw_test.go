@@ -3,6 +3,7 @@ package apigw
 import (
 	"encoding/base64"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,6 +23,14 @@ func TestHeaderValues(t *testing.T) {
 	}
 	if got := HeaderValues(req, "X-Missing"); got != nil {
 		t.Errorf("missing header = %v", got)
+	}
+	// Found by FuzzProxyEvent (testdata/fuzz/FuzzProxyEvent): with two spellings of a name, the answer depended on
+	// map order. Every spelling's values count, so two Idempotency-Key spellings are two values.
+	twice := events.APIGatewayProxyRequest{Headers: map[string]string{"idempotency-key": "a", "Idempotency-Key": "b"}}
+	for range 20 {
+		if got := HeaderValues(twice, "IDEMPOTENCY-KEY"); !slices.Equal(got, []string{"b", "a"}) {
+			t.Fatalf("two spellings = %v, want [b a]", got)
+		}
 	}
 }
 

@@ -96,6 +96,21 @@ func TestLoadReportsEveryProblemWithItsPath(t *testing.T) {
 				"States.P.Branches[0].States.X: a state must have either Next or End: true",
 			},
 		},
+		{
+			// Found by FuzzRunValidDefinition: an empty StartAt passed validation and the engine then failed the
+			// execution with an internal error (testdata/fuzz/FuzzRunValidDefinition in package sfnlocal).
+			name: "empty transition targets",
+			def: `{"StartAt":"","States":{"A":{"Type":"Choice","Choices":[{"Variable":"$.a","IsPresent":true,"Next":""}],"Default":""},
+				"B":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke","Next":"","Catch":[{"ErrorEquals":["States.ALL"],"Next":""}]}}}`,
+			want: []string{
+				"StartAt: missing transition target: a state name must not be empty",
+				"States.A.Default: missing transition target: a state name must not be empty",
+				"States.A.Choices[0].Next: missing transition target: a state name must not be empty",
+				"States.B.Next: missing transition target: a state name must not be empty",
+				"States.B.Catch[0].Next: missing transition target: a state name must not be empty",
+				"States.B: a state must have either Next or End: true",
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,7 +3,9 @@ package asl
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,7 +51,8 @@ var machineFields = map[string]bool{"Comment": true, "StartAt": true, "States": 
 // machine decodes a state machine or a branch/processor object at path base.
 func (p *decoder) machine(obj map[string]any, base string, top bool) *Definition {
 	def := &Definition{States: map[string]*State{}, ProcessorMode: "INLINE"}
-	for k := range obj {
+	// Fields are visited in sorted order, here and below, so that problems are reported in a stable order.
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		if machineFields[k] {
 			continue
 		}
@@ -59,7 +62,7 @@ func (p *decoder) machine(obj map[string]any, base string, top bool) *Definition
 		p.errf(join(base, k), "field is not supported")
 	}
 	def.Comment = p.str(obj, base, "Comment")
-	def.StartAt = p.str(obj, base, "StartAt")
+	def.StartAt = p.target(obj, base, "StartAt")
 	if _, ok := obj["StartAt"]; !ok {
 		p.errf(join(base, "StartAt"), "field is required")
 	}
@@ -79,7 +82,8 @@ func (p *decoder) machine(obj map[string]any, base string, top bool) *Definition
 		if !ok {
 			p.errf(join(base, "ProcessorConfig"), "must be an object")
 		} else {
-			for k, v := range m {
+			for _, k := range slices.Sorted(maps.Keys(m)) {
+				v := m[k]
 				switch k {
 				case "Mode":
 					s, _ := v.(string)
@@ -167,7 +171,7 @@ func (p *decoder) state(name string, obj map[string]any, sp string) *State {
 		}
 	}
 	st.Comment = p.str(obj, sp, "Comment")
-	st.Next = p.str(obj, sp, "Next")
+	st.Next = p.target(obj, sp, "Next")
 	if v, ok := obj["End"]; ok {
 		b, isBool := v.(bool)
 		if !isBool {
@@ -198,7 +202,7 @@ func (p *decoder) state(name string, obj map[string]any, sp string) *State {
 	st.HeartbeatSecondsPath = p.str(obj, sp, "HeartbeatSecondsPath")
 	st.Retry = p.retry(obj, sp)
 	st.Catch = p.catch(obj, sp)
-	st.Default = p.str(obj, sp, "Default")
+	st.Default = p.target(obj, sp, "Default")
 	if v, ok := obj["Choices"]; ok {
 		arr, isArr := v.([]any)
 		if !isArr {
@@ -267,6 +271,16 @@ func (p *decoder) str(obj map[string]any, base, key string) string {
 	s, isStr := v.(string)
 	if !isStr {
 		p.errf(join(base, key), "must be a string")
+	}
+	return s
+}
+
+// target reads a transition field (StartAt, Next, Default): a string that, when present, names a state, so it is
+// never empty. Validate checks that the state exists; an empty name is refused here, where absent and empty differ.
+func (p *decoder) target(obj map[string]any, base, key string) string {
+	s := p.str(obj, base, key)
+	if v, ok := obj[key].(string); ok && v == "" {
+		p.errf(join(base, key), "missing transition target: a state name must not be empty")
 	}
 	return s
 }
@@ -364,7 +378,7 @@ func (p *decoder) objects(obj map[string]any, sp, field string, allowed map[stri
 			p.errf(ep, "must be an object")
 			continue
 		}
-		for k := range eo {
+		for _, k := range slices.Sorted(maps.Keys(eo)) {
 			if !allowed[k] {
 				p.errf(join(ep, k), "field is not supported")
 			}
@@ -416,7 +430,7 @@ var catcherFields = map[string]bool{"ErrorEquals": true, "Next": true, "ResultPa
 func (p *decoder) catch(obj map[string]any, sp string) []Catcher {
 	var out []Catcher
 	p.objects(obj, sp, "Catch", catcherFields, func(cp string, co map[string]any) {
-		c := Catcher{ErrorEquals: p.strings(co, cp, "ErrorEquals"), Next: p.str(co, cp, "Next"), ResultPath: p.optPath(co, cp, "ResultPath")}
+		c := Catcher{ErrorEquals: p.strings(co, cp, "ErrorEquals"), Next: p.target(co, cp, "Next"), ResultPath: p.optPath(co, cp, "ResultPath")}
 		if _, ok := co["ErrorEquals"]; !ok {
 			p.errf(join(cp, "ErrorEquals"), "field is required")
 		}
@@ -466,7 +480,7 @@ func (p *decoder) rule(v any, rp string, top bool) *ChoiceRule {
 		case k == "Variable":
 			r.Variable = p.str(obj, rp, k)
 		case k == "Next":
-			r.Next = p.str(obj, rp, k)
+			r.Next = p.target(obj, rp, k)
 			if !top {
 				p.errf(join(rp, k), "a nested choice rule must not have Next")
 			}

@@ -41,10 +41,13 @@ func check(path string, p map[string]any) error {
 				return fmt.Errorf("eventpattern: %s: empty array matches nothing", at)
 			}
 			for _, m := range v {
-				if f, ok := m.(map[string]any); ok {
-					if err := checkFilter(at, f); err != nil {
+				switch m := m.(type) {
+				case map[string]any:
+					if err := checkFilter(at, m); err != nil {
 						return err
 					}
+				case []any:
+					return fmt.Errorf("eventpattern: %s: a match value must be a string, number, boolean, null or filter, not an array", at)
 				}
 			}
 		default:
@@ -69,9 +72,17 @@ func checkFilter(at string, f map[string]any) error {
 				return fmt.Errorf("eventpattern: %s: exists takes a boolean", at)
 			}
 		case "anything-but":
-			if m, ok := v.(map[string]any); ok {
-				if _, ok := m["prefix"].(string); !ok || len(m) != 1 {
+			switch a := v.(type) {
+			case map[string]any:
+				if _, ok := a["prefix"].(string); !ok || len(a) != 1 {
 					return fmt.Errorf("eventpattern: %s: anything-but takes a value, an array or {\"prefix\": s}", at)
+				}
+			case []any:
+				for _, x := range a {
+					switch x.(type) {
+					case map[string]any, []any:
+						return fmt.Errorf("eventpattern: %s: anything-but takes strings, numbers, booleans or null", at)
+					}
 				}
 			}
 		case "numeric":

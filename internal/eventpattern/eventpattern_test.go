@@ -56,6 +56,8 @@ func TestCompileRefusesWhatItCannotMatch(t *testing.T) {
 	for _, pattern := range []string{
 		`{}`, `{"source":"aws.states"}`, `{"source":[]}`, `{"source":[{"wildcard":"a*"}]}`,
 		`{"source":[{"prefix":1}]}`, `{"n":[{"numeric":[">"]}]}`, `{"n":[{"numeric":["~",1]}]}`, `{"s":[{"prefix":"a","suffix":"b"}]}`,
+		// EventBridge refuses arrays and objects as match values; Match compared them with == and panicked.
+		`{"a":[[1]]}`, `{"a":[{"anything-but":[{"b":1}]}]}`, `{"a":[{"anything-but":[[1]]}]}`,
 	} {
 		var p map[string]any
 		if err := json.Unmarshal([]byte(pattern), &p); err != nil {

@@ -489,6 +489,9 @@ func (s segment) apply(v any, out []any) []any {
 			}
 			for i := start; i < end; i += s.step {
 				out = append(out, a[i])
+				if s.step >= end-i { // the next index is past the end; i+step could overflow
+					break
+				}
 			}
 		} else {
 			start, end := n-1, -1

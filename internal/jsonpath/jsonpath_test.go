@@ -45,6 +45,8 @@ func TestGet(t *testing.T) {
 		{name: "slice", path: "$.a.b[0:2]", want: `[1,2]`},
 		{name: "open slice", path: "$.a.b[1:]", want: `[2,3]`},
 		{name: "slice past the end", path: "$.a.b[1:5]", want: `[2,3]`},
+		{name: "slice with a step past the largest int", path: "$.a.b[1::9223372036854775807]", want: `[2]`},
+		{name: "slice with a negative step past the smallest int", path: "$.a.b[::-9223372036854775808]", want: `[3]`},
 		{name: "union of indexes", path: "$.a.b[0,2]", want: `[1,3]`},
 		{name: "deep scan", path: "$..v", want: `[1,2,3]`},
 		{name: "filter", path: "$.items[?(@.v > 1)].k", want: `["q"]`},

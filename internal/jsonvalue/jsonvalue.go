@@ -5,6 +5,7 @@ package jsonvalue
 
 import (
 	"encoding/json"
+	"errors"
 	"sort"
 	"strconv"
 	"unicode/utf16"
@@ -281,9 +282,13 @@ func Equal(a, b any) bool {
 		if !ok {
 			return false
 		}
+		if x == y {
+			return true
+		}
+		// Out of float64's range a number reads as ±Inf (or 0), as Java's Double.parseDouble reads it on AWS.
 		fx, e1 := strconv.ParseFloat(string(x), 64)
 		fy, e2 := strconv.ParseFloat(string(y), 64)
-		return e1 == nil && e2 == nil && fx == fy
+		return numberOK(e1) && numberOK(e2) && fx == fy
 	case []any:
 		y, ok := b.([]any)
 		if !ok || len(x) != len(y) {
@@ -306,6 +311,9 @@ func Equal(a, b any) bool {
 	}
 	return false
 }
+
+// numberOK reports whether ParseFloat read a number: err is nil, or the number is out of float64's range.
+func numberOK(err error) bool { return err == nil || errors.Is(err, strconv.ErrRange) }
 
 // eachField calls f on every field of an object value until f returns false.
 func eachField(v any, f func(k string, v any) bool) {

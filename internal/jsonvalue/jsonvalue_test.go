@@ -79,6 +79,11 @@ func TestEqualIgnoresKeyOrderAndNumberSpelling(t *testing.T) {
 	if jsonvalue.Equal(a, c) {
 		t.Fatal("different values reported equal")
 	}
+	// Found by FuzzDecode (testdata/fuzz/FuzzDecode): a number beyond float64's range was not equal to itself.
+	huge, _ := jsonvalue.Decode([]byte(`[1E700, 1e-400]`))
+	if !jsonvalue.Equal(huge, huge) {
+		t.Fatal("a number out of float64's range is not equal to itself")
+	}
 }
 
 // TestDecodeMatchesEncodingJSON checks the single-pass reader against encoding/json's token reader, which decides

@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -118,7 +120,8 @@ func DecodeRequest(body []byte) (Request, error) {
 		return Request{}, verr
 	}
 	var r Request
-	for name := range fields {
+	// Unknown fields are reported in sorted order: the same body always gets the same errors, in the same order.
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
 		switch name {
 		case fieldSource, fieldDestination, fieldAmount, fieldCurrency, fieldReference:
 		default:
