@@ -129,7 +129,7 @@ func (s *stack) healthz(t *testing.T, want int) response {
 // port with the same data, logged; /healthz is healthy again, the transfers written before are there, and new
 // ones complete.
 func TestDynoxideIsRestartedAfterACrash(t *testing.T) {
-	s := startStack(t, "--data-dir", t.TempDir())
+	s := startStackWithDynoxide(t, "--data-dir", t.TempDir())
 	r := s.submit("e2e-ddb-before", transferBody("acc-alice", "acc-bob", 300, "EUR"))
 	if r.Status != http.StatusAccepted {
 		t.Fatalf("submit: %d %s", r.Status, r.RawBody)
@@ -186,7 +186,7 @@ func TestDynoxideIsRestartedAfterACrash(t *testing.T) {
 // TestInMemoryDynoxideCrashStopsTheStack: without --data-dir the data died with the process, so the stack does not
 // start an empty one: it exits non-zero, saying why.
 func TestInMemoryDynoxideCrashStopsTheStack(t *testing.T) {
-	s := startStack(t)
+	s := startStackWithDynoxide(t)
 	if err := syscall.Kill(s.dynoxidePID(t), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

@@ -150,7 +150,22 @@ func dynamoDBArgs(t *testing.T) []string {
 // --dynamodb-endpoint instead of starting Dynoxide.
 func startStack(t *testing.T, args ...string) *stack {
 	t.Helper()
-	args = append(dynamoDBArgs(t), args...)
+	return launchStack(t, append(dynamoDBArgs(t), args...))
+}
+
+// startStackWithDynoxide is startStack with the stack's own Dynoxide whatever TEST_DYNAMODB says: for the tests of
+// how the stack supervises the Dynoxide it starts, which a stack given --dynamodb-endpoint does not have.
+func startStackWithDynoxide(t *testing.T, args ...string) *stack {
+	t.Helper()
+	if _, err := ddblocal.BinaryPath(); err != nil {
+		ddblocal.StartT(t) // skips, or fails under CI, with the reason
+	}
+	return launchStack(t, args)
+}
+
+// launchStack starts the stack with args after the base flags and waits for its ready line.
+func launchStack(t *testing.T, args []string) *stack {
+	t.Helper()
 	seed := filepath.Join(t.TempDir(), "accounts.json")
 	b, _ := json.Marshal(accounts)
 	if err := os.WriteFile(seed, b, 0o644); err != nil {
