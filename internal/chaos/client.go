@@ -257,13 +257,5 @@ func (d *driver) replay(ctx context.Context, key string, req transferclient.Subm
 	return res.Transfer.Raw, true
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+// sleep is transferclient.Sleep: it waits for d or until ctx ends.
+var sleep = transferclient.Sleep
