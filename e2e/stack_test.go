@@ -173,8 +173,15 @@ func launchStack(t *testing.T, args []string) *stack {
 	}
 	base := []string{"--template", filepath.Join(root, "template.yaml"), "--seed", seed,
 		"--api-addr", "127.0.0.1:0", "--sfn-addr", "127.0.0.1:0", "--dynamodb-addr", "127.0.0.1:0"}
+	return runStack(t, "", append(base, args...))
+}
+
+// runStack starts the stack in dir (empty: the test's directory) with exactly args and waits for its ready line.
+func runStack(t *testing.T, dir string, args []string) *stack {
+	t.Helper()
 	s := &stack{t: t, stdout: &stdoutBuffer{ready: make(chan string, 1)}, stderr: &lockedBuffer{}, done: make(chan error, 1)}
-	s.cmd = exec.Command(binary, append(base, args...)...)
+	s.cmd = exec.Command(binary, args...)
+	s.cmd.Dir = dir
 	s.cmd.Stdout = s.stdout
 	s.cmd.Stderr = s.stderr
 	if err := s.cmd.Start(); err != nil {

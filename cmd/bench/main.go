@@ -7,11 +7,13 @@
 //	                   [--store memory|disk] [--out FILE|-] [--node-dir DIR] [--stack-log FILE]
 //	                   [--stack-args "FLAGS"]
 //
-// The exit status is 0 whether or not the targets are met (it is a measurement) and 1 when the harness fails.
+// The exit status is 0 whether or not the targets are met (it is a measurement), 1 when the harness fails and 2 on a
+// bad command line.
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -22,7 +24,12 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Getwd, os.Stdout, os.Stderr)
 	stop()
-	if err != nil {
+	var usage *usageError
+	switch {
+	case errors.As(err, &usage):
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	case err != nil:
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}

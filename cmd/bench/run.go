@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -21,12 +22,32 @@ type options struct {
 	stackLog string
 }
 
-// parseFlags reads the command line. getwd finds the repository, whose template.yaml is the default --local-dir
-// and whose bench/results/ holds the default --out.
-func parseFlags(args []string, getwd func() (string, error), stderr io.Writer) (options, error) {
+// usageError is a bad command line: the exit status is 2, not the harness failure's 1.
+type usageError struct{ err error }
+
+// Error implements error.
+func (e *usageError) Error() string { return e.err.Error() }
+
+// Unwrap returns the flag parsing or validation error.
+func (e *usageError) Unwrap() error { return e.err }
+
+// usage is the first line of --help, before the flags.
+const usage = `usage: bench [flags]     (make bench, make bench-quick; bench/README.md explains every figure)
+
+flags:
+`
+
+// parseFlags reads the command line; output receives the usage and the flag package's errors. A bad command line
+// is a *usageError. getwd finds the repository, whose template.yaml is the default --local-dir and whose
+// bench/results/ holds the default --out.
+func parseFlags(args []string, getwd func() (string, error), output io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(output)
+	fs.Usage = func() {
+		fmt.Fprint(output, usage)
+		fs.PrintDefaults()
+	}
 	fs.StringVar(&o.cfg.LocalBin, "local-bin", "", "the local stack's binary (default: build ./cmd/local of --local-dir to a temporary file)")
 	fs.StringVar(&o.cfg.LocalDir, "local-dir", "", "the directory the stack runs in, with its template.yaml and statemachine/ (default: this repository)")
 	fs.StringVar(&o.cfg.DynamoDBEndpoint, "dynamodb-endpoint", "", "a fresh DynamoDB server to use (e.g. DynamoDB Local) instead of starting Dynoxide")
@@ -37,26 +58,28 @@ func parseFlags(args []string, getwd func() (string, error), stderr io.Writer) (
 	fs.StringVar(&o.stackLog, "stack-log", "", "write the stacks' own logs to this file (default: discarded)")
 	stackArgs := fs.String("stack-args", "", "more flags for the measured stack, space-separated (e.g. \"--pprof-addr 127.0.0.1:6060\" to profile it)")
 	only := fs.String("only", "", "measure only these sections, comma-separated: "+strings.Join(loadbench.Sections, ",")+" (default: all)")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
 		return o, err
+	} else if err != nil {
+		return o, &usageError{err}
 	}
 	var err error
 	if o.cfg.Only, err = loadbench.ParseOnly(*only); err != nil {
-		return o, err
+		return o, &usageError{err}
 	}
 	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected arguments: %v", fs.Args())
+		return o, &usageError{fmt.Errorf("unexpected arguments: %v", fs.Args())}
 	}
 	o.cfg.StackArgs = strings.Fields(*stackArgs)
 	if o.cfg.Scale, err = loadbench.ScaleByName(*scale); err != nil {
-		return o, err
+		return o, &usageError{err}
 	}
 	switch *store {
 	case "memory":
 	case "disk":
 		o.cfg.Disk = true
 	default:
-		return o, fmt.Errorf("store %q: want memory or disk", *store)
+		return o, &usageError{fmt.Errorf("store %q: want memory or disk", *store)}
 	}
 	if o.cfg.LocalDir == "" || o.out == "" {
 		wd, err := getwd()
@@ -81,12 +104,16 @@ func parseFlags(args []string, getwd func() (string, error), stderr io.Writer) (
 	return o, nil
 }
 
-// run parses the command line, measures, prints the table to stdout and writes the JSON. Progress goes to stderr.
+// run parses the command line, measures, prints the table to stdout and writes the JSON. Progress goes to stderr;
+// --help prints the usage to stdout, a bad command line the flag package's message and the usage to stderr.
 func run(ctx context.Context, args []string, getwd func() (string, error), stdout, stderr io.Writer) error {
-	o, err := parseFlags(args, getwd, stderr)
+	var msg bytes.Buffer
+	o, err := parseFlags(args, getwd, &msg)
 	if errors.Is(err, flag.ErrHelp) {
+		_, _ = msg.WriteTo(stdout)
 		return nil
 	}
+	_, _ = msg.WriteTo(stderr)
 	if err != nil {
 		return err
 	}

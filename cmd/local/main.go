@@ -5,8 +5,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -25,16 +29,38 @@ func main() {
 		stop()
 		os.Exit(code)
 	}
+	cfg, code := parseFlags(os.Args[1:], os.Stdout, os.Stderr)
+	if code >= 0 {
+		stop()
+		os.Exit(code)
+	}
 	tuneGC(os.Getenv)
 	go heaptrim.New(heaptrim.Options{}).Run(ctx, heaptrim.DefaultInterval)
-	cfg, err := localstack.ParseFlags(os.Args[1:], os.Stderr)
-	if err == nil {
-		err = localstack.Run(ctx, cfg, os.Stdout, os.Stderr)
-	}
-	if err != nil {
+	if err := localstack.Run(ctx, cfg, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "local:", err)
+		stop()
 		os.Exit(1)
 	}
+}
+
+// parseFlags reads the command line. It returns an exit status when the program is to end without running the
+// stack: 0 after --help (the usage on stdout), 2 for a bad command line (the error and the usage on stderr);
+// otherwise -1.
+func parseFlags(args []string, stdout, stderr io.Writer) (localstack.Config, int) {
+	var usage bytes.Buffer
+	cfg, err := localstack.ParseFlags(args, &usage)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		_, _ = usage.WriteTo(stdout)
+		return cfg, 0
+	case err != nil:
+		if usage.Len() == 0 { // not the flag package's own error, which it printed with the usage
+			fmt.Fprintf(&usage, "local: %v\nrun 'local --help' for the flags\n", err)
+		}
+		_, _ = usage.WriteTo(stderr)
+		return cfg, 2
+	}
+	return cfg, -1
 }
 
 // tuneGC trades memory for CPU, unless GOGC or GOMEMLIMIT say otherwise. The stack allocates fast (the AWS SDK) on a

@@ -15,9 +15,15 @@ import (
 	"github.com/transferflow/orchestrator/internal/transfer"
 )
 
+// about is what --help says the executable is.
+const about = "credit: the workflow's credit Lambda function, which applies a transfer's CREDIT leg, or its compensating REFUND, exactly once"
+
 // main starts the function even when its configuration is unusable: it then answers every invocation with a
-// ConfigurationError naming the variable (fnconfig).
+// ConfigurationError naming the variable (fnconfig). Started by hand with arguments, it answers --help instead.
 func main() {
+	if code, exit := fnconfig.CommandLine(os.Args[1:], "CreditFunction", about, os.Stdout, os.Stderr); exit {
+		os.Exit(code)
+	}
 	logger := slog.New(lambdacontext.NewLogHandler())
 	lambda.Start(fnconfig.Handler(context.Background(), logger, os.Getenv, transfer.LoadLedgerConfig,
 		func(cfg aws.Config, c transfer.LedgerConfig) any {

@@ -14,9 +14,15 @@ import (
 	"github.com/transferflow/orchestrator/internal/transfer"
 )
 
+// about is what --help says the executable is.
+const about = "orchestrator: the transfer API's Lambda function (API Gateway proxy integration)"
+
 // main starts the function even when its configuration is unusable: it then answers every invocation with a
-// ConfigurationError naming the variable (fnconfig).
+// ConfigurationError naming the variable (fnconfig). Started by hand with arguments, it answers --help instead.
 func main() {
+	if code, exit := fnconfig.CommandLine(os.Args[1:], "OrchestratorFunction", about, os.Stdout, os.Stderr); exit {
+		os.Exit(code)
+	}
 	logger := slog.New(lambdacontext.NewLogHandler())
 	lambda.Start(fnconfig.Handler(context.Background(), logger, os.Getenv, transfer.LoadConfig,
 		func(cfg aws.Config, c transfer.Config) any {

@@ -58,6 +58,15 @@ type Server struct {
 // BinaryPath finds the Dynoxide executable: $DYNOXIDE_BIN, else node_modules/@dynoxide/<platform>/dynoxide in the
 // current directory or the nearest parent that has one.
 func BinaryPath() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("ddblocal: %w", err)
+	}
+	return BinaryPathFrom(dir)
+}
+
+// BinaryPathFrom is BinaryPath searching from dir and its parents instead of the current directory.
+func BinaryPathFrom(dir string) (string, error) {
 	if p := os.Getenv("DYNOXIDE_BIN"); p != "" {
 		if _, err := os.Stat(p); err != nil {
 			return "", fmt.Errorf("ddblocal: DYNOXIDE_BIN=%q: %w", p, err)
@@ -71,10 +80,6 @@ func BinaryPath() (string, error) {
 	arch := map[string]string{"amd64": "x64", "arm64": "arm64"}[runtime.GOARCH]
 	osName := map[string]string{"linux": "linux", "darwin": "darwin", "windows": "win32"}[runtime.GOOS]
 	rel := filepath.Join("node_modules", "@dynoxide", osName+"-"+arch, name)
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("ddblocal: %w", err)
-	}
 	for {
 		p := filepath.Join(dir, rel)
 		if _, err := os.Stat(p); err == nil {

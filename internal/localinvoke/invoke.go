@@ -60,8 +60,8 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.event, "e", "", "shorthand for --event")
 	fs.StringVar(&o.envVars, "env-vars", "", `JSON file of variable values: {"Parameters": {…}, "<LogicalId>": {…}}`)
 	fs.StringVar(&o.envVars, "n", "", "shorthand for --env-vars")
-	fs.StringVar(&o.template, "template", "template.yaml", "the SAM template")
-	fs.StringVar(&o.template, "t", "template.yaml", "shorthand for --template")
+	fs.StringVar(&o.template, "template", "", "the SAM template (default: the template.yaml next to this module's go.mod, found from the current directory up, else from the binary's)")
+	fs.StringVar(&o.template, "t", "", "shorthand for --template")
 	// The logical id may come before or after the flags, as with sam.
 	var positional []string
 	for {
@@ -104,6 +104,13 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 
 // run builds and invokes the function and returns what `sam local invoke` prints on standard output.
 func run(ctx context.Context, o options, stdin io.Reader, logs io.Writer, logger *slog.Logger) ([]byte, error) {
+	if o.template == "" {
+		var err error
+		if o.template, err = samtemplate.Locate(); err != nil {
+			return nil, fmt.Errorf("find the template (give --template FILE): %w", err)
+		}
+		logger.Info("template", "path", o.template)
+	}
 	tmpl, err := samtemplate.Load(o.template)
 	if err != nil {
 		return nil, err

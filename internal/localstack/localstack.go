@@ -54,9 +54,19 @@ const (
 	DefaultHistoryMaxExecutionsInMemory = 1000
 )
 
+// DefaultSeed is the --seed file the stack reads when the flag is not given, relative to the template's directory.
+const DefaultSeed = "events/local-accounts.json"
+
 // Config is the local stack's configuration (spec/local-stack.md).
 type Config struct {
-	Template         string
+	// Template is the SAM template the stack is wired from; empty finds it (samtemplate.Locate). The state machine
+	// definitions, the default seed and the Dynoxide installed by npm are looked for next to it.
+	Template string
+	// SeedDefault seeds DefaultSeed next to the template (the --seed default), Seed being ignored.
+	SeedDefault bool
+	// Hints prints, after the ready line, example commands against the addresses really served, to stderr
+	// (make run sets it).
+	Hints            bool
 	APIAddr          string
 	SFNAddr          string
 	DynamoDBAddr     string
@@ -81,18 +91,34 @@ type Config struct {
 	PprofAddr string
 }
 
-// ParseFlags reads the command line.
-func ParseFlags(args []string, stderr io.Writer) (Config, error) {
+// Usage is the first lines of the local stack's --help, before the flags.
+const Usage = `usage: local [flags]
+       local invoke <LogicalId> [--event FILE|-] [--env-vars FILE] [--template FILE]   (local invoke --help)
+
+Runs the transfer orchestrator's stack on this machine, wired from template.yaml (spec: docs/local-stack.md). Once
+everything is up it prints one line to stdout: ready api=http://… sfn=http://… dynamodb=http://…
+
+flags:
+`
+
+// ParseFlags reads the command line. Usage and flag errors go to output; --help returns flag.ErrHelp.
+func ParseFlags(args []string, output io.Writer) (Config, error) {
 	var c Config
 	fs := flag.NewFlagSet("local", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(&c.Template, "template", "template.yaml", "the SAM template to read the wiring from")
+	fs.SetOutput(output)
+	fs.Usage = func() {
+		fmt.Fprint(output, Usage)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&c.Template, "template", "", "the SAM template to read the wiring from (default: the template.yaml next to this module's go.mod,\nfound from the current directory up, else from this binary's directory up)")
+	fs.BoolVar(&c.Hints, "hints", false, "after the ready line, print example commands against the addresses served to stderr (make run sets it)")
 	fs.StringVar(&c.APIAddr, "api-addr", "127.0.0.1:3000", "HTTP address of the API (API Gateway REST proxy semantics)")
 	fs.StringVar(&c.SFNAddr, "sfn-addr", "127.0.0.1:8083", "address of the Step Functions JSON API")
 	fs.StringVar(&c.DynamoDBAddr, "dynamodb-addr", "127.0.0.1:8000", "where the bundled DynamoDB-compatible server listens")
 	fs.StringVar(&c.DynamoDBEndpoint, "dynamodb-endpoint", "", "use this DynamoDB endpoint instead of starting one")
 	fs.StringVar(&c.DataDir, "data-dir", "", "keep data and executions across restarts in this folder (default: in memory)")
-	fs.StringVar(&c.Seed, "seed", "events/local-accounts.json", `accounts to create at start: [{"accountId","currency","balance"}]; existing ones are left alone`)
+	fs.StringVar(&c.Seed, "seed", DefaultSeed, `accounts to create at start: [{"accountId","currency","balance"}]; existing ones are left alone;
+the default is read next to the template, a path given relative to the current directory; "" seeds nothing`)
 	fs.StringVar(&c.SeedTransfers, "seed-transfers", "", "example transfers to create at start, with their accounts (events/local-transfers.json: what the sam local invoke events reference); existing ones are left alone")
 	fs.DurationVar(&c.ExecutionTimeout, "execution-timeout", 0, "override the state machine's TimeoutSeconds")
 	fs.DurationVar(&c.HistoryRetention, "history-retention", DefaultHistoryRetention, "how long a closed execution and its history are kept after they stop, in memory or in --data-dir (0: no limit)")
@@ -116,6 +142,12 @@ func ParseFlags(args []string, stderr io.Writer) (Config, error) {
 	if fs.NArg() > 0 {
 		return Config{}, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
+	c.SeedDefault = true
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "seed" {
+			c.SeedDefault = false
+		}
+	})
 	if c.HistoryMaxExecutions < 0 {
 		c.HistoryMaxExecutions = DefaultHistoryMaxExecutionsInMemory
 		if c.DataDir != "" {
@@ -149,17 +181,31 @@ type stack struct {
 // stderr, one whole line per Write.
 func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	stderr = syncio.NewWriter(stderr)
+	var err error
 	s := &stack{cfg: c, stderr: stderr, metrics: io.Discard, logger: slog.New(slog.NewJSONHandler(stderr, nil)), newID: sfnlocal.NewUUID,
 		stopping: make(chan struct{})}
 	if c.Metrics {
 		s.metrics = stderr
 	}
+	if c.Template == "" {
+		if c.Template, err = samtemplate.Locate(); err != nil {
+			return fmt.Errorf("find the template (give --template FILE): %w", err)
+		}
+	}
+	if abs, err := filepath.Abs(c.Template); err == nil {
+		c.Template = abs
+	}
+	root := filepath.Dir(c.Template)
+	if c.SeedDefault {
+		c.Seed = filepath.Join(root, DefaultSeed)
+	}
+	s.cfg = c
+	s.logger.Info("template", "path", c.Template)
 	tmpl, err := samtemplate.Load(c.Template)
 	if err != nil {
 		return err
 	}
 	s.tmpl = tmpl
-	root := filepath.Dir(c.Template)
 
 	// Listeners first, so every address is known before anything is wired to it.
 	apiLn, err := net.Listen("tcp", c.APIAddr)
@@ -256,6 +302,9 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	s.startSchedules(schedCtx)
 
 	fmt.Fprintln(stdout, ready)
+	if c.Hints && len(machines) > 0 {
+		writeHints(stderr, hintsFor(ready, root, machines[0]))
+	}
 
 	var runErr error
 	select {
@@ -306,7 +355,15 @@ func (s *stack) startDynamoDB(ctx context.Context) (url string, failed <-chan st
 	if s.cfg.DynamoDBEndpoint != "" {
 		return s.cfg.DynamoDBEndpoint, nil, func() {}, nil
 	}
-	opts := ddblocal.SuperviseOptions{Options: ddblocal.Options{Addr: s.cfg.DynamoDBAddr}, Logger: s.logger}
+	// Dynoxide as npm installed it next to the template, wherever the stack was started from.
+	bin, err := ddblocal.BinaryPathFrom(filepath.Dir(s.cfg.Template))
+	if errors.Is(err, ddblocal.ErrBinaryNotFound) {
+		bin, err = ddblocal.BinaryPath()
+	}
+	if err != nil {
+		return "", nil, nil, err
+	}
+	opts := ddblocal.SuperviseOptions{Options: ddblocal.Options{Addr: s.cfg.DynamoDBAddr, Binary: bin}, Logger: s.logger}
 	if s.cfg.DataDir != "" {
 		if err := os.MkdirAll(s.cfg.DataDir, 0o755); err != nil {
 			return "", nil, nil, fmt.Errorf("data dir: %w", err)
