@@ -66,7 +66,7 @@ func writeHints(w io.Writer, h hints) {
 	}
 	p("  %s history <transferId>        # its audit trail", ctl)
 	p("  %s accounts acc-alice acc-bob", ctl)
-	p("  AWS_REGION=%s AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local \\", Region)
+	p("  AWS_DEFAULT_REGION=%s AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local \\", Region)
 	p("    aws stepfunctions list-executions --endpoint-url %s --state-machine-arn %s", sfn, h.machine)
 	if sfn == defaultSFNURL && ddb == defaultDynamoDBURL {
 		p("  %s invoke OrchestratorFunction --event %s --env-vars %s", local,

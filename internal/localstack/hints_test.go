@@ -23,7 +23,7 @@ func TestWriteHints(t *testing.T) {
 			cwd:   root,
 			want: []string{"curl -i -X POST http://127.0.0.1:3000/transfers ", "curl -s http://127.0.0.1:3000/transfers/<transferId>",
 				"  bin/transferctl history <transferId>", "--endpoint-url http://127.0.0.1:8083 --state-machine-arn " + machine,
-				"AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local",
+				"AWS_DEFAULT_REGION=us-east-1 AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local",
 				"  bin/local invoke OrchestratorFunction --event events/orchestrator-new-transfer.json --env-vars events/env.json"},
 			absent: []string{"TRANSFERCTL_ENDPOINT"},
 		},
