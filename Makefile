@@ -127,11 +127,27 @@ for name in $$names; do \
 done
 endef
 
+# run_fuzz_jobs is run_fuzz with $(3) targets at a time, each printed whole when it ends. Every target runs even when
+# one fails; the step fails at the end.
+define run_fuzz_jobs
+@mkdir -p $(FUZZ_LOG)
+@set -o pipefail; $(fuzz_targets) | xargs -P $(3) -L 1 bash -c '\
+	pkg=$$0 name=$$1; \
+	$(GO) test -run "^$$" -fuzz "^$$name\$$" -fuzztime $(1) $(2) $$pkg </dev/null >$(FUZZ_LOG)/$$name.log 2>&1; rc=$$?; \
+	echo "fuzz: $$name in $$pkg for $(1)"; cat $(FUZZ_LOG)/$$name.log; exit $$rc'
+@echo "fuzz: summary (the last report of each target)"; \
+for name in $$($(fuzz_targets) | awk '{print $$2}'); do \
+	printf '  %-26s %s\n' "$$name" "$$(grep -E '^fuzz: elapsed' $(FUZZ_LOG)/$$name.log | tail -n 1 | sed 's/^fuzz: //')"; \
+done
+endef
+
 fuzz: deps fuzz-check
 	$(call run_fuzz,$(FUZZTIME),$(FUZZFLAGS))
 
+# Each brief run has one worker (-parallel 1), so FUZZ_BRIEF_JOBS (the number of CPUs) of them run at once.
+FUZZ_BRIEF_JOBS ?= $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
 fuzz-brief: fuzz-check
-	$(call run_fuzz,$(FUZZ_BRIEF_TIME),-parallel 1)
+	$(call run_fuzz_jobs,$(FUZZ_BRIEF_TIME),-parallel 1,$(FUZZ_BRIEF_JOBS))
 
 fuzz-check:
 	@want=$$($(fuzz_targets) | sort); \

@@ -91,8 +91,8 @@ type Config struct {
 	PprofAddr string
 }
 
-// Usage is the first lines of the local stack's --help, before the flags.
-const Usage = `usage: local [flags]
+// usage is the first lines of the local stack's --help, before the flags.
+const usage = `usage: local [flags]
        local invoke <LogicalId> [--event FILE|-] [--env-vars FILE] [--template FILE]   (local invoke --help)
 
 Runs the transfer orchestrator's stack on this machine, wired from template.yaml (spec: docs/local-stack.md). Once
@@ -107,7 +107,7 @@ func ParseFlags(args []string, output io.Writer) (Config, error) {
 	fs := flag.NewFlagSet("local", flag.ContinueOnError)
 	fs.SetOutput(output)
 	fs.Usage = func() {
-		fmt.Fprint(output, Usage)
+		fmt.Fprint(output, usage)
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&c.Template, "template", "", "the SAM template to read the wiring from (default: the template.yaml next to this module's go.mod,\nfound from the current directory up, else from this binary's directory up)")
