@@ -194,12 +194,22 @@ venv:
 endif
 
 # The template as the tools users run check it: cfn-lint, `sam validate --lint`, and checkov with 0 failed checks
-# (every skip is in the resource's Metadata with its reason; --skip-download keeps checkov offline).
+# (every skip is in the resource's Metadata with its reason; --skip-download keeps checkov offline). The three are
+# independent and spend most of their time starting Python, not computing, so they run at once; each one's output
+# is printed whole, in this order, and any failure fails the step.
+LINT_TEMPLATE_TOOLS := "$(VENV)/bin/cfn-lint template.yaml" \
+	"$(SAM) validate --lint --region us-east-1" \
+	"$(CHECKOV)/bin/checkov -f template.yaml --framework cloudformation --quiet --compact --skip-download"
 lint-template: venv
 	@if [ -n "$(PYTHON3)" ]; then \
-		$(VENV)/bin/cfn-lint template.yaml && \
-		$(SAM) validate --lint --region us-east-1 && \
-		$(CHECKOV)/bin/checkov -f template.yaml --framework cloudformation --quiet --compact --skip-download; \
+		out=$$(mktemp -d); i=0; \
+		for tool in $(LINT_TEMPLATE_TOOLS); do i=$$((i+1)); bash -c "$$tool" >$$out/$$i 2>&1 & echo $$! >$$out/$$i.pid; done; \
+		rc=0; i=0; \
+		for tool in $(LINT_TEMPLATE_TOOLS); do i=$$((i+1)); \
+			wait $$(cat $$out/$$i.pid) || { rc=1; echo "lint-template: failed: $$tool"; }; \
+			echo "$$tool"; cat $$out/$$i; \
+		done; \
+		rm -rf $$out; exit $$rc; \
 	fi
 
 # The functions as Lambda runs them (provided.al2023 on arm64, see template.yaml): a build break shows up here, not at deploy.
