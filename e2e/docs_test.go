@@ -60,6 +60,22 @@ func TestDocs(t *testing.T) {
 	}
 }
 
+func TestDocRewriter(t *testing.T) {
+	rewrite := docRewriter(map[string]string{"3000": "http://127.0.0.1:41000", "8083": "http://127.0.0.1:41001"})
+	tests := []struct{ in, want string }{
+		{"curl http://127.0.0.1:3000/transfers", "curl http://127.0.0.1:41000/transfers"},
+		{"--endpoint http://localhost:3000/Prod", "--endpoint http://127.0.0.1:41000/Prod"},
+		{"aws --endpoint-url http://127.0.0.1:8083 stepfunctions", "aws --endpoint-url http://127.0.0.1:41001 stepfunctions"},
+		{"curl http://127.0.0.1:8084/events", "curl " + closedAddress + "/events"},
+		{"http://127.0.0.1:30001 http://127.0.0.1:3000x https://127.0.0.1:3000", "http://127.0.0.1:30001 http://127.0.0.1:3000x https://127.0.0.1:3000"},
+	}
+	for _, tc := range tests {
+		if got := rewrite(tc.in); got != tc.want {
+			t.Errorf("rewrite(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
 func parseDoc(t *testing.T, path string) *docexample.Document {
 	t.Helper()
 	src, err := os.ReadFile(filepath.Join(root, path))
@@ -130,15 +146,7 @@ func runDoc(t *testing.T, doc *docexample.Document, tools string) {
 		args = append(args, "--events-addr", "127.0.0.1:0")
 	}
 	s := startStack(t, args...)
-	addrs := map[string]string{"3000": s.API, "8083": s.SFN, "8084": readyField(s, "events")}
-	rewrite := func(text string) string {
-		return defaultAddress.ReplaceAllStringFunc(text, func(m string) string {
-			if a := addrs[m[strings.LastIndexByte(m, ':')+1:]]; a != "" {
-				return a
-			}
-			return closedAddress
-		})
-	}
+	rewrite := docRewriter(map[string]string{"3000": s.API, "8083": s.SFN, "8084": readyField(s, "events")})
 	session := &docexample.Session{
 		Dir: root,
 		Env: []string{
@@ -186,6 +194,19 @@ func runDoc(t *testing.T, doc *docexample.Document, tools string) {
 			if err := docexample.Check(exp, r.Stdout); err != nil {
 				t.Errorf("%s\n%v", blockReport(doc.Name, r, &exp), err)
 			}
+		})
+	}
+}
+
+// docRewriter returns the function that turns the documents' default addresses into the stack's, given by port;
+// a port with no address (a service the stack does not serve) becomes closedAddress.
+func docRewriter(byPort map[string]string) func(string) string {
+	return func(text string) string {
+		return defaultAddress.ReplaceAllStringFunc(text, func(m string) string {
+			if a := byPort[m[strings.LastIndexByte(m, ':')+1:]]; a != "" {
+				return a
+			}
+			return closedAddress
 		})
 	}
 }

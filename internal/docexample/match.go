@@ -73,6 +73,7 @@ type TextMismatch struct {
 	Msg   string
 }
 
+// Error returns the message.
 func (e *TextMismatch) Error() string { return e.Msg }
 
 func splitLines(s string) []string {
@@ -124,6 +125,7 @@ type JSONMismatch struct {
 	Diffs []string
 }
 
+// Error lists the differences, one a line.
 func (e *JSONMismatch) Error() string {
 	return "the JSON output does not match:\n  " + strings.Join(e.Diffs, "\n  ")
 }

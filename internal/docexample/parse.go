@@ -71,6 +71,7 @@ type ParseError struct {
 	Msg  string
 }
 
+// Error returns "doc:line: message".
 func (e *ParseError) Error() string { return fmt.Sprintf("%s:%d: %s", e.Doc, e.Line, e.Msg) }
 
 // shellLanguages are info strings of shell code that would escape the test: an example in a tested document is
