@@ -97,6 +97,7 @@ status     FAILED CREDIT_FAILED_REFUNDED: the destination could not be credited;
 					}
 					id := r.Body["transferId"].(string)
 					s.waitTerminal(id, 30*time.Second)
+					s.waitExecutionEnd(id, 30*time.Second) // the transfer settles a moment before its execution ends
 					s.checkHistoryCommand(t, id, tc)
 				})
 			}
@@ -148,6 +149,25 @@ func (s *stack) checkHistoryCommand(t *testing.T, id string, tc historyCase) {
 			t.Fatal(err)
 		}
 		t.Logf("recorded %s", path)
+	}
+}
+
+// waitExecutionEnd polls the transfer's history until its last event ends the execution.
+func (s *stack) waitExecutionEnd(id string, within time.Duration) {
+	s.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		events, _ := s.history(id)
+		if n := len(events); n > 0 {
+			switch events[n-1]["type"] {
+			case "ExecutionSucceeded", "ExecutionFailed", "ExecutionTimedOut", "ExecutionAborted":
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("the execution of %s has not ended after %s", id, within)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
