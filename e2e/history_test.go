@@ -85,6 +85,19 @@ status     FAILED CREDIT_FAILED_REFUNDED: the destination could not be credited;
 …  execution  …succeeded
 `},
 		}},
+		{"execution timed out, settled by the reconciler", []string{"--execution-timeout", "1s", "--fault", "credit:delay=2s"}, []historyCase{
+			{"timed_out", "history-timed-out", transferBody("acc-alice", "acc-bob", 1250, "EUR"), `
+status     FAILED TIMED_OUT: …
+…  transfer  …accepted
+…  execution  …started
+…  Debit  …lambda:invoke DebitFunction
+…  ledger  …DEBIT acc-alice -1250 EUR
+…  Credit  …lambda:invoke CreditFunction
+…  execution  …timed out…
+…  ledger  …REFUND acc-alice +1250 EUR
+…  transfer  …FAILED TIMED_OUT
+`},
+		}},
 	}
 	for _, st := range stacks {
 		t.Run(st.name, func(t *testing.T) {

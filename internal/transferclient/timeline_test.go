@@ -73,6 +73,7 @@ func TestTimelineGolden(t *testing.T) {
 		{"recorded: a credit retried twice, relative", "recorded_credit_retried.json", "recorded_credit_retried_relative.golden", true, TimelineFormat{Relative: true}},
 		{"recorded: insufficient funds", "recorded_insufficient_funds.json", "recorded_insufficient_funds.golden", true, TimelineFormat{}},
 		{"recorded: a debit retried, a credit refused and refunded", "recorded_credit_refunded.json", "recorded_credit_refunded.golden", true, TimelineFormat{}},
+		{"recorded: the execution timed out, the reconciler refunded", "recorded_timed_out.json", "recorded_timed_out.golden", true, TimelineFormat{}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -330,7 +331,7 @@ func TestHistoryJSONRoundTrip(t *testing.T) {
 		_, raw := loadHistory(t, name)
 		inputs[name] = raw
 	}
-	for _, name := range []string{"recorded_credit_retried.json", "recorded_insufficient_funds.json", "recorded_credit_refunded.json"} {
+	for _, name := range []string{"recorded_credit_retried.json", "recorded_insufficient_funds.json", "recorded_credit_refunded.json", "recorded_timed_out.json"} {
 		_, _, raw := loadRecorded(t, name)
 		inputs[name] = raw
 	}
