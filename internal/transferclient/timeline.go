@@ -131,9 +131,9 @@ func Timeline(h History, t *Transfer) []TimelineEntry {
 
 // visit is one entry into a state, while the timeline is built.
 type visit struct {
-	row       int // the state's entry
-	last      int // the visit's last entry (the state's, or its last failed attempt's)
-	kind      string
+	row       int    // the state's entry
+	last      int    // the visit's last entry (the state's, or its last failed attempt's)
+	kind      string // the state's type in lower case: task, pass, choice, wait, …
 	entered   time.Time
 	exited    bool
 	attempts  int
@@ -151,14 +151,15 @@ type timelineBuilder struct {
 	visits  map[int64]*visit // by the id of the StateEntered event
 	order   []*visit
 	started *Event
-	ended   bool
-	end     int // the execution's end entry, or -1
+	end     int // the execution's end entry, or -1 while it runs
 	// failures are the failed attempts' errors, by entry index, until their text is final.
 	failures map[int]attemptFailure
 	limit    int
 }
 
+// attemptFailure is a failed attempt, until the events after it say whether it was retried.
 type attemptFailure struct {
+	v          *visit
 	err, cause string
 	retry      int
 	wait       time.Duration
@@ -176,7 +177,7 @@ func (b *timelineBuilder) add(e *Event) {
 		b.started = e
 		b.rows = append(b.rows, TimelineEntry{Time: e.Timestamp, Kind: EntryExecution, Step: stepExecution, What: "started"})
 	case isExecutionEnd(e.Type):
-		b.ended, b.end = true, len(b.rows)
+		b.end = len(b.rows)
 		r := TimelineEntry{Time: e.Timestamp, Kind: EntryExecution, Step: stepExecution, What: executionEnd(e)}
 		if b.started != nil {
 			r.Took, r.HasTook = e.Timestamp.Sub(b.started.Timestamp), true
@@ -224,7 +225,7 @@ func (b *timelineBuilder) add(e *Event) {
 			name = "States.Timeout"
 		}
 		v.failed, v.last = len(b.rows), len(b.rows)
-		b.failures[len(b.rows)] = attemptFailure{err: name, cause: e.Cause}
+		b.failures[len(b.rows)] = attemptFailure{v: v, err: name, cause: e.Cause}
 		b.rows = append(b.rows, r)
 	}
 }
@@ -240,7 +241,7 @@ func (b *timelineBuilder) finish() []TimelineEntry {
 		if v.attempts > 1 {
 			r.What += fmt.Sprintf(", %d attempts", v.attempts)
 		}
-		if !v.exited && !b.ended {
+		if !v.exited && b.end < 0 {
 			r.What += ", running"
 		}
 	}
@@ -252,7 +253,7 @@ func (b *timelineBuilder) finish() []TimelineEntry {
 		switch {
 		case f.retried:
 			what += fmt.Sprintf(", retry %d after %s", f.retry, FormatDuration(f.wait))
-		case b.settled(i):
+		case f.v.exited || b.end >= 0: // the state was left, or the execution ended: no retry can follow
 			what += ", not retried"
 		}
 		if c := causeText(f.cause); c != "" {
@@ -261,20 +262,6 @@ func (b *timelineBuilder) finish() []TimelineEntry {
 		b.rows[i].What = what
 	}
 	return b.rows
-}
-
-// settled reports whether the failed attempt at entry i can no longer be retried: its state was left, or the
-// execution ended.
-func (b *timelineBuilder) settled(i int) bool {
-	if b.ended {
-		return true
-	}
-	for _, v := range b.order {
-		if v.row < i && i <= v.last {
-			return v.exited
-		}
-	}
-	return false
 }
 
 // legWriter returns the last entry of the state visit whose task wrote the leg: the last visit naming that leg in its
