@@ -182,7 +182,12 @@ func (a *app) history(ctx context.Context, fs *flag.FlagSet, args []string) int 
 	if a.g.output == "json" {
 		return a.printJSON(h)
 	}
-	if err := transferclient.WriteTimeline(a.stdout, h, transferclient.TimelineFormat{Relative: relative}); err != nil {
+	// The record gives the timeline its first and last entries (accepted, settled) and the header its status.
+	t, err := c.Get(ctx, pos[0])
+	if err != nil {
+		return a.report(err)
+	}
+	if err := transferclient.WriteTimeline(a.stdout, h, &t, transferclient.TimelineFormat{Relative: relative}); err != nil {
 		fmt.Fprintf(a.stderr, "transferctl: write timeline: %v\n", err)
 		return exitError
 	}

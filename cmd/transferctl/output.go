@@ -125,7 +125,7 @@ func (a *app) report(err error) int {
 		}
 		if apiErr.Status == http.StatusForbidden && gatewayRefusals[apiErr.Code] {
 			// API Gateway's own 403: an unknown path ("Missing Authentication Token"), or a missing or bad signature.
-			fmt.Fprintln(a.stderr, "hint: API Gateway refused the request; check --endpoint (with the stage path, e.g. /Prod), and for an IAM-protected API the AWS credentials, --region and --sign")
+			fmt.Fprintln(a.stderr, "hint: API Gateway refused the request; check --endpoint (with the stage path: /v1 for this template), and for an IAM-protected API the AWS credentials, --region and --sign")
 		}
 	}
 	return exitCode(err)

@@ -101,7 +101,7 @@ func commandList() []command {
 		{"submit", "--from ACCOUNT --to ACCOUNT --amount MINOR_UNITS --currency CCY [--reference TEXT] [--idempotency-key KEY] [--wait]",
 			"submit a transfer; retries safely with the same Idempotency-Key", (*app).submit},
 		{"get", "TRANSFER_ID [--wait]", "show a transfer", (*app).get},
-		{"history", "TRANSFER_ID [--relative]", "show a transfer's audit trail: a timeline of its execution, then its ledger legs", (*app).history},
+		{"history", "TRANSFER_ID [--relative]", "show a transfer's audit trail: one timeline of its states, retries, ledger legs and outcome", (*app).history},
 		{"accounts", "ACCOUNT_ID...", "show accounts' balances", (*app).accounts},
 	}
 }

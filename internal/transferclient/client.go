@@ -48,7 +48,7 @@ type signer interface {
 // is safe for concurrent use when its HTTP, Signer, Sleep and OnRetry are.
 type Client struct {
 	// Endpoint is the API's base URL, including any stage path: http://127.0.0.1:3000 or
-	// https://abc123.execute-api.eu-west-1.amazonaws.com/Prod.
+	// https://abc123.execute-api.eu-west-1.amazonaws.com/v1.
 	Endpoint string
 	// HTTP sends the requests; nil means http.DefaultClient.
 	HTTP doer

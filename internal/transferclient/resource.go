@@ -131,6 +131,8 @@ type Event struct {
 	Resource, ResourceType string
 	// Error and Cause are set on failure events.
 	Error, Cause string
+	// Parameters is a scheduled task's parameters, a JSON text (for a Lambda invoke: FunctionName and Payload).
+	Parameters string
 
 	raw json.RawMessage
 }
@@ -161,9 +163,11 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 				ResourceType string `json:"resourceType"`
 				Error        string `json:"error"`
 				Cause        string `json:"cause"`
+				Parameters   string `json:"parameters"`
 			}
 			err = json.Unmarshal(v, &d)
 			out.Name, out.Resource, out.ResourceType, out.Error, out.Cause = d.Name, d.Resource, d.ResourceType, d.Error, d.Cause
+			out.Parameters = d.Parameters
 		}
 		if err != nil {
 			return fmt.Errorf("event field %s: %w", k, err)
