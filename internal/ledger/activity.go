@@ -73,10 +73,10 @@ type ActivityPage struct {
 }
 
 // ListActivity returns up to limit (1 to MaxActivityPage) of the account's ledger entries older than after (an
-// activityAt value; empty starts at the newest), newest first: one Query of the AccountActivity index, then one
-// TransactGetItems for the transfer records and, for CREDIT and REFUND entries, the DEBIT
+// activityAt value; empty starts at the newest), newest first: with a cursor, one GetItem that checks it names an
+// entry of this account; one Query of the AccountActivity index; then one TransactGetItems for the transfer records and, for CREDIT and REFUND entries, the DEBIT
 // entries that name the counterparty. The index is eventually consistent on AWS: an entry written a moment ago
-// may not be listed yet. An after that is not an activityAt value is ErrInvalidCursor.
+// may not be listed yet. An after that is not the activityAt of one of the account's entries is ErrInvalidCursor.
 func (s *Store) ListActivity(ctx context.Context, accountID string, limit int, after string) (ActivityPage, error) {
 	if limit < 1 || limit > MaxActivityPage {
 		return ActivityPage{}, fmt.Errorf("list activity of %s: limit %d is not 1 to %d", accountID, limit, MaxActivityPage)
@@ -94,6 +94,23 @@ func (s *Store) ListActivity(ctx context.Context, accountID string, limit int, a
 	if after != "" {
 		_, transferID, leg, ok := ParseActivitySortKey(after)
 		if !ok {
+			return ActivityPage{}, ErrInvalidCursor
+		}
+		// The cursor must be an entry of this account's listing: one GetItem of the entry it names, so that a
+		// cursor made up, or taken from another account's listing, is refused rather than followed.
+		cur, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+			TableName:            aws.String(s.table),
+			Key:                  entryKey(transferID, leg),
+			ProjectionExpression: aws.String("activityAccount, activityAt"),
+		})
+		if err != nil {
+			return ActivityPage{}, fmt.Errorf("list activity of %s: read the cursor's entry: %w", accountID, translate(err))
+		}
+		var at struct {
+			Account string `dynamodbav:"activityAccount"`
+			At      string `dynamodbav:"activityAt"`
+		}
+		if err := attributevalue.UnmarshalMap(cur.Item, &at); err != nil || at.Account != accountID || at.At != after {
 			return ActivityPage{}, ErrInvalidCursor
 		}
 		in.ExclusiveStartKey = map[string]ddbtypes.AttributeValue{

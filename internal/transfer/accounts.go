@@ -290,8 +290,16 @@ func decodePageToken(token, accountID string) (string, bool) {
 	return t.After, true
 }
 
-// accountTransfers serves GET /accounts/{accountId}/transfers: one GetItem (the account exists), one Query of the
-// AccountActivity index and one BatchGetItem for the page.
+// badPageToken is the 400 of a nextToken that is not one this listing gave for this account.
+func badPageToken() apigw.Response {
+	p := apigw.NewProblem(http.StatusBadRequest, "VALIDATION_ERROR", "nextToken is not a token this listing gave for this account")
+	p.Errors = []FieldError{{Field: "nextToken", Message: "is not a token of this account's listing"}}
+	return apigw.ProblemResponse(p)
+}
+
+// accountTransfers serves GET /accounts/{accountId}/transfers: one GetItem (the account exists), with a nextToken
+// one GetItem (its entry is this account's), one Query of the AccountActivity index and one TransactGetItems for
+// the page's transfer records and DEBIT entries.
 func (o *Orchestrator) accountTransfers(ctx context.Context, req events.APIGatewayProxyRequest) apigw.Response {
 	id := req.PathParameters["accountId"]
 	if !accountIDRe.MatchString(id) {
@@ -312,9 +320,7 @@ func (o *Orchestrator) accountTransfers(ctx context.Context, req events.APIGatew
 	if tok, ok := req.QueryStringParameters["nextToken"]; ok {
 		var valid bool
 		if after, valid = decodePageToken(tok, id); !valid {
-			p := apigw.NewProblem(http.StatusBadRequest, "VALIDATION_ERROR", "nextToken is not a token this listing gave for this account")
-			p.Errors = []FieldError{{Field: "nextToken", Message: "is not a token of this account's listing"}}
-			return apigw.ProblemResponse(p)
+			return badPageToken()
 		}
 	}
 	scope, denied, ok := o.callerScope(ctx, req)
@@ -328,6 +334,9 @@ func (o *Orchestrator) accountTransfers(ctx context.Context, req events.APIGatew
 		return o.dependency(ctx, "get account", err, 1, "accountId", id)
 	}
 	page, err := o.Activity.ListActivity(ctx, id, limit, after)
+	if errors.Is(err, ledger.ErrInvalidCursor) {
+		return badPageToken()
+	}
 	if err != nil {
 		return o.dependency(ctx, "list account activity", err, 1, "accountId", id)
 	}
