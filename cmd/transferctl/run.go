@@ -102,7 +102,9 @@ func commandList() []command {
 			"submit a transfer; retries safely with the same Idempotency-Key", (*app).submit},
 		{"get", "TRANSFER_ID [--wait]", "show a transfer", (*app).get},
 		{"history", "TRANSFER_ID [--relative]", "show a transfer's audit trail: one timeline of its states, retries, ledger legs and outcome", (*app).history},
-		{"accounts", "ACCOUNT_ID...", "show accounts' balances", (*app).accounts},
+		{"accounts", "get ACCOUNT_ID... | create --currency CCY [--id ID] [--kind customer|funding] [--idempotency-key KEY] | transfers ACCOUNT_ID [--limit N] [--all]",
+			"show accounts (accounts ACCOUNT_ID... is accounts get), open one, or list the transfers that touched one", (*app).accounts},
+		{"transfers", "list --account ACCOUNT_ID [--limit N] [--all]", "list the transfers that touched an account, newest first (as accounts transfers)", (*app).transfers},
 	}
 }
 

@@ -85,6 +85,21 @@ func (n names) table() string {
 	return ids[0]
 }
 
+// stateMachine is the ARN of the template's (first) state machine, "" if it has none.
+func (n names) stateMachine() string {
+	var ids []string
+	for id, r := range n.tmpl.Resources {
+		if r.Type == "AWS::Serverless::StateMachine" {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	if len(ids) == 0 {
+		return ""
+	}
+	return stateMachineArn(ids[0])
+}
+
 func stateMachineArn(name string) string {
 	return fmt.Sprintf("arn:aws:states:%s:%s:stateMachine:%s", Region, AccountID, name)
 }
