@@ -7,7 +7,8 @@
 //	                         [--dynamodb-endpoint URL]
 //
 // Without --dynamodb-endpoint it starts its own Dynoxide (in memory, or on --db-path) and creates template.yaml's
-// tables in it. The defaults run in about a minute on a 2-core machine.
+// tables in it. The defaults (3 steps of 3,000 transfers, one request at a time) run in under 2 minutes on a 2-core
+// machine.
 package main
 
 import (
