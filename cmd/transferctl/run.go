@@ -103,6 +103,8 @@ func commandList() []command {
 		{"get", "TRANSFER_ID [--wait]", "show a transfer", (*app).get},
 		{"history", "TRANSFER_ID [--relative]", "show a transfer's audit trail: a timeline of its execution, then its ledger legs", (*app).history},
 		{"accounts", "ACCOUNT_ID...", "show accounts' balances", (*app).accounts},
+		{"events", "tail [--follow] [--since DURATION] [--log-group NAME] [--events-endpoint URL|aws]",
+			"show the transfer outcome events (Transfer Completed, Transfer Failed); --follow until interrupted", (*app).events},
 	}
 }
 
