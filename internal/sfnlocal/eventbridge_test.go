@@ -156,3 +156,17 @@ func TestEventBridgeErrorNames(t *testing.T) {
 		}
 	}
 }
+
+// TestCatchOnAnEndStateTransitions: an error caught on a Task that has End goes to the catcher's Next, as on AWS
+// (the workflow's publish tasks end the execution, and their catcher fails it with EventNotPublished).
+func TestCatchOnAnEndStateTransitions(t *testing.T) {
+	eng, _ := eventBridgeEngine(t, "", "events:failed-entry=InternalFailure")
+	def := `{"StartAt":"Publish","States":{"Publish":{"Type":"Task","Resource":"arn:aws:states:::events:putEvents",
+	  "Parameters":{"Entries":[{"Source":"shop.orders","DetailType":"x","Detail":{}}]},
+	  "Catch":[{"ErrorEquals":["States.ALL"],"Next":"NotPublished"}],"End":true},
+	  "NotPublished":{"Type":"Fail","Error":"EventNotPublished"}}}`
+	rec := run(t, eng, def, `{}`)
+	if rec.Status != sfnlocal.StatusFailed || rec.Error == nil || *rec.Error != "EventNotPublished" {
+		t.Fatalf("execution %s %v, want FAILED with EventNotPublished", rec.Status, rec.Error)
+	}
+}
