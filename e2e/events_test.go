@@ -332,3 +332,22 @@ func TestEventsTail(t *testing.T) {
 		t.Errorf("events tail --follow after SIGINT: %v, want exit 0", err)
 	}
 }
+
+// TestOutcomeEventsOfRefundedCredits: a credit refused by the function (its cause is the function's error JSON) and
+// one refused by the Lambda service (a plain cause) end CREDIT_FAILED_REFUNDED; each outcome event's failure.message
+// is the API's, word for word.
+func TestOutcomeEventsOfRefundedCredits(t *testing.T) {
+	for _, fault := range []string{"credit:error=CreditRejected:leg=CREDIT", "credit:error=Lambda.ResourceNotFoundException:leg=CREDIT"} {
+		t.Run(fault, func(t *testing.T) {
+			s := startStack(t, "--fault", fault)
+			id := s.submit("e2e-events-refund", transferBody("acc-alice", "acc-bob", 700, "EUR")).Body["transferId"].(string)
+			tr := s.waitTerminal(id, settle)
+			if f, _ := tr["failure"].(map[string]any); f["code"] != "CREDIT_FAILED_REFUNDED" {
+				t.Fatalf("transfer = %v", tr)
+			}
+			s.settledExecutions(settle)
+			ev := s.checkOutcome(s.eventsFor(1, settle), id)
+			t.Logf("failure: %v", ev.Detail["failure"])
+		})
+	}
+}
