@@ -278,14 +278,3 @@ func (s *Server) Events(group string) []LogEvent {
 	defer g.mu.Unlock()
 	return append([]LogEvent(nil), g.events...)
 }
-
-// LogGroups returns the names of the log groups the rules target.
-func (s *Server) LogGroups() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]string, 0, len(s.groups))
-	for name := range s.groups {
-		out = append(out, name)
-	}
-	return out
-}

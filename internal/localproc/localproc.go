@@ -43,7 +43,7 @@ func hasFlag(ctx context.Context, binary, dir, flag string) bool {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, "--help")
 	cmd.Dir = dir
-	out, _ := cmd.CombinedOutput() // --help exits 0 or, on older builds, 2; the usage is what counts
+	out, _ := cmd.CombinedOutput() // the usage is what counts, whatever the exit status (older builds exit 1 after --help)
 	return strings.Contains(string(out), "-"+flag+" ")
 }
 

@@ -273,7 +273,8 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	go func() { serveErr <- apiSrv.Serve(apiLn) }()
 	go func() { serveErr <- sfnSrv.Serve(sfnLn) }()
 	go func() { serveErr <- eventsSrv.Serve(eventsLn) }()
-	ready := fmt.Sprintf("ready api=http://%s sfn=%s dynamodb=%s", apiLn.Addr(), sfnURL, ddbURL)
+	// events= follows the spec's three pairs; pprof=, when on, stays last (docs/local-stack.md).
+	ready := fmt.Sprintf("ready api=http://%s sfn=%s dynamodb=%s events=%s", apiLn.Addr(), sfnURL, ddbURL, eventsURL)
 	if pprofLn != nil {
 		pprofSrv := httpserver.New(pprofHandler(), httpserver.Options{Timeouts: PprofTimeouts,
 			ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn)})
@@ -281,7 +282,6 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 		defer pprofSrv.Close()
 		ready += " pprof=http://" + pprofLn.Addr().String()
 	}
-	ready += " events=" + eventsURL
 
 	schedCtx, stopSchedules := context.WithCancel(ctx)
 	defer stopSchedules()
