@@ -4,14 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -236,29 +233,10 @@ func TestUnpublishedEventIsPublishedByTheReconciler(t *testing.T) {
 	}
 }
 
-// transferctl is the CLI, built once for the tests that run it.
-var transferctl = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "e2e-transferctl-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "transferctl")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/transferctl")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build cmd/transferctl: %v\n%s", err, out)
-	}
-	return bin, nil
-})
-
 // TestEventsTail: `transferctl events tail` against a stack prints the outcome events (text and JSON, which keeps
 // the raw events), and --follow prints the next one as it comes, until interrupted.
 func TestEventsTail(t *testing.T) {
-	bin, err := transferctl()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(filepath.Dir(bin)) })
+	bin := transferctlPath(t)
 	s := startStack(t)
 	env := append(os.Environ(), "TRANSFERCTL_ENDPOINT="+s.API, "TRANSFERCTL_EVENTS_ENDPOINT="+s.Events)
 	ctl := func(args ...string) string {

@@ -232,6 +232,12 @@ func postTransfer(key, body string) events.APIGatewayProxyRequest {
 	return req
 }
 
+func postAccount(key, body string) events.APIGatewayProxyRequest {
+	req := postTransfer(key, body)
+	req.Resource, req.Path = "/accounts", "/accounts"
+	return req
+}
+
 // orchestratorPaths runs the API function through every answer it gives, the stalled transfer's re-drive included.
 func orchestratorPaths(t *testing.T, env *callEnv, cfg aws.Config) {
 	c, err := transfer.LoadConfig(env.getenv)
@@ -288,6 +294,16 @@ func orchestratorPaths(t *testing.T, env *callEnv, cfg aws.Config) {
 		http.StatusNotFound)
 	do("an unknown route: 404", apiRequest(http.MethodGet, "/nothing", nil), http.StatusNotFound)
 
+	const accountBody = `{"accountId":"acc-carol","currency":"EUR"}`
+	do("POST an account: 201", postAccount("acct-key-1", accountBody), http.StatusCreated)
+	do("POST it again: 200 replay", postAccount("acct-key-1", accountBody), http.StatusOK)
+	do("POST the key with another body: 422", postAccount("acct-key-1", `{"accountId":"acc-dora","currency":"EUR"}`),
+		http.StatusUnprocessableEntity)
+	do("POST the account with another key and currency: 409", postAccount("acct-key-2", `{"accountId":"acc-carol","currency":"USD"}`),
+		http.StatusConflict)
+	do("POST an account without an id: 201", postAccount("acct-key-3", `{"currency":"EUR","kind":"funding"}`), http.StatusCreated)
+	do("POST an invalid account body: 400", postAccount("acct-key-4", `{"currency":"eur"}`), http.StatusBadRequest)
+
 	// The workflow's legs and settlement, as the state machine runs them, then the client's retry.
 	rec, err := env.store.GetRecord(context.Background(), id)
 	if err != nil {
@@ -300,6 +316,12 @@ func orchestratorPaths(t *testing.T, env *callEnv, cfg aws.Config) {
 	if resp.Headers["Idempotent-Replayed"] != "true" {
 		t.Fatalf("replay without Idempotent-Replayed: %v", resp.Headers)
 	}
+
+	listing := apiRequest(http.MethodGet, "/accounts/{accountId}/transfers", map[string]string{"accountId": "acc-alice"})
+	listing.QueryStringParameters = map[string]string{"limit": "1"}
+	do("GET an account's transfers: 200", listing, http.StatusOK)
+	do("GET an unknown account's transfers: 404",
+		apiRequest(http.MethodGet, "/accounts/{accountId}/transfers", map[string]string{"accountId": "acc-nobody"}), http.StatusNotFound)
 }
 
 // legConfig is the debit and credit functions' configuration; it also opens the accounts their paths move money

@@ -109,6 +109,7 @@ func TestLeastPrivilege(t *testing.T) {
 	const (
 		table      = "${TransfersTable.Arn}"
 		index      = "${TransfersTable.Arn}/index/InProgress"
+		activity   = "${TransfersTable.Arn}/index/AccountActivity"
 		machine    = "${TransferStateMachine}"
 		executions = "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:${TransferStateMachine.Name}:*"
 	)
@@ -118,6 +119,7 @@ func TestLeastPrivilege(t *testing.T) {
 	want := map[string][]grant{
 		"OrchestratorFunction": slices.Concat(
 			on(table, "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"),
+			on(activity, "dynamodb:Query"),
 			on(machine, "states:StartExecution"),
 			on(executions, "states:GetExecutionHistory"),
 			logsTo("OrchestratorLogGroup"), tracing),

@@ -5,18 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
 	"github.com/transferflow/orchestrator/internal/eventbus"
 	"github.com/transferflow/orchestrator/internal/eventpattern"
 	"github.com/transferflow/orchestrator/internal/lambdalocal"
-	"github.com/transferflow/orchestrator/internal/ledger"
 	"github.com/transferflow/orchestrator/internal/samtemplate"
 	"github.com/transferflow/orchestrator/internal/sfnlocal"
 )
@@ -178,43 +174,6 @@ func scheduledEvent(id, ruleName string, now time.Time) []byte {
 		"detail":    map[string]any{},
 	})
 	return b
-}
-
-// seedAccount is one entry of the --seed file.
-type seedAccount struct {
-	AccountID string `json:"accountId"`
-	Currency  string `json:"currency"`
-	Balance   int64  `json:"balance"`
-}
-
-// seed creates the accounts of the seed file; existing accounts are left alone. An empty path seeds nothing.
-func seed(ctx context.Context, db *dynamodb.Client, table, path string) error {
-	if path == "" {
-		return nil
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("seed: %w", err)
-	}
-	var accounts []seedAccount
-	if err := json.Unmarshal(b, &accounts); err != nil {
-		return fmt.Errorf("seed %s: %w", path, err)
-	}
-	return createAccounts(ctx, ledger.NewStore(db, table), path, accounts)
-}
-
-// createAccounts creates the accounts of a seed file; existing accounts are left alone.
-func createAccounts(ctx context.Context, store *ledger.Store, path string, accounts []seedAccount) error {
-	for _, a := range accounts {
-		if a.AccountID == "" || a.Currency == "" || a.Balance < 0 {
-			return fmt.Errorf("seed %s: account %+v needs an accountId, a currency and a balance >= 0", path, a)
-		}
-		_, err := store.CreateAccount(ctx, a.AccountID, a.Currency, a.Balance, time.Now())
-		if err != nil && !errors.Is(err, ledger.ErrAccountExists) {
-			return fmt.Errorf("seed %s: %w", a.AccountID, err)
-		}
-	}
-	return nil
 }
 
 // eventBus builds the local EventBridge from the template: its AWS::Events::EventBus resources and the enabled

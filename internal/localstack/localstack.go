@@ -102,7 +102,7 @@ func ParseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.StringVar(&c.DynamoDBAddr, "dynamodb-addr", "127.0.0.1:8000", "where the bundled DynamoDB-compatible server listens")
 	fs.StringVar(&c.DynamoDBEndpoint, "dynamodb-endpoint", "", "use this DynamoDB endpoint instead of starting one")
 	fs.StringVar(&c.DataDir, "data-dir", "", "keep data and executions across restarts in this folder (default: in memory)")
-	fs.StringVar(&c.Seed, "seed", "events/local-accounts.json", `accounts to create at start: [{"accountId","currency","balance"}]; existing ones are left alone`)
+	fs.StringVar(&c.Seed, "seed", "events/local-accounts.json", `accounts to create at start: [{"accountId","currency","balance"}]; each balance is funded by a transfer from funding-<currency>; existing accounts are left alone`)
 	fs.StringVar(&c.SeedTransfers, "seed-transfers", "", "example transfers to create at start, with their accounts (events/local-transfers.json: what the sam local invoke events reference); existing ones are left alone")
 	fs.DurationVar(&c.ExecutionTimeout, "execution-timeout", 0, "override the state machine's TimeoutSeconds")
 	fs.DurationVar(&c.HistoryRetention, "history-retention", DefaultHistoryRetention, "how long a closed execution and its history are kept after they stop, in memory or in --data-dir (0: no limit)")
@@ -243,10 +243,11 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	if err := s.startRules(); err != nil {
 		return err
 	}
-	if err := seed(ctx, ddb, s.names.table(), c.Seed); err != nil {
+	sd := newSeeder(ddb, s.names.table(), s.names.stateMachine(), s.logger)
+	if err := sd.seed(ctx, c.Seed); err != nil {
 		return err
 	}
-	if err := seedTransfers(ctx, ddb, s.names.table(), c.SeedTransfers, time.Now()); err != nil {
+	if err := seedTransfers(ctx, ddb, s.names.table(), sd, c.SeedTransfers, time.Now()); err != nil {
 		return err
 	}
 	if err := s.startEngine(ctx, ddb, eventbridge.NewFromConfig(awsCfg), root); err != nil {

@@ -119,6 +119,21 @@ func eventBusArn(name string) string {
 	return fmt.Sprintf("arn:aws:events:%s:%s:event-bus/%s", Region, AccountID, name)
 }
 
+// stateMachine is the ARN of the template's (first) state machine, "" if it has none.
+func (n names) stateMachine() string {
+	var ids []string
+	for id, r := range n.tmpl.Resources {
+		if r.Type == "AWS::Serverless::StateMachine" {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	if len(ids) == 0 {
+		return ""
+	}
+	return stateMachineArn(ids[0])
+}
+
 func stateMachineArn(name string) string {
 	return fmt.Sprintf("arn:aws:states:%s:%s:stateMachine:%s", Region, AccountID, name)
 }

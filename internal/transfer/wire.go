@@ -37,6 +37,8 @@ func NewOrchestratorHandler(cfg aws.Config, c Config, logger *slog.Logger) *Orch
 		History:           sfnClient,
 		Legs:              store,
 		Accounts:          store,
+		Openings:          store,
+		Activity:          store,
 		StateMachineArn:   c.StateMachineArn,
 		TTL:               c.IdempotencyTTL,
 		ReservationWindow: c.ReservationWindow,
