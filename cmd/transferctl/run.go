@@ -105,6 +105,8 @@ func commandList() []command {
 		{"accounts", "get ACCOUNT_ID... | create --currency CCY [--id ID] [--kind customer|funding] [--idempotency-key KEY] | transfers ACCOUNT_ID [--limit N] [--all]",
 			"show accounts (accounts ACCOUNT_ID... is accounts get), open one, or list the transfers that touched one", (*app).accounts},
 		{"transfers", "list --account ACCOUNT_ID [--limit N] [--all]", "list the transfers that touched an account, newest first (as accounts transfers)", (*app).transfers},
+		{"events", "tail [--follow] [--since DURATION] [--log-group NAME] [--events-endpoint URL|aws]",
+			"show the transfer outcome events (Transfer Completed, Transfer Failed); --follow until interrupted", (*app).events},
 	}
 }
 

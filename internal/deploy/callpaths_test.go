@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/transferflow/orchestrator/internal/ddblocal"
+	"github.com/transferflow/orchestrator/internal/eventbus"
 	"github.com/transferflow/orchestrator/internal/ledger"
 	"github.com/transferflow/orchestrator/internal/metrics"
 	"github.com/transferflow/orchestrator/internal/sfnapi"
@@ -55,6 +57,7 @@ type callEnv struct {
 	table      string
 	machineID  string
 	machineArn string
+	bus        string // the event bus's name, its logical id as the local stack names it
 	t0         time.Time
 
 	store  *ledger.Store
@@ -78,14 +81,26 @@ func newCallEnv(t *testing.T, tmpl *Template) *callEnv {
 	}
 	t0 := time.Now().UTC().Truncate(time.Second)
 	api := sfnapi.StartT(t, sfnlocal.Options{Clock: sfnlocal.NewManualClock(t0), Region: callRegion, AccountID: callAccount})
+	buses := tmpl.OfType("AWS::Events::EventBus")
+	if len(buses) != 1 {
+		t.Fatalf("event buses %v: the functions publish to exactly one", buses)
+	}
+	bus, err := eventbus.New(eventbus.Options{Region: callRegion, AccountID: callAccount, Buses: buses, NewID: sfnlocal.NewUUID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	busSrv := httptest.NewServer(bus)
+	t.Cleanup(busSrv.Close)
 	e := &callEnv{
-		endpoints:  serviceEndpoints{"DynamoDB": srv.URL, "SFN": api.URL},
+		endpoints:  serviceEndpoints{"DynamoDB": srv.URL, "SFN": api.URL, "EventBridge": busSrv.URL},
+		bus:        buses[0],
 		machineID:  machines[0],
 		machineArn: fmt.Sprintf("arn:aws:states:%s:%s:stateMachine:%s", callRegion, callAccount, machines[0]),
 		t0:         t0,
 		sfn:        api.Client(),
 	}
-	names := resourceNames{tables: map[string]string{}, machines: map[string]string{e.machineArn: e.machineID}}
+	names := resourceNames{tables: map[string]string{}, machines: map[string]string{e.machineArn: e.machineID},
+		buses: map[string]string{e.bus: e.bus}}
 	for id, name := range tables {
 		e.table = name
 		names.tables[name] = id
@@ -108,7 +123,7 @@ func (e *callEnv) config() aws.Config {
 
 // getenv is the functions' environment.
 func (e *callEnv) getenv(name string) string {
-	return map[string]string{"TABLE_NAME": e.table, "STATE_MACHINE_ARN": e.machineArn}[name]
+	return map[string]string{"TABLE_NAME": e.table, "STATE_MACHINE_ARN": e.machineArn, "EVENT_BUS_NAME": e.bus}[name]
 }
 
 // createMachine creates the template's state machine, under the ARN the functions were configured with.
@@ -431,6 +446,14 @@ func reconcilerPaths(t *testing.T, env *callEnv, cfg aws.Config) {
 		handle(path, events.CloudWatchEvent{DetailType: transfer.DetailTypeStatusChange, Source: "aws.states", Detail: []byte(detail)})
 		env.wantRecord(t, path, rec.TransferID, ledger.StatusFailed, st.code)
 	}
+
+	// A workflow that settled its transfer and then failed because it could not publish the outcome event.
+	published := env.transfer(t, "acc-src", "acc-dst", 100, env.t0)
+	env.settle(t, published, ledger.StatusFailed)
+	detail := fmt.Sprintf(`{"executionArn":%q,"stateMachineArn":%q,"name":%q,"status":"FAILED","error":"EventNotPublished"}`,
+		published.ExecutionArn, env.machineArn, published.TransferID)
+	handle("FAILED execution of a settled transfer (EventNotPublished): the outcome event published",
+		events.CloudWatchEvent{DetailType: transfer.DetailTypeStatusChange, Source: "aws.states", Detail: []byte(detail)})
 
 	sweep := events.CloudWatchEvent{DetailType: transfer.DetailTypeScheduled, Source: "aws.events"}
 	orphan := env.transfer(t, "acc-src", "acc-dst", 100, env.t0)

@@ -131,6 +131,7 @@ func TestLeastPrivilege(t *testing.T) {
 			on(machine, "states:StartExecution"),
 			on(executions, "states:DescribeExecution"),
 			on("${ReconcilerDeadLetterQueue.Arn}", "sqs:SendMessage"),
+			on("${TransferEventBus.Arn}", "events:PutEvents"),
 			logsTo("TimeoutReconcilerLogGroup"), tracing),
 	}
 
@@ -158,6 +159,7 @@ func TestLeastPrivilege(t *testing.T) {
 		on("${DebitFunction.Arn}", "lambda:InvokeFunction"),
 		on("${CreditFunction.Arn}", "lambda:InvokeFunction"),
 		on(table, "dynamodb:UpdateItem"),
+		on("${TransferEventBus.Arn}", "events:PutEvents"),
 		on("*", "logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery", "logs:DeleteLogDelivery",
 			"logs:ListLogDeliveries", "logs:PutResourcePolicy", "logs:DescribeResourcePolicies", "logs:DescribeLogGroups"),
 		on("*", "xray:PutTraceSegments", "xray:PutTelemetryRecords", "xray:GetSamplingRules", "xray:GetSamplingTargets"),

@@ -179,6 +179,7 @@ func (r *run) run(ctx context.Context) error {
 	if all.n > 0 {
 		r.res.Workflow.TransitionsPerTransfer = float64(all.transitions) / float64(all.n)
 		r.res.Workflow.LambdaInvocationsPerTransfer = float64(all.invocations) / float64(all.n)
+		r.res.Workflow.EventsPerTransfer = float64(all.publishes) / float64(all.n)
 	}
 	r.res.Cost = ComputeCost(CostInputs{
 		Transfers:              1_000_000,
@@ -187,6 +188,7 @@ func (r *run) run(ctx context.Context) error {
 		WriteUnitsPerTransfer:  r.res.DynamoDB.Transfer.WriteUnits,
 		ReadUnitsPerTransfer:   r.res.DynamoDB.Transfer.ReadUnits,
 		APIRequestsPerTransfer: 1,
+		EventsPerTransfer:      r.res.Workflow.EventsPerTransfer,
 		TransitionsSource:      "states entered and retries, execution histories",
 		DynamoDBSource:         "quiet stack: new POST + workflow",
 	})

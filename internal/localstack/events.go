@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/transferflow/orchestrator/internal/eventbus"
 	"github.com/transferflow/orchestrator/internal/eventpattern"
 	"github.com/transferflow/orchestrator/internal/lambdalocal"
 	"github.com/transferflow/orchestrator/internal/samtemplate"
@@ -172,4 +174,50 @@ func scheduledEvent(id, ruleName string, now time.Time) []byte {
 		"detail":    map[string]any{},
 	})
 	return b
+}
+
+// eventBus builds the local EventBridge from the template: its AWS::Events::EventBus resources and the enabled
+// AWS::Events::Rule resources on them whose targets are log groups (other targets are not run locally, and said so
+// in the log), with the --fault events:… faults. With --data-dir the log groups' events are kept in
+// <data-dir>/events.
+func (s *stack) eventBus() (*eventbus.Server, error) {
+	var buses []string
+	for id, r := range s.tmpl.Resources {
+		if r.Type == "AWS::Events::EventBus" {
+			buses = append(buses, id)
+		}
+	}
+	rules, err := s.tmpl.EventRules(s.env(), s.names)
+	if err != nil {
+		return nil, err
+	}
+	var local []eventbus.Rule
+	for _, r := range rules {
+		if !r.Enabled {
+			continue
+		}
+		p, err := eventpattern.Compile(r.Pattern)
+		if err != nil {
+			return nil, fmt.Errorf("%s.EventPattern: %w", r.LogicalID, err)
+		}
+		rule := eventbus.Rule{Name: r.LogicalID, EventBusName: r.EventBusName, Pattern: p}
+		for _, arn := range r.Targets {
+			name, ok := strings.CutPrefix(arn, logGroupArnPrefix)
+			if !ok {
+				s.logger.Warn("rule target not run locally", "rule", r.LogicalID, "target", arn)
+				continue
+			}
+			rule.LogGroups = append(rule.LogGroups, strings.TrimSuffix(name, ":*"))
+		}
+		local = append(local, rule)
+	}
+	srv, err := eventbus.New(eventbus.Options{Region: Region, AccountID: AccountID, Buses: buses, Rules: local,
+		DataDir: s.cfg.DataDir, NewID: s.newID, Logger: s.logger})
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range s.cfg.EventsFaults {
+		srv.AddFault(f)
+	}
+	return srv, nil
 }
