@@ -16,7 +16,8 @@ import (
 // seed next to it, and with --hints prints example commands naming the addresses it really serves (ports :0), not
 // make run's defaults.
 func TestStackFromAnotherDirectory(t *testing.T) {
-	args := append(dynamoDBArgs(t), "--api-addr", "127.0.0.1:0", "--sfn-addr", "127.0.0.1:0", "--dynamodb-addr", "127.0.0.1:0", "--hints")
+	args := append(dynamoDBArgs(t), "--api-addr", "127.0.0.1:0", "--sfn-addr", "127.0.0.1:0", "--dynamodb-addr", "127.0.0.1:0",
+		"--events-addr", "127.0.0.1:0", "--hints")
 	s := runStack(t, t.TempDir(), args)
 
 	template := filepath.Join(root, "template.yaml")
@@ -43,12 +44,13 @@ func TestStackFromAnotherDirectory(t *testing.T) {
 		"export TRANSFERCTL_ENDPOINT=" + s.API,
 		filepath.Join(root, "bin", "transferctl") + " history <transferId>",
 		"--endpoint-url " + s.SFN + " ",
+		"export TRANSFERCTL_EVENTS_ENDPOINT=" + s.Events,
 	} {
 		if !strings.Contains(hints, want) {
 			t.Errorf("the hints lack %q:\n%s", want, tail(hints, 4000))
 		}
 	}
-	for _, stale := range []string{"127.0.0.1:3000", "127.0.0.1:8083"} {
+	for _, stale := range []string{"127.0.0.1:3000", "127.0.0.1:8083", "127.0.0.1:8084"} {
 		if strings.Contains(hints, stale) {
 			t.Errorf("the hints name %s, which the stack does not serve:\n%s", stale, tail(hints, 4000))
 		}
@@ -62,7 +64,7 @@ func TestStackFromAnotherDirectory(t *testing.T) {
 func TestStackTemplateMissing(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "nowhere", "template.yaml")
 	cmd := exec.Command(binary, "--template", missing, "--api-addr", "127.0.0.1:0", "--sfn-addr", "127.0.0.1:0",
-		"--dynamodb-addr", "127.0.0.1:0")
+		"--dynamodb-addr", "127.0.0.1:0", "--events-addr", "127.0.0.1:0")
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 1 {

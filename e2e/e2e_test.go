@@ -231,6 +231,8 @@ func checkInvariants(t *testing.T, s *stack, ids map[string]bool) {
 			}
 		}
 	}
+	// The seed's balances were funded from funding-EUR (the only account that may be negative): the EUR balances,
+	// funding-EUR's included, sum to 0, and the customer accounts to their seeded sum.
 	var total, want int64
 	for _, a := range accounts {
 		b := s.balance(a["accountId"].(string))
@@ -243,7 +245,10 @@ func checkInvariants(t *testing.T, s *stack, ids map[string]bool) {
 		}
 	}
 	if total != want {
-		t.Errorf("EUR balances sum to %d, want %d", total, want)
+		t.Errorf("EUR customer balances sum to %d, want %d", total, want)
+	}
+	if funding := s.balance("funding-EUR"); total+funding != 0 {
+		t.Errorf("EUR balances, funding-EUR's (%d) included, sum to %d, want 0", funding, total+funding)
 	}
 }
 

@@ -83,6 +83,7 @@ func localEnvVars(t *testing.T, s *stack) string {
 		"host.docker.internal:8000", hostPort(s.DynamoDB),
 		"host.docker.internal:8083", hostPort(s.SFN),
 		"host.docker.internal:3000", hostPort(s.API),
+		"host.docker.internal:8084", hostPort(s.Events),
 	).Replace(string(b))
 	path := filepath.Join(t.TempDir(), "env.json")
 	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {

@@ -76,6 +76,7 @@ type stack struct {
 	API      string
 	SFN      string
 	DynamoDB string
+	Events   string
 	cmd      *exec.Cmd
 	stdout   *stdoutBuffer
 	stderr   *lockedBuffer
@@ -172,7 +173,7 @@ func launchStack(t *testing.T, args []string) *stack {
 		t.Fatal(err)
 	}
 	base := []string{"--template", filepath.Join(root, "template.yaml"), "--seed", seed,
-		"--api-addr", "127.0.0.1:0", "--sfn-addr", "127.0.0.1:0", "--dynamodb-addr", "127.0.0.1:0"}
+		"--api-addr", "127.0.0.1:0", "--sfn-addr", "127.0.0.1:0", "--dynamodb-addr", "127.0.0.1:0", "--events-addr", "127.0.0.1:0"}
 	return runStack(t, "", append(base, args...))
 }
 
@@ -201,6 +202,8 @@ func runStack(t *testing.T, dir string, args []string) *stack {
 				s.SFN = v
 			case "dynamodb":
 				s.DynamoDB = v
+			case "events":
+				s.Events = v
 			}
 		}
 	case err := <-s.done:

@@ -29,6 +29,10 @@ func TestRun(t *testing.T) {
 				`testdata/dynamodb-names.asl.json: States.Settle.Retry[0].ErrorEquals[1]: "DynamoDB.ThrottlingException" is never reported by arn:aws:states:::dynamodb:updateItem: it names errors after AWS SDK for Java exceptions; this one is DynamoDB.AmazonDynamoDBException`,
 				`testdata/dynamodb-names.asl.json: States.Settle.Catch[0].ErrorEquals[0]: "DynamoDB.InternalServerError" is never reported by arn:aws:states:::dynamodb:updateItem: it names errors after AWS SDK for Java exceptions; this one is DynamoDB.InternalServerErrorException`,
 			}},
+		{name: "EventBridge error names the integration never reports", args: []string{filepath.Join("testdata", "eventbridge-names.asl.json")}, wantCode: 1,
+			wantLines: []string{
+				`testdata/eventbridge-names.asl.json: States.Publish.Retry[0].ErrorEquals[1]: "EventBridge.Throttling" is never reported by arn:aws:states:::events:putEvents, which reports EventBridge.FailedEntry, `,
+			}},
 		{name: "no arguments", args: nil, wantCode: 2},
 		{name: "missing file", args: []string{"testdata/none.json"}, wantCode: 2},
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
@@ -182,14 +183,172 @@ func (a *app) history(ctx context.Context, fs *flag.FlagSet, args []string) int 
 	if a.g.output == "json" {
 		return a.printJSON(h)
 	}
-	if err := transferclient.WriteTimeline(a.stdout, h, transferclient.TimelineFormat{Relative: relative}); err != nil {
+	// The record gives the timeline its first and last entries (accepted, settled) and the header its status.
+	t, err := c.Get(ctx, pos[0])
+	if err != nil {
+		return a.report(err)
+	}
+	if err := transferclient.WriteTimeline(a.stdout, h, &t, transferclient.TimelineFormat{Relative: relative}); err != nil {
 		fmt.Fprintf(a.stderr, "transferctl: write timeline: %v\n", err)
 		return exitError
 	}
 	return exitOK
 }
 
+// accounts dispatches accounts get|create|transfers; any other first argument is an account id, so today's
+// "accounts ACCOUNT_ID..." stays "accounts get ACCOUNT_ID...". An account named get, create or transfers is shown
+// with "accounts get NAME".
 func (a *app) accounts(ctx context.Context, fs *flag.FlagSet, args []string) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "get":
+			return a.accountsGet(ctx, fs, args[1:])
+		case "create":
+			return a.accountsCreate(ctx, fs, args[1:])
+		case "transfers":
+			return a.accountsTransfers(ctx, fs, args[1:], "accounts transfers")
+		}
+	}
+	return a.accountsGet(ctx, fs, args)
+}
+
+// transfers dispatches transfers list.
+func (a *app) transfers(ctx context.Context, fs *flag.FlagSet, args []string) int {
+	if len(args) == 0 || args[0] != "list" {
+		return a.usageError(errors.New("transfers takes the subcommand list: transfers list --account ACCOUNT_ID"))
+	}
+	var account string
+	fs.StringVar(&account, "account", "", "")
+	return a.accountsTransfers(ctx, fs, args[1:], "transfers list", &account)
+}
+
+// accountsCreate opens an account: POST /accounts with an Idempotency-Key, generated (and printed first) unless
+// given, as submit does.
+func (a *app) accountsCreate(ctx context.Context, fs *flag.FlagSet, args []string) int {
+	var req transferclient.OpenAccountRequest
+	var key string
+	fs.StringVar(&req.Currency, "currency", "", "")
+	fs.StringVar(&req.AccountID, "id", "", "")
+	fs.StringVar(&req.Kind, "kind", "", "")
+	fs.StringVar(&key, "idempotency-key", "", "")
+	pos, code, done := a.prepare(fs, args)
+	if done {
+		return code
+	}
+	if len(pos) > 0 {
+		return a.usageError(fmt.Errorf("accounts create takes no arguments, got %q", pos))
+	}
+	var errs []error
+	if !currencyPattern.MatchString(req.Currency) {
+		errs = append(errs, fmt.Errorf("--currency %q: want three upper-case letters (ISO 4217), e.g. EUR", req.Currency))
+	}
+	if req.AccountID != "" && !accountIDPattern.MatchString(req.AccountID) {
+		errs = append(errs, fmt.Errorf("--id %q: want 1 to 64 characters of A-Z a-z 0-9 _ -", req.AccountID))
+	}
+	if req.Kind != "" && req.Kind != transferclient.KindCustomer && req.Kind != transferclient.KindFunding {
+		errs = append(errs, fmt.Errorf("--kind %q: want customer or funding", req.Kind))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return a.usageError(err)
+	}
+	generated := key == ""
+	if generated {
+		key = a.deps.newKey()
+	} else if err := transferclient.ValidateIdempotencyKey(key); err != nil {
+		return a.usageError(fmt.Errorf("--idempotency-key: %w", err))
+	}
+	c, code := a.client(ctx)
+	if code != exitOK {
+		return code
+	}
+	if generated {
+		fmt.Fprintf(a.stderr, "idempotency key: %s (to retry safely: --idempotency-key %s)\n", key, shellQuote(key))
+	}
+	ctx, cancel, _ := a.withTimeout(ctx)
+	defer cancel()
+	res, err := c.OpenAccount(ctx, key, req)
+	if err != nil {
+		code := a.report(err)
+		switch code {
+		case exitUnavailable, exitError:
+			fmt.Fprintf(a.stderr, "the outcome is unknown: the account may have been opened. Run the same command with --idempotency-key %s to find out; it cannot open a second account.\n", shellQuote(key))
+		case exitRejected, exitNotFound:
+			fmt.Fprintln(a.stderr, "the API rejected the request: no account was opened.")
+		}
+		return code
+	}
+	if !a.g.quiet {
+		id := transferclient.Clean(res.Account.AccountID)
+		switch {
+		case res.Replayed:
+			fmt.Fprintf(a.stderr, "replayed: this key already opened account %s; nothing new was opened\n", id)
+		case res.Status == http.StatusCreated:
+			fmt.Fprintf(a.stderr, "opened: account %s\n", id)
+		default:
+			fmt.Fprintf(a.stderr, "already open: account %s exists with this currency and kind; nothing new was opened\n", id)
+		}
+	}
+	if a.g.output == "json" {
+		return a.printRaw(res.Account.Raw, res.Account)
+	}
+	return a.printAccounts([]transferclient.Account{res.Account})
+}
+
+// accountsTransfers lists the transfers that touched an account: one page (--limit, the API's default otherwise),
+// or every page with --all. account, when given, is the --account flag of transfers list; otherwise the account is
+// the one positional argument.
+func (a *app) accountsTransfers(ctx context.Context, fs *flag.FlagSet, args []string, name string, account ...*string) int {
+	var limit int
+	var all bool
+	fs.IntVar(&limit, "limit", 0, "")
+	fs.BoolVar(&all, "all", false, "")
+	pos, code, done := a.prepare(fs, args)
+	if done {
+		return code
+	}
+	var id string
+	switch {
+	case len(account) > 0 && len(pos) == 0:
+		id = *account[0]
+		if id == "" {
+			return a.usageError(fmt.Errorf("%s needs --account ACCOUNT_ID", name))
+		}
+	case len(account) > 0:
+		return a.usageError(fmt.Errorf("%s takes no arguments, got %q", name, pos))
+	case len(pos) != 1:
+		return a.usageError(fmt.Errorf("%s takes one ACCOUNT_ID", name))
+	default:
+		id = pos[0]
+	}
+	if !accountIDPattern.MatchString(id) {
+		return a.usageError(fmt.Errorf("account id %q: want 1 to 64 characters of A-Z a-z 0-9 _ -", id))
+	}
+	if limit < 0 || limit > maxListLimit {
+		return a.usageError(fmt.Errorf("--limit %d: want 1 to %d", limit, maxListLimit))
+	}
+	c, code := a.client(ctx)
+	if code != exitOK {
+		return code
+	}
+	ctx, cancel, _ := a.withTimeout(ctx)
+	defer cancel()
+	var page transferclient.AccountTransfers
+	var err error
+	if all {
+		page, err = c.AllAccountTransfers(ctx, id, limit)
+	} else {
+		page, err = c.AccountTransfers(ctx, id, limit, "")
+	}
+	if err != nil {
+		return a.report(err)
+	}
+	return a.printAccountTransfers(page, all)
+}
+
+// maxListLimit is the API's largest page of an account's transfers (docs/api.md).
+const maxListLimit = 50
+
+func (a *app) accountsGet(ctx context.Context, fs *flag.FlagSet, args []string) int {
 	pos, code, done := a.prepare(fs, args)
 	if done {
 		return code

@@ -91,7 +91,8 @@ func startStack(t *testing.T) *stack {
 		t.Fatal(err)
 	}
 	o := transfer.NewOrchestratorHandler(cfg, c, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	o.Store = ledger.NewStore(s.db, s.table)
+	store := ledger.NewStore(s.db, s.table)
+	o.Store, o.Accounts, o.Openings, o.Activity, o.Legs = store, store, store, store, store
 	o.SFN = sfn.NewFromConfig(cfg, func(o *sfn.Options) { o.BaseEndpoint = aws.String(sfnSrv.URL) })
 	o.Now = s.clock.Now // the orchestrator's reservation window runs on the CLI's fake clock
 	// Its metrics are encoded as on Lambda, but not onto the test binary's standard output.
@@ -104,6 +105,9 @@ func startStack(t *testing.T) *stack {
 	gw, err := gateway.New([]gateway.Route{
 		{Method: http.MethodPost, Resource: "/transfers", Function: "Orchestrator"},
 		{Method: http.MethodGet, Resource: "/transfers/{transferId}", Function: "Orchestrator"},
+		{Method: http.MethodPost, Resource: "/accounts", Function: "Orchestrator"},
+		{Method: http.MethodGet, Resource: "/accounts/{accountId}", Function: "Orchestrator"},
+		{Method: http.MethodGet, Resource: "/accounts/{accountId}/transfers", Function: "Orchestrator"},
 	}, inv, gateway.Options{NewID: newID})
 	if err != nil {
 		t.Fatal(err)
@@ -191,5 +195,132 @@ func TestAgainstTheOrchestrator(t *testing.T) {
 	}
 	if code := s.run("get", "tr_doesnotexist"); code != exitNotFound || !strings.Contains(s.stderr.String(), "TRANSFER_NOT_FOUND") {
 		t.Errorf("get unknown: exit %d, stderr %s", code, s.stderr.String())
+	}
+}
+
+// settle applies a transfer's DEBIT and CREDIT and completes it, as the workflow would.
+func (s *stack) settle(id string) {
+	s.t.Helper()
+	ctx := context.Background()
+	rec, err := ledger.NewStore(s.db, s.table).GetRecord(ctx, id)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	l := ledger.NewLedger(s.db, s.table)
+	for _, leg := range []string{ledger.LegDebit, ledger.LegCredit} {
+		if _, _, err := l.ApplyLeg(ctx, rec.LegRequest(leg), s.clock.Now()); err != nil {
+			s.t.Fatalf("%s of %s: %v", leg, id, err)
+		}
+	}
+	if err := l.SettleTransfer(ctx, id, ledger.StatusCompleted, ledger.Failure{}, 0, s.clock.Now()); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// TestAccountsAgainstTheOrchestrator: accounts create (generated key printed first, replay, 409), accounts get and
+// its alias, a funding account funding a customer, and the listing through accounts transfers and transfers list.
+func TestAccountsAgainstTheOrchestrator(t *testing.T) {
+	s := startStack(t)
+	create := func(more ...string) (int, map[string]any) {
+		t.Helper()
+		code := s.run(append([]string{"accounts", "create", "--output", "json"}, more...)...)
+		var a map[string]any
+		if code == exitOK {
+			if err := json.Unmarshal(s.stdout.Bytes(), &a); err != nil {
+				t.Fatalf("stdout %s: %v", s.stdout.String(), err)
+			}
+		}
+		return code, a
+	}
+	code, a := create("--currency", "EUR", "--id", "funding-main", "--kind", "funding")
+	if code != exitOK || a["kind"] != "funding" || a["balance"] != 0.0 {
+		t.Fatalf("create funding: exit %d %v\n%s", code, a, s.stderr.String())
+	}
+	if !strings.HasPrefix(s.stderr.String(), "idempotency key: GENERATEDKEY0001") || !strings.Contains(s.stderr.String(), "opened: account funding-main") {
+		t.Errorf("stderr does not start with the generated key and say opened:\n%s", s.stderr.String())
+	}
+	for _, id := range []string{"acc-erin", "acc-frank"} {
+		if code, _ := create("--currency", "EUR", "--id", id, "--idempotency-key", "open-"+id); code != exitOK {
+			t.Fatalf("create %s: exit %d\n%s", id, code, s.stderr.String())
+		}
+	}
+	if code, a := create("--currency", "EUR", "--id", "acc-erin", "--idempotency-key", "open-acc-erin"); code != exitOK || a["accountId"] != "acc-erin" ||
+		!strings.Contains(s.stderr.String(), "replayed: this key already opened account acc-erin") {
+		t.Errorf("replay: exit %d %v\n%s", code, a, s.stderr.String())
+	}
+	if code, _ := create("--currency", "USD", "--id", "acc-erin", "--idempotency-key", "other"); code != exitRejected ||
+		!strings.Contains(s.stderr.String(), "ACCOUNT_EXISTS") || !strings.Contains(s.stderr.String(), "no account was opened") {
+		t.Errorf("409: exit %d\n%s", code, s.stderr.String())
+	}
+	if code, _ := create("--currency", "eur"); code != exitUsage {
+		t.Errorf("bad currency: exit %d, want usage", code)
+	}
+
+	// Fund acc-erin from the funding account, then move money from acc-erin to acc-frank.
+	for i, tr := range [][]string{{"funding-main", "acc-erin", "5000"}, {"acc-erin", "acc-frank", "1250"}} {
+		if code := s.run("submit", "--from", tr[0], "--to", tr[1], "--amount", tr[2], "--currency", "EUR",
+			"--idempotency-key", fmt.Sprint("fund-", i), "--output", "json"); code != exitOK {
+			t.Fatalf("submit %v: exit %d\n%s", tr, code, s.stderr.String())
+		}
+		var res struct{ TransferID string }
+		if err := json.Unmarshal(s.stdout.Bytes(), &res); err != nil {
+			t.Fatal(err)
+		}
+		_ = s.clock.Sleep(context.Background(), time.Second) // the next transfer is a second newer
+		s.settle(res.TransferID)
+	}
+
+	if code := s.run("accounts", "get", "funding-main", "acc-erin", "acc-frank"); code != exitOK {
+		t.Fatalf("accounts get: exit %d\n%s", code, s.stderr.String())
+	}
+	for _, want := range []string{"funding-main  -5000", "funding", "acc-erin      3750", "acc-frank     1250"} {
+		if !strings.Contains(s.stdout.String(), want) {
+			t.Errorf("accounts get does not show %q:\n%s", want, s.stdout.String())
+		}
+	}
+	aliasOut := s.stdout.String()
+	if code := s.run("accounts", "funding-main", "acc-erin", "acc-frank"); code != exitOK || s.stdout.String() != aliasOut {
+		t.Errorf("accounts ID... (the alias): exit %d\n%s", code, s.stdout.String())
+	}
+
+	// The listing, newest first, through both commands.
+	if code := s.run("accounts", "transfers", "acc-erin", "--output", "json"); code != exitOK {
+		t.Fatalf("accounts transfers: exit %d\n%s", code, s.stderr.String())
+	}
+	var page struct {
+		Transfers []struct {
+			Leg                   string
+			Amount                int64
+			CounterpartyAccountID string
+			Status                string
+		}
+	}
+	if err := json.Unmarshal(s.stdout.Bytes(), &page); err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Transfers) != 2 || page.Transfers[0].Leg != "DEBIT" || page.Transfers[0].Amount != -1250 ||
+		page.Transfers[0].CounterpartyAccountID != "acc-frank" || page.Transfers[1].Amount != 5000 ||
+		page.Transfers[1].CounterpartyAccountID != "funding-main" || page.Transfers[1].Status != "COMPLETED" {
+		t.Errorf("acc-erin's transfers: %+v", page.Transfers)
+	}
+	if code := s.run("transfers", "list", "--account", "acc-erin", "--limit", "1", "--all"); code != exitOK {
+		t.Fatalf("transfers list: exit %d\n%s", code, s.stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(s.stdout.String()), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[1], "-1250") || !strings.Contains(lines[2], "+5000") || !strings.Contains(lines[2], "funding-main") {
+		t.Errorf("transfers list --all, a page of 1 at a time:\n%s", s.stdout.String())
+	}
+	if code := s.run("transfers", "list", "--account", "acc-erin", "--limit", "1"); code != exitOK ||
+		!strings.Contains(s.stderr.String(), "more transfers follow") {
+		t.Errorf("one page of 1: exit %d\n%s", code, s.stderr.String())
+	}
+	if code := s.run("accounts", "transfers", "acc-nobody"); code != exitNotFound {
+		t.Errorf("unknown account: exit %d", code)
+	}
+	for _, bad := range [][]string{{"transfers"}, {"transfers", "list"}, {"transfers", "list", "--account", "a/b"},
+		{"accounts", "transfers"}, {"accounts", "transfers", "acc-erin", "--limit", "51"}, {"accounts", "create", "--currency", "EUR", "--kind", "savings"}} {
+		if code := s.run(bad...); code != exitUsage {
+			t.Errorf("%v: exit %d, want usage", bad, code)
+		}
 	}
 }

@@ -66,15 +66,59 @@ func (a *app) printAccounts(accts []transferclient.Account) int {
 	}
 	c := transferclient.Clean
 	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ACCOUNT\tBALANCE (minor units)\tCURRENCY\tVERSION\tUPDATED")
+	fmt.Fprintln(tw, "ACCOUNT\tBALANCE (minor units)\tCURRENCY\tKIND\tVERSION\tUPDATED")
 	for _, acct := range accts {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\n", c(acct.AccountID), acct.Balance, c(acct.Currency), acct.Version, c(acct.UpdatedAt))
+		kind := acct.Kind
+		if kind == "" {
+			kind = transferclient.KindCustomer
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%s\n", c(acct.AccountID), acct.Balance, c(acct.Currency), c(kind), acct.Version, c(acct.UpdatedAt))
 	}
 	if err := tw.Flush(); err != nil {
 		fmt.Fprintf(a.stderr, "transferctl: write output: %v\n", err)
 		return exitError
 	}
 	return exitOK
+}
+
+// printAccountTransfers writes an account's transfers as a table, newest first, with the next page's token on
+// stderr; or, with --output json, the API's page ({"accountId", "transfers", "nextToken"?}), every page's entries
+// joined under one object with --all.
+func (a *app) printAccountTransfers(p transferclient.AccountTransfers, all bool) int {
+	if a.g.output == "json" {
+		raws := make([]json.RawMessage, 0, len(p.Transfers))
+		for _, t := range p.Transfers {
+			raws = append(raws, t.Raw)
+		}
+		out := struct {
+			AccountID string            `json:"accountId"`
+			Transfers []json.RawMessage `json:"transfers"`
+			NextToken string            `json:"nextToken,omitempty"`
+		}{p.AccountID, raws, p.NextToken}
+		return a.printJSON(out)
+	}
+	c := transferclient.Clean
+	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TIME\tTRANSFER\tLEG\tAMOUNT (minor units)\tCURRENCY\tCOUNTERPARTY\tSTATUS\tREFERENCE")
+	for _, t := range p.Transfers {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%+d\t%s\t%s\t%s\t%s\n", c(t.CreatedAt), c(t.TransferID), c(t.Leg), t.Amount, c(t.Currency),
+			c(orDash(t.CounterpartyAccountID)), c(orDash(t.Status)), c(orDash(t.Reference)))
+	}
+	if err := tw.Flush(); err != nil {
+		fmt.Fprintf(a.stderr, "transferctl: write output: %v\n", err)
+		return exitError
+	}
+	if p.NextToken != "" && !all && !a.g.quiet {
+		fmt.Fprintln(a.stderr, "more transfers follow: add --all to list every page")
+	}
+	return exitOK
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 // printRaw writes the API's JSON indented, or v encoded when there is no raw JSON.
@@ -125,7 +169,7 @@ func (a *app) report(err error) int {
 		}
 		if apiErr.Status == http.StatusForbidden && gatewayRefusals[apiErr.Code] {
 			// API Gateway's own 403: an unknown path ("Missing Authentication Token"), or a missing or bad signature.
-			fmt.Fprintln(a.stderr, "hint: API Gateway refused the request; check --endpoint (with the stage path, e.g. /Prod), and for an IAM-protected API the AWS credentials, --region and --sign")
+			fmt.Fprintln(a.stderr, "hint: API Gateway refused the request; check --endpoint (with the stage path: /v1 for this template), and for an IAM-protected API the AWS credentials, --region and --sign")
 		}
 	}
 	return exitCode(err)

@@ -101,8 +101,12 @@ func commandList() []command {
 		{"submit", "--from ACCOUNT --to ACCOUNT --amount MINOR_UNITS --currency CCY [--reference TEXT] [--idempotency-key KEY] [--wait]",
 			"submit a transfer; retries safely with the same Idempotency-Key", (*app).submit},
 		{"get", "TRANSFER_ID [--wait]", "show a transfer", (*app).get},
-		{"history", "TRANSFER_ID [--relative]", "show a transfer's audit trail: a timeline of its execution, then its ledger legs", (*app).history},
-		{"accounts", "ACCOUNT_ID...", "show accounts' balances", (*app).accounts},
+		{"history", "TRANSFER_ID [--relative]", "show a transfer's audit trail: one timeline of its states, retries, ledger legs and outcome", (*app).history},
+		{"accounts", "get ACCOUNT_ID... | create --currency CCY [--id ID] [--kind customer|funding] [--idempotency-key KEY] | transfers ACCOUNT_ID [--limit N] [--all]",
+			"show accounts (accounts ACCOUNT_ID... is accounts get), open one, or list the transfers that touched one", (*app).accounts},
+		{"transfers", "list --account ACCOUNT_ID [--limit N] [--all]", "list the transfers that touched an account, newest first (as accounts transfers)", (*app).transfers},
+		{"events", "tail [--follow] [--since DURATION] [--log-group NAME] [--events-endpoint URL|aws]",
+			"show the transfer outcome events (Transfer Completed, Transfer Failed); --follow until interrupted", (*app).events},
 	}
 }
 

@@ -165,3 +165,74 @@ func TestSummaryLastLine(t *testing.T) {
 		t.Fatalf("the violation is not named:\n%s", b.String())
 	}
 }
+
+// funded is clean() as the stack seeds it now: every balance opened at 0 and funded by an opening-balance transfer
+// from funding-EUR or funding-USD (no execution), so the funding accounts are below zero and each currency sums
+// to 0.
+func funded() (Table, Expect) {
+	tbl, want := clean()
+	for _, o := range []struct {
+		id, funding, cur string
+		amount           int64
+	}{{"A", "funding-EUR", "EUR", 1000}, {"B", "funding-EUR", "EUR", 500}, {"U", "funding-USD", "USD", 100}} {
+		id := "open-" + o.id
+		r := record(id, "opening-balance:"+o.id, ledger.StatusCompleted, "", o.funding, o.id, o.amount, "CREDIT", "DEBIT")
+		r.Currency, r.Origin = o.cur, ledger.OriginOpeningBalance
+		d, c := leg(id, "DEBIT", o.funding, o.amount), leg(id, "CREDIT", o.id, o.amount)
+		d.Currency, c.Currency = o.cur, o.cur
+		tbl.Transfers = append(tbl.Transfers, r)
+		tbl.Legs = append(tbl.Legs, d, c)
+	}
+	for i := range tbl.Accounts {
+		tbl.Accounts[i].Version++ // its opening CREDIT
+	}
+	fEUR, fUSD := account("funding-EUR", "EUR", -1500, 3), account("funding-USD", "USD", -100, 2)
+	fEUR.Kind, fUSD.Kind = ledger.KindFunding, ledger.KindFunding
+	tbl.Accounts = append(tbl.Accounts, fEUR, fUSD)
+	want.Opening = map[string]int64{"A": 0, "B": 0, "U": 0, "funding-EUR": 0, "funding-USD": 0}
+	return tbl, want
+}
+
+// TestFundedSeedHasNoViolations: funding accounts below zero are no overdraft, and opening-balance transfers need no
+// execution; conservation holds over every account, funding accounts included.
+func TestFundedSeedHasNoViolations(t *testing.T) {
+	tbl, want := funded()
+	if v := Check(tbl, want); len(v) != 0 {
+		t.Fatalf("violations in a funded table: %v", v)
+	}
+	if got := (Plan{Accounts: []Account{{ID: "A", Currency: "EUR", Balance: 1000}, {ID: "U", Currency: "USD", Balance: 100}}}).Opening(); len(got) != 4 ||
+		got["A"] != 0 || got["funding-EUR"] != 0 || got["funding-USD"] != 0 {
+		t.Errorf("Plan.Opening = %v, want 0 for the accounts and their funding accounts", got)
+	}
+}
+
+// TestFundedSeedViolations: a customer account below zero is still an overdraft; money created on a funding
+// account breaks conservation; an opening-balance transfer with an execution is reported.
+func TestFundedSeedViolations(t *testing.T) {
+	tests := []struct {
+		name, check, subject string
+		break_               func(*Table)
+	}{
+		{"customer below zero", CheckOverdraft, "A", func(t *Table) {
+			t.Accounts[0].Kind = ledger.KindCustomer
+			t.Accounts[0].Balance -= 2000
+			t.Accounts[3].Balance += 2000
+		}},
+		{"funding account moved without a leg", CheckConservation, "EUR", func(t *Table) { t.Accounts[3].Balance += 7 }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tbl, want := funded()
+			tc.break_(&tbl)
+			v := Check(tbl, want)
+			if !slices.ContainsFunc(v, func(x Violation) bool { return x.Check == tc.check && x.Subject == tc.subject }) {
+				t.Errorf("violations %v, want %s %s", v, tc.check, tc.subject)
+			}
+		})
+	}
+	tbl, want := funded()
+	want.Executions = append(want.Executions, Execution{"open-A", "SUCCEEDED"})
+	if v := Check(tbl, want); !slices.ContainsFunc(v, func(x Violation) bool { return x.Check == CheckExecutionPerKey && x.Subject == "open-A" }) {
+		t.Errorf("an execution of an opening-balance transfer: violations %v", v)
+	}
+}

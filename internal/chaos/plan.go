@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/transferflow/orchestrator/internal/ledger"
 )
 
 // FaultKind names one kind of fault the campaign turns on (the local stack's --fault and --lambda-concurrency,
@@ -264,11 +266,15 @@ func (p Plan) transfer(r *rand.Rand, i int) Transfer {
 // Key is transfer i's Idempotency-Key.
 func (p Plan) Key(i int) string { return fmt.Sprintf("chaos-%d-%06d", p.Seed, i) }
 
-// Opening maps each account to its opening balance.
+// Opening maps each account the campaign's stack holds to the balance it held before any ledger entry: 0 for all.
+// The stack opens the seed file's accounts at 0 and funds each balance with a COMPLETED opening transfer from the
+// currency's funding account (ledger.SeedOpenings), whose legs are in the table like any other: so every balance,
+// the funding accounts' included, is its legs' sum, and each currency's balances sum to 0.
 func (p Plan) Opening() map[string]int64 {
 	m := make(map[string]int64, len(p.Accounts))
 	for _, a := range p.Accounts {
-		m[a.ID] = a.Balance
+		m[a.ID] = 0
+		m[ledger.FundingAccountID(a.Currency)] = 0
 	}
 	return m
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/transferflow/orchestrator/internal/ddblocal"
+	"github.com/transferflow/orchestrator/internal/eventbus"
 	"github.com/transferflow/orchestrator/internal/ledger"
 	"github.com/transferflow/orchestrator/internal/metrics"
 	"github.com/transferflow/orchestrator/internal/sfnapi"
@@ -55,6 +57,7 @@ type callEnv struct {
 	table      string
 	machineID  string
 	machineArn string
+	bus        string // the event bus's name, its logical id as the local stack names it
 	t0         time.Time
 
 	store  *ledger.Store
@@ -78,14 +81,26 @@ func newCallEnv(t *testing.T, tmpl *Template) *callEnv {
 	}
 	t0 := time.Now().UTC().Truncate(time.Second)
 	api := sfnapi.StartT(t, sfnlocal.Options{Clock: sfnlocal.NewManualClock(t0), Region: callRegion, AccountID: callAccount})
+	buses := tmpl.OfType("AWS::Events::EventBus")
+	if len(buses) != 1 {
+		t.Fatalf("event buses %v: the functions publish to exactly one", buses)
+	}
+	bus, err := eventbus.New(eventbus.Options{Region: callRegion, AccountID: callAccount, Buses: buses, NewID: sfnlocal.NewUUID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	busSrv := httptest.NewServer(bus)
+	t.Cleanup(busSrv.Close)
 	e := &callEnv{
-		endpoints:  serviceEndpoints{"DynamoDB": srv.URL, "SFN": api.URL},
+		endpoints:  serviceEndpoints{"DynamoDB": srv.URL, "SFN": api.URL, "EventBridge": busSrv.URL},
+		bus:        buses[0],
 		machineID:  machines[0],
 		machineArn: fmt.Sprintf("arn:aws:states:%s:%s:stateMachine:%s", callRegion, callAccount, machines[0]),
 		t0:         t0,
 		sfn:        api.Client(),
 	}
-	names := resourceNames{tables: map[string]string{}, machines: map[string]string{e.machineArn: e.machineID}}
+	names := resourceNames{tables: map[string]string{}, machines: map[string]string{e.machineArn: e.machineID},
+		buses: map[string]string{e.bus: e.bus}}
 	for id, name := range tables {
 		e.table = name
 		names.tables[name] = id
@@ -108,7 +123,7 @@ func (e *callEnv) config() aws.Config {
 
 // getenv is the functions' environment.
 func (e *callEnv) getenv(name string) string {
-	return map[string]string{"TABLE_NAME": e.table, "STATE_MACHINE_ARN": e.machineArn}[name]
+	return map[string]string{"TABLE_NAME": e.table, "STATE_MACHINE_ARN": e.machineArn, "EVENT_BUS_NAME": e.bus}[name]
 }
 
 // createMachine creates the template's state machine, under the ARN the functions were configured with.
@@ -217,6 +232,12 @@ func postTransfer(key, body string) events.APIGatewayProxyRequest {
 	return req
 }
 
+func postAccount(key, body string) events.APIGatewayProxyRequest {
+	req := postTransfer(key, body)
+	req.Resource, req.Path = "/accounts", "/accounts"
+	return req
+}
+
 // orchestratorPaths runs the API function through every answer it gives, the stalled transfer's re-drive included.
 func orchestratorPaths(t *testing.T, env *callEnv, cfg aws.Config) {
 	c, err := transfer.LoadConfig(env.getenv)
@@ -273,6 +294,16 @@ func orchestratorPaths(t *testing.T, env *callEnv, cfg aws.Config) {
 		http.StatusNotFound)
 	do("an unknown route: 404", apiRequest(http.MethodGet, "/nothing", nil), http.StatusNotFound)
 
+	const accountBody = `{"accountId":"acc-carol","currency":"EUR"}`
+	do("POST an account: 201", postAccount("acct-key-1", accountBody), http.StatusCreated)
+	do("POST it again: 200 replay", postAccount("acct-key-1", accountBody), http.StatusOK)
+	do("POST the key with another body: 422", postAccount("acct-key-1", `{"accountId":"acc-dora","currency":"EUR"}`),
+		http.StatusUnprocessableEntity)
+	do("POST the account with another key and currency: 409", postAccount("acct-key-2", `{"accountId":"acc-carol","currency":"USD"}`),
+		http.StatusConflict)
+	do("POST an account without an id: 201", postAccount("acct-key-3", `{"currency":"EUR","kind":"funding"}`), http.StatusCreated)
+	do("POST an invalid account body: 400", postAccount("acct-key-4", `{"currency":"eur"}`), http.StatusBadRequest)
+
 	// The workflow's legs and settlement, as the state machine runs them, then the client's retry.
 	rec, err := env.store.GetRecord(context.Background(), id)
 	if err != nil {
@@ -285,6 +316,12 @@ func orchestratorPaths(t *testing.T, env *callEnv, cfg aws.Config) {
 	if resp.Headers["Idempotent-Replayed"] != "true" {
 		t.Fatalf("replay without Idempotent-Replayed: %v", resp.Headers)
 	}
+
+	listing := apiRequest(http.MethodGet, "/accounts/{accountId}/transfers", map[string]string{"accountId": "acc-alice"})
+	listing.QueryStringParameters = map[string]string{"limit": "1"}
+	do("GET an account's transfers: 200", listing, http.StatusOK)
+	do("GET an unknown account's transfers: 404",
+		apiRequest(http.MethodGet, "/accounts/{accountId}/transfers", map[string]string{"accountId": "acc-nobody"}), http.StatusNotFound)
 }
 
 // legConfig is the debit and credit functions' configuration; it also opens the accounts their paths move money
@@ -409,6 +446,14 @@ func reconcilerPaths(t *testing.T, env *callEnv, cfg aws.Config) {
 		handle(path, events.CloudWatchEvent{DetailType: transfer.DetailTypeStatusChange, Source: "aws.states", Detail: []byte(detail)})
 		env.wantRecord(t, path, rec.TransferID, ledger.StatusFailed, st.code)
 	}
+
+	// A workflow that settled its transfer and then failed because it could not publish the outcome event.
+	published := env.transfer(t, "acc-src", "acc-dst", 100, env.t0)
+	env.settle(t, published, ledger.StatusFailed)
+	detail := fmt.Sprintf(`{"executionArn":%q,"stateMachineArn":%q,"name":%q,"status":"FAILED","error":"EventNotPublished"}`,
+		published.ExecutionArn, env.machineArn, published.TransferID)
+	handle("FAILED execution of a settled transfer (EventNotPublished): the outcome event published",
+		events.CloudWatchEvent{DetailType: transfer.DetailTypeStatusChange, Source: "aws.states", Detail: []byte(detail)})
 
 	sweep := events.CloudWatchEvent{DetailType: transfer.DetailTypeScheduled, Source: "aws.events"}
 	orphan := env.transfer(t, "acc-src", "acc-dst", 100, env.t0)

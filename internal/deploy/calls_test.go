@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/smithy-go/middleware"
 )
@@ -38,6 +39,29 @@ type resourceNames struct {
 	tables map[string]string
 	// machines maps a state machine's ARN to its logical id.
 	machines map[string]string
+	// buses maps an event bus's name to its logical id.
+	buses map[string]string
+}
+
+// eventBus renders an event bus given by name or ARN; one of no logical id stays as given, which no grant covers.
+func (n resourceNames) eventBus(nameOrArn *string) string {
+	s := aws.ToString(nameOrArn)
+	if i := strings.LastIndex(s, ":event-bus/"); i >= 0 {
+		s = s[i+len(":event-bus/"):]
+	}
+	if id, ok := n.buses[s]; ok {
+		return "${" + id + ".Arn}"
+	}
+	return "event-bus/" + aws.ToString(nameOrArn)
+}
+
+// putEvents is the accessesOf of PutEvents: events:PutEvents on each entry's bus.
+func putEvents(input any, n resourceNames) []access {
+	var out []access
+	for _, e := range input.(*eventbridge.PutEventsInput).Entries {
+		out = append(out, access{"events:PutEvents", n.eventBus(e.EventBusName)})
+	}
+	return out
 }
 
 // table renders a table, or one of its indexes when index is set. A table of no logical id stays its name, which no
@@ -139,6 +163,7 @@ var iamAccesses = map[string]accessesOf{
 	}),
 	"DynamoDB.TransactWriteItems": transactWrite,
 	"DynamoDB.TransactGetItems":   transactGet,
+	"EventBridge.PutEvents":       putEvents,
 	"SFN.StartExecution": single("states:StartExecution", func(in *sfn.StartExecutionInput, n resourceNames) string {
 		return n.stateMachine(in.StateMachineArn)
 	}),

@@ -109,6 +109,7 @@ func TestLeastPrivilege(t *testing.T) {
 	const (
 		table      = "${TransfersTable.Arn}"
 		index      = "${TransfersTable.Arn}/index/InProgress"
+		activity   = "${TransfersTable.Arn}/index/AccountActivity"
 		machine    = "${TransferStateMachine}"
 		executions = "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:${TransferStateMachine.Name}:*"
 	)
@@ -118,6 +119,7 @@ func TestLeastPrivilege(t *testing.T) {
 	want := map[string][]grant{
 		"OrchestratorFunction": slices.Concat(
 			on(table, "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"),
+			on(activity, "dynamodb:Query"),
 			on(machine, "states:StartExecution"),
 			on(executions, "states:GetExecutionHistory"),
 			logsTo("OrchestratorLogGroup"), tracing),
@@ -129,6 +131,7 @@ func TestLeastPrivilege(t *testing.T) {
 			on(machine, "states:StartExecution"),
 			on(executions, "states:DescribeExecution"),
 			on("${ReconcilerDeadLetterQueue.Arn}", "sqs:SendMessage"),
+			on("${TransferEventBus.Arn}", "events:PutEvents"),
 			logsTo("TimeoutReconcilerLogGroup"), tracing),
 	}
 
@@ -156,6 +159,7 @@ func TestLeastPrivilege(t *testing.T) {
 		on("${DebitFunction.Arn}", "lambda:InvokeFunction"),
 		on("${CreditFunction.Arn}", "lambda:InvokeFunction"),
 		on(table, "dynamodb:UpdateItem"),
+		on("${TransferEventBus.Arn}", "events:PutEvents"),
 		on("*", "logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery", "logs:DeleteLogDelivery",
 			"logs:ListLogDeliveries", "logs:PutResourcePolicy", "logs:DescribeResourcePolicies", "logs:DescribeLogGroups"),
 		on("*", "xray:PutTraceSegments", "xray:PutTelemetryRecords", "xray:GetSamplingRules", "xray:GetSamplingTargets"),

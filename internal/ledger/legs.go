@@ -63,6 +63,14 @@ type Entry struct {
 	BalanceAfter *int64 `dynamodbav:"balanceAfter,omitempty"`
 	ExecutionArn string `dynamodbav:"executionArn"`
 	CreatedAt    string `dynamodbav:"createdAt"`
+	// ActivityAccount and ActivityAt key the entry in the sparse AccountActivity index, the account's transfer
+	// listing (docs/data-model.md): the account, and the time, transfer id and leg (ActivitySortKey). Entries
+	// written before the index existed have neither and are not listed.
+	ActivityAccount string `dynamodbav:"activityAccount,omitempty"`
+	ActivityAt      string `dynamodbav:"activityAt,omitempty"`
+	// CounterpartyAccountID is the other account of the transfer, where the leg knows it: a DEBIT's destination.
+	// A CREDIT's or REFUND's counterparty is its DEBIT's account.
+	CounterpartyAccountID string `dynamodbav:"counterpartyAccountId,omitempty"`
 }
 
 // LegRequest asks for one leg of a transfer. Amount is in minor units of Currency and must be positive.
@@ -251,11 +259,14 @@ func asUnavailable(err error) error {
 // same transaction without reading it, so the balance after it is not known (docs/ledger.md, "No read before the
 // write").
 func newEntry(req LegRequest, now time.Time) Entry {
+	ts := now.UTC().Format(TimeLayout)
 	return Entry{
 		PK: LedgerKey(req.TransferID), SK: req.Leg,
 		TransferID: req.TransferID, Leg: req.Leg, AccountID: req.AccountID,
 		Amount: req.Amount, Currency: req.Currency,
-		ExecutionArn: req.ExecutionArn, CreatedAt: now.UTC().Format(TimeLayout),
+		ExecutionArn: req.ExecutionArn, CreatedAt: ts,
+		ActivityAccount: req.AccountID, ActivityAt: ActivitySortKey(ts, req.TransferID, req.Leg),
+		CounterpartyAccountID: req.DestinationAccountID,
 	}
 }
 
@@ -288,7 +299,9 @@ func accountItem(req LegRequest) int {
 
 // legTransaction builds the leg's TransactWriteItems. The account update is arithmetic on the stored balance
 // (balance - :amount for a DEBIT, + :amount otherwise), guarded by the account's existence, its currency and, for a
-// DEBIT, balance >= :amount; a CREDIT or REFUND is guarded against overflowing an int64 balance.
+// DEBIT, balance >= :amount unless the account is a funding account (which is guarded against underflowing an int64
+// instead); a CREDIT or REFUND is guarded against overflowing an int64 balance. The entry carries the attributes of
+// the AccountActivity index, so listing the account's transfers costs the leg no extra request.
 func (l *Ledger) legTransaction(req LegRequest, e Entry, now time.Time) (*dynamodb.TransactWriteItemsInput, error) {
 	item, err := attributevalue.MarshalMap(e)
 	if err != nil {
@@ -369,8 +382,14 @@ func (l *Ledger) legTransaction(req LegRequest, e Entry, now time.Time) (*dynamo
 	}
 	cond := "attribute_exists(pk) AND currency = :currency AND "
 	update := "SET balance = balance + :amount, updatedAt = :now ADD version :one"
+	var names map[string]string
 	if req.Leg == LegDebit {
-		cond += "balance >= :amount"
+		// A customer account never goes below zero; a funding account may, down to the int64 floor. The kind is
+		// checked in this same condition: no read, no extra request.
+		cond += "(balance >= :amount OR (#kind = :funding AND balance >= :floor))"
+		names = map[string]string{"#kind": "kind"}
+		values[":funding"] = stringAV(KindFunding)
+		values[":floor"] = numberAV(math.MinInt64 + req.Amount)
 		update = "SET balance = balance - :amount, updatedAt = :now ADD version :one"
 	} else {
 		cond += "balance <= :ceiling"
@@ -381,6 +400,7 @@ func (l *Ledger) legTransaction(req LegRequest, e Entry, now time.Time) (*dynamo
 		Key:                                 accountKey(req.AccountID),
 		UpdateExpression:                    aws.String(update),
 		ConditionExpression:                 aws.String(cond),
+		ExpressionAttributeNames:            names,
 		ExpressionAttributeValues:           values,
 		ReturnValuesOnConditionCheckFailure: allOld,
 	}})
@@ -464,7 +484,9 @@ func (l *Ledger) cancelled(ctx context.Context, req LegRequest, reasons []ddbtyp
 	}
 	if failed(i) {
 		switch {
-		case req.Leg == LegDebit && acct.Balance < req.Amount:
+		case req.Leg == LegDebit && acct.AccountKind() == KindFunding && acct.Balance < math.MinInt64+req.Amount:
+			return Entry{}, false, fmt.Errorf("funding account %s: balance would underflow", req.AccountID)
+		case req.Leg == LegDebit && acct.AccountKind() != KindFunding && acct.Balance < req.Amount:
 			return Entry{}, false, fmt.Errorf("account %s: %w", req.AccountID, ErrInsufficientFunds)
 		case req.Leg != LegDebit && acct.Balance > math.MaxInt64-req.Amount:
 			return Entry{}, false, fmt.Errorf("account %s: balance would overflow", req.AccountID)

@@ -87,6 +87,9 @@ type Transfer struct {
 	RedriveAt string `dynamodbav:"redriveAt,omitempty"`
 	// SweepShard is set only while IN_PROGRESS; it keys the sparse InProgress index the reconciler's sweep reads.
 	SweepShard string `dynamodbav:"sweepShard,omitempty"`
+	// Origin is empty for a transfer submitted through the API, OriginOpeningBalance for one SeedOpenings wrote
+	// (COMPLETED, without a workflow execution).
+	Origin string `dynamodbav:"origin,omitempty"`
 }
 
 // KeyHash derives the record's key from the caller's scope and Idempotency-Key: 26 base32 characters of SHA-256.
@@ -173,10 +176,12 @@ type dynamoAPI interface {
 	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
 	Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, optFns ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
+	TransactGetItems(ctx context.Context, in *dynamodb.TransactGetItemsInput, optFns ...func(*dynamodb.Options)) (*dynamodb.TransactGetItemsOutput, error)
 }
 
-// Store reads and writes transfer records, creates and reads accounts, and lists ledger entries. Balances change
-// only through Ledger.
+// Store reads and writes transfer records, opens and reads accounts, and lists ledger entries (a transfer's, or an
+// account's). Balances change only through Ledger (and SeedOpenings, which writes ledger entries).
 type Store struct {
 	db    dynamoAPI
 	table string

@@ -26,6 +26,10 @@ const (
 	PriceReadUnitPico = 125_000
 	// PriceRESTRequestPico is $3.50 per million REST API calls (first 333 million a month).
 	PriceRESTRequestPico = 3_500_000
+	// PriceCustomEventPico is $1.00 per million custom events published to an event bus (PutEvents; each 64 KB
+	// chunk of an entry is one event, and an outcome event is well under 64 KB). The rule's delivery to CloudWatch
+	// Logs is not charged by EventBridge; the log group's ingestion and storage are CloudWatch Logs' (not included).
+	PriceCustomEventPico = 1_000_000
 )
 
 // CostRegion is the region the prices are for.
@@ -46,6 +50,8 @@ type CostInputs struct {
 	ReadUnitsPerTransfer  float64
 	// APIRequestsPerTransfer is the REST API calls a transfer takes (the POST).
 	APIRequestsPerTransfer float64
+	// EventsPerTransfer is the custom events a transfer publishes to EventBridge (its outcome event).
+	EventsPerTransfer float64
 	// Sources name where each quantity comes from, by item.
 	TransitionsSource, DynamoDBSource string
 }
@@ -86,6 +92,10 @@ func ComputeCost(in CostInputs) Cost {
 	line("DynamoDB write request units", in.WriteUnitsPerTransfer, "WRU", "$0.625 per 1M", PriceWriteUnitPico, in.DynamoDBSource)
 	line("DynamoDB read request units", in.ReadUnitsPerTransfer, "RRU", "$0.125 per 1M", PriceReadUnitPico, in.DynamoDBSource)
 	line("API Gateway REST requests", in.APIRequestsPerTransfer, "request", "$3.50 per 1M", PriceRESTRequestPico, "POST /transfers")
+	if in.EventsPerTransfer > 0 {
+		line("EventBridge custom events", in.EventsPerTransfer, "event", "$1.00 per 1M", PriceCustomEventPico,
+			"the outcome event: events:putEvents tasks, execution histories")
+	}
 	return c
 }
 

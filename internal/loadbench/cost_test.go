@@ -14,7 +14,9 @@ func TestComputeCost(t *testing.T) {
 		WriteUnitsPerTransfer:  6,
 		ReadUnitsPerTransfer:   2,
 		APIRequestsPerTransfer: 1,
+		EventsPerTransfer:      1,
 	})
+	// EventBridge: 1M outcome events × $1.00/1M = $1.00.
 	// Transitions: 3M × $0.025/1,000 = $75. Lambda requests: 3M × $0.20/1M = $0.60.
 	// arm64 GB-s: 1M × (0.010 × 0.25 + 0.020 × 0.5) = 12,500 GB-s × $0.0000133334 = $0.166… → 17 cents.
 	// x86 GB-s: 1M × 0.1 × 1 = 100,000 GB-s × $0.0000166667 = $1.66667 → 167 cents.
@@ -27,6 +29,7 @@ func TestComputeCost(t *testing.T) {
 		"DynamoDB write request units":     375,
 		"DynamoDB read request units":      25,
 		"API Gateway REST requests":        350,
+		"EventBridge custom events":        100,
 	}
 	if len(c.Lines) != len(want) {
 		t.Fatalf("%d lines, want %d: %+v", len(c.Lines), len(want), c.Lines)
@@ -38,8 +41,8 @@ func TestComputeCost(t *testing.T) {
 		}
 		sum += l.Cents
 	}
-	if c.TotalCents != sum || c.TotalCents != 8494 {
-		t.Errorf("total %d cents, lines add up to %d, want 8494", c.TotalCents, sum)
+	if c.TotalCents != sum || c.TotalCents != 8594 {
+		t.Errorf("total %d cents, lines add up to %d, want 8594", c.TotalCents, sum)
 	}
 	if c.Region != "us-east-1" || c.Transfers != 1_000_000 || c.Formula == "" {
 		t.Errorf("cost header = %+v", c)

@@ -40,6 +40,9 @@ type execStats struct {
 	Transitions int
 	// LambdaInvocations are the LambdaFunctionScheduled events and the TaskScheduled events of resource type lambda.
 	LambdaInvocations int
+	// EventPublishes are the TaskScheduled events of resource type events (events:putEvents, one entry each: the
+	// outcome event), a retried publish included.
+	EventPublishes int
 	// Durations are each Lambda invocation's started-to-ended time, by function.
 	Durations map[string][]time.Duration
 }
@@ -62,6 +65,9 @@ func analyzeHistory(events []histEvent) execStats {
 			scheduled++
 			if e.Type == "LambdaFunctionScheduled" || e.ResourceType == "lambda" {
 				st.LambdaInvocations++
+			}
+			if e.Type == "TaskScheduled" && e.ResourceType == "events" {
+				st.EventPublishes++
 			}
 		case isLambdaEnd(e.Type):
 			ends[e.Prev] = e
@@ -162,6 +168,7 @@ type histories struct {
 	n           int
 	transitions int
 	invocations int
+	publishes   int
 	durations   map[string][]time.Duration
 }
 
@@ -172,6 +179,7 @@ func (h *histories) add(s execStats) {
 	h.n++
 	h.transitions += s.Transitions
 	h.invocations += s.LambdaInvocations
+	h.publishes += s.EventPublishes
 	for fn, ds := range s.Durations {
 		h.durations[fn] = append(h.durations[fn], ds...)
 	}
@@ -180,7 +188,7 @@ func (h *histories) add(s execStats) {
 // plus returns h and o together.
 func (h histories) plus(o histories) histories {
 	out := histories{n: h.n + o.n, transitions: h.transitions + o.transitions, invocations: h.invocations + o.invocations,
-		durations: map[string][]time.Duration{}}
+		publishes: h.publishes + o.publishes, durations: map[string][]time.Duration{}}
 	for _, m := range []map[string][]time.Duration{h.durations, o.durations} {
 		for fn, ds := range m {
 			out.durations[fn] = append(out.durations[fn], ds...)

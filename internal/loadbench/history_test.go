@@ -127,3 +127,17 @@ func TestHistoriesPlus(t *testing.T) {
 		t.Error("plus changed its receiver")
 	}
 }
+
+// TestAnalyzeHistoryCountsEventPublishes: each events:putEvents task scheduled (a retry included) is one event
+// published, and a transition like any task attempt.
+func TestAnalyzeHistoryCountsEventPublishes(t *testing.T) {
+	got := analyzeHistory([]histEvent{
+		{ID: 1, Type: "TaskStateEntered", At: at(0)},
+		{ID: 2, Prev: 1, Type: "TaskScheduled", At: at(0), ResourceType: "events"},
+		{ID: 3, Prev: 2, Type: "TaskStarted", At: at(0), ResourceType: "events"},
+		{ID: 4, Prev: 3, Type: "TaskSucceeded", At: at(1), ResourceType: "events"},
+	})
+	if got.EventPublishes != 1 || got.Transitions != 1 || got.LambdaInvocations != 0 {
+		t.Fatalf("stats %+v, want 1 publish, 1 transition, no invocation", got)
+	}
+}

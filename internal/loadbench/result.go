@@ -164,8 +164,11 @@ type Workflow struct {
 	TransitionsPerTransfer float64 `json:"transitionsPerTransfer"`
 	// LambdaInvocationsPerTransfer counts the workflow's invocations (LambdaFunctionScheduled events and
 	// TaskScheduled events of resource type lambda); Functions adds the API's own function.
-	LambdaInvocationsPerTransfer float64       `json:"lambdaInvocationsPerTransfer"`
-	Functions                    []FunctionUse `json:"functions"`
+	LambdaInvocationsPerTransfer float64 `json:"lambdaInvocationsPerTransfer"`
+	// EventsPerTransfer counts the outcome events the workflow publishes (events:putEvents tasks scheduled); absent
+	// from results measured before the workflow published any.
+	EventsPerTransfer float64       `json:"eventsPerTransfer,omitempty"`
+	Functions         []FunctionUse `json:"functions"`
 }
 
 // StoreCell is the store test at one concurrency, next to the closed loop's figure at the same concurrency.

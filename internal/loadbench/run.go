@@ -179,6 +179,7 @@ func (r *run) run(ctx context.Context) error {
 	if all.n > 0 {
 		r.res.Workflow.TransitionsPerTransfer = float64(all.transitions) / float64(all.n)
 		r.res.Workflow.LambdaInvocationsPerTransfer = float64(all.invocations) / float64(all.n)
+		r.res.Workflow.EventsPerTransfer = float64(all.publishes) / float64(all.n)
 	}
 	r.res.Cost = ComputeCost(CostInputs{
 		Transfers:              1_000_000,
@@ -187,6 +188,7 @@ func (r *run) run(ctx context.Context) error {
 		WriteUnitsPerTransfer:  r.res.DynamoDB.Transfer.WriteUnits,
 		ReadUnitsPerTransfer:   r.res.DynamoDB.Transfer.ReadUnits,
 		APIRequestsPerTransfer: 1,
+		EventsPerTransfer:      r.res.Workflow.EventsPerTransfer,
 		TransitionsSource:      "states entered and retries, execution histories",
 		DynamoDBSource:         "quiet stack: new POST + workflow",
 	})
@@ -284,9 +286,10 @@ func (r *run) stackLog() io.Writer {
 
 // closedPasses runs the closed-loop cells of both passes and returns the histories of a sample of the first cell's
 // executions, its last ones. When store is not nil, the store test of each many-accounts cell's concurrency runs
-// right after that cell, on the store as the cell left it: the DynamoDB server's speed depends on what it holds
-// (Dynoxide's fell several-fold over a full run), so a store limit measured at another point of the run would not
-// be the limit the cell ran against.
+// right after that cell, on the store as the cell left it: the DynamoDB server's speed depends on its recent past
+// (Dynoxide's fell several-fold over a full run: each TransactWriteItems costs it time in proportion to the
+// transactions of the last 10 minutes, docs/ddblocal.md), so a store limit measured at another point of the run
+// would not be the limit the cell ran against.
 func (r *run) closedPasses(ctx context.Context, d *driver, store *storeTest) (histories, error) {
 	var sample histories
 	passes := []struct {
@@ -339,8 +342,8 @@ func (r *run) burstAndOpen(ctx context.Context, d *driver) error {
 		r.note("open loop skipped: the closed loop completed nothing")
 		return nil
 	}
-	// The peak again, now: the burst and the cells after the peak's have grown the store, and the DynamoDB
-	// server's speed depends on what it holds, so half of the earlier peak may be more than the system now serves.
+	// The peak again, now: the burst and the cells after the peak's have loaded the store, and the DynamoDB
+	// server's speed depends on its recent past, so half of the earlier peak may be more than the system now serves.
 	n := min(float64(peak.Transfers), max(s.OpenLoopSeconds*peak.CompletedPerSec/2, 200))
 	cal := Cell{Concurrency: peak.Concurrency, Transfers: int(n)}
 	r.progress("open loop: the peak again, %s transfers at c=%d", n0(cal.Transfers), cal.Concurrency)

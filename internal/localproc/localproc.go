@@ -27,13 +27,24 @@ type Options struct {
 	Binary string
 	// Dir is the directory it runs in: it reads template.yaml and statemachine/ from there.
 	Dir string
-	// Args are flags added after the free-port addresses (--api-addr, --sfn-addr, --dynamodb-addr 127.0.0.1:0),
-	// which they may override.
+	// Args are flags added after the free-port addresses (--api-addr, --sfn-addr, --dynamodb-addr 127.0.0.1:0, and
+	// --events-addr 127.0.0.1:0 when the stack has that flag), which they may override.
 	Args []string
 	// Stderr receives the stack's logs; nil discards them.
 	Stderr io.Writer
 	// ReadyTimeout bounds the wait for the ready line (default 2 minutes: seeding many accounts takes a while).
 	ReadyTimeout time.Duration
+}
+
+// hasFlag reports whether the stack's usage (--help) lists flag: a stack built before the flag existed (an older
+// build of main measured by cmd/bench) would refuse it.
+func hasFlag(ctx context.Context, binary, dir, flag string) bool {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, "--help")
+	cmd.Dir = dir
+	out, _ := cmd.CombinedOutput() // the usage is what counts, whatever the exit status (older builds exit 1 after --help)
+	return strings.Contains(string(out), "-"+flag+" ")
 }
 
 // Process is a running local stack.
@@ -58,7 +69,11 @@ func (p *Process) PID() int { return p.cmd.Process.Pid }
 // Start runs the stack and returns once it has printed its ready line. The process is stopped when ctx is
 // cancelled or Close is called.
 func Start(ctx context.Context, opts Options) (*Process, error) {
-	args := append([]string{"--api-addr", "127.0.0.1:0", "--sfn-addr", "127.0.0.1:0", "--dynamodb-addr", "127.0.0.1:0"}, opts.Args...)
+	args := []string{"--api-addr", "127.0.0.1:0", "--sfn-addr", "127.0.0.1:0", "--dynamodb-addr", "127.0.0.1:0"}
+	if hasFlag(ctx, opts.Binary, opts.Dir, "events-addr") {
+		args = append(args, "--events-addr", "127.0.0.1:0")
+	}
+	args = append(args, opts.Args...)
 	cmd := exec.CommandContext(ctx, opts.Binary, args...)
 	cmd.Dir = opts.Dir
 	cmd.Stderr = opts.Stderr

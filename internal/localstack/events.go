@@ -5,16 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
+	"github.com/transferflow/orchestrator/internal/eventbus"
 	"github.com/transferflow/orchestrator/internal/eventpattern"
 	"github.com/transferflow/orchestrator/internal/lambdalocal"
-	"github.com/transferflow/orchestrator/internal/ledger"
 	"github.com/transferflow/orchestrator/internal/samtemplate"
 	"github.com/transferflow/orchestrator/internal/sfnlocal"
 )
@@ -178,39 +176,48 @@ func scheduledEvent(id, ruleName string, now time.Time) []byte {
 	return b
 }
 
-// seedAccount is one entry of the --seed file.
-type seedAccount struct {
-	AccountID string `json:"accountId"`
-	Currency  string `json:"currency"`
-	Balance   int64  `json:"balance"`
-}
-
-// seed creates the accounts of the seed file; existing accounts are left alone. An empty path seeds nothing.
-func seed(ctx context.Context, db *dynamodb.Client, table, path string) error {
-	if path == "" {
-		return nil
+// eventBus builds the local EventBridge from the template: its AWS::Events::EventBus resources and the enabled
+// AWS::Events::Rule resources on them whose targets are log groups (other targets are not run locally, and said so
+// in the log), with the --fault events:… faults. With --data-dir the log groups' events are kept in
+// <data-dir>/events.
+func (s *stack) eventBus() (*eventbus.Server, error) {
+	var buses []string
+	for id, r := range s.tmpl.Resources {
+		if r.Type == "AWS::Events::EventBus" {
+			buses = append(buses, id)
+		}
 	}
-	b, err := os.ReadFile(path)
+	rules, err := s.tmpl.EventRules(s.env(), s.names)
 	if err != nil {
-		return fmt.Errorf("seed: %w", err)
+		return nil, err
 	}
-	var accounts []seedAccount
-	if err := json.Unmarshal(b, &accounts); err != nil {
-		return fmt.Errorf("seed %s: %w", path, err)
-	}
-	return createAccounts(ctx, ledger.NewStore(db, table), path, accounts)
-}
-
-// createAccounts creates the accounts of a seed file; existing accounts are left alone.
-func createAccounts(ctx context.Context, store *ledger.Store, path string, accounts []seedAccount) error {
-	for _, a := range accounts {
-		if a.AccountID == "" || a.Currency == "" || a.Balance < 0 {
-			return fmt.Errorf("seed %s: account %+v needs an accountId, a currency and a balance >= 0", path, a)
+	var local []eventbus.Rule
+	for _, r := range rules {
+		if !r.Enabled {
+			continue
 		}
-		_, err := store.CreateAccount(ctx, a.AccountID, a.Currency, a.Balance, time.Now())
-		if err != nil && !errors.Is(err, ledger.ErrAccountExists) {
-			return fmt.Errorf("seed %s: %w", a.AccountID, err)
+		p, err := eventpattern.Compile(r.Pattern)
+		if err != nil {
+			return nil, fmt.Errorf("%s.EventPattern: %w", r.LogicalID, err)
 		}
+		rule := eventbus.Rule{Name: r.LogicalID, EventBusName: r.EventBusName, Pattern: p}
+		for _, arn := range r.Targets {
+			name, ok := strings.CutPrefix(arn, logGroupArnPrefix)
+			if !ok {
+				s.logger.Warn("rule target not run locally", "rule", r.LogicalID, "target", arn)
+				continue
+			}
+			rule.LogGroups = append(rule.LogGroups, strings.TrimSuffix(name, ":*"))
+		}
+		local = append(local, rule)
 	}
-	return nil
+	srv, err := eventbus.New(eventbus.Options{Region: Region, AccountID: AccountID, Buses: buses, Rules: local,
+		DataDir: s.cfg.DataDir, NewID: s.newID, Logger: s.logger})
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range s.cfg.EventsFaults {
+		srv.AddFault(f)
+	}
+	return srv, nil
 }

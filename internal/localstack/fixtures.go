@@ -54,7 +54,7 @@ func localCallerScope() (string, error) {
 // A fixture is not in the InProgress index (no sweepShard): it has no workflow, and the reconciler's sweep would
 // otherwise start one for it (or settle it ORPHANED) behind the user's back. Only the events the user invokes
 // change fixtures.
-func seedTransfers(ctx context.Context, db *dynamodb.Client, table, path string, now time.Time) error {
+func seedTransfers(ctx context.Context, db *dynamodb.Client, table string, sd seeder, path string, now time.Time) error {
 	if path == "" {
 		return nil
 	}
@@ -69,7 +69,7 @@ func seedTransfers(ctx context.Context, db *dynamodb.Client, table, path string,
 		return fmt.Errorf("seed transfers %s: %w", path, err)
 	}
 	store, led := ledger.NewStore(db, table), ledger.NewLedger(db, table)
-	if err := createAccounts(ctx, store, path, f.Accounts); err != nil {
+	if err := sd.open(ctx, path, f.Accounts); err != nil {
 		return err
 	}
 	scope, err := localCallerScope()

@@ -3,6 +3,7 @@ package localstack
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,7 +24,8 @@ func TestSeedTransfers(t *testing.T) {
 	path := filepath.Join("..", "..", "events", "local-transfers.json")
 	ctx := context.Background()
 	now := time.Now()
-	if err := seedTransfers(ctx, db, table, path, now); err != nil {
+	sd := newSeeder(db, table, stateMachineArn("TransferStateMachine"), slog.New(slog.DiscardHandler))
+	if err := seedTransfers(ctx, db, table, sd, path, now); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(path)
@@ -71,6 +73,10 @@ func TestSeedTransfers(t *testing.T) {
 	if s, d := balances(); s != 4500 || d != 500 {
 		t.Errorf("balances source %d destination %d, want 4500 500", s, d)
 	}
+	// The fixtures' opening balances are funded from funding-EUR like the --seed file's.
+	if f, err := store.GetAccount(ctx, ledger.FundingAccountID("EUR")); err != nil || f.Balance != -10000 || f.AccountKind() != ledger.KindFunding {
+		t.Errorf("funding-EUR: %+v, %v; want a funding account at -10000", f, err)
+	}
 	for shard := range ledger.SweepShards {
 		stale, _, err := store.StaleInShard(ctx, shard, now.Add(time.Hour), 100, nil)
 		if err != nil {
@@ -86,7 +92,7 @@ func TestSeedTransfers(t *testing.T) {
 		Amount: refund.Amount, Currency: refund.Currency, ExecutionArn: refund.ExecutionArn}, now); err != nil {
 		t.Fatal(err)
 	}
-	if err := seedTransfers(ctx, db, table, path, now.Add(time.Minute)); err != nil {
+	if err := seedTransfers(ctx, db, table, sd, path, now.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	if s, d := balances(); s != 4500+refund.Amount || d != 500 {

@@ -14,6 +14,7 @@ const (
 	defaultAPIURL      = "http://127.0.0.1:3000"
 	defaultSFNURL      = "http://127.0.0.1:8083"
 	defaultDynamoDBURL = "http://127.0.0.1:8000"
+	defaultEventsURL   = "http://" + DefaultEventsAddr
 )
 
 // hints are the addresses and paths the examples printed after the ready line use.
@@ -48,8 +49,9 @@ func (h hints) path(rel string) string {
 	return p
 }
 
-// writeHints prints example commands against the stack's real addresses: a transfer with curl, transferctl, the
-// Step Functions API with the AWS CLI, and local invoke when events/env.json's addresses are the ones served.
+// writeHints prints example commands against the stack's real addresses: a transfer with curl, transferctl (its
+// history and accounts, and the outcome events when the stack serves them), the Step Functions API with the AWS CLI,
+// and local invoke when events/env.json's addresses are the ones served.
 func writeHints(w io.Writer, h hints) {
 	api, sfn, ddb := h.endpoints["api"], h.endpoints["sfn"], h.endpoints["dynamodb"]
 	ctl, local := h.path("bin/transferctl"), h.path("bin/local")
@@ -65,7 +67,13 @@ func writeHints(w io.Writer, h hints) {
 		p("  export TRANSFERCTL_ENDPOINT=%s", api)
 	}
 	p("  %s history <transferId>        # its audit trail", ctl)
-	p("  %s accounts acc-alice acc-bob", ctl)
+	p("  %s accounts get acc-alice acc-bob", ctl)
+	if events, ok := h.endpoints["events"]; ok {
+		if events != defaultEventsURL {
+			p("  export TRANSFERCTL_EVENTS_ENDPOINT=%s", events)
+		}
+		p("  %s events tail        # Transfer Completed / Transfer Failed", ctl)
+	}
 	p("  AWS_DEFAULT_REGION=%s AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local \\", Region)
 	p("    aws stepfunctions list-executions --endpoint-url %s --state-machine-arn %s", sfn, h.machine)
 	if sfn == defaultSFNURL && ddb == defaultDynamoDBURL {

@@ -19,13 +19,14 @@ func TestWriteHints(t *testing.T) {
 	}{
 		{
 			name:  "default ports, from the repository root",
-			ready: "ready api=http://127.0.0.1:3000 sfn=http://127.0.0.1:8083 dynamodb=http://127.0.0.1:8000",
+			ready: "ready api=http://127.0.0.1:3000 sfn=http://127.0.0.1:8083 dynamodb=http://127.0.0.1:8000 events=http://127.0.0.1:8084",
 			cwd:   root,
 			want: []string{"curl -i -X POST http://127.0.0.1:3000/transfers ", "curl -s http://127.0.0.1:3000/transfers/<transferId>",
 				"  bin/transferctl history <transferId>", "--endpoint-url http://127.0.0.1:8083 --state-machine-arn " + machine,
 				"AWS_DEFAULT_REGION=us-east-1 AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local",
-				"  bin/local invoke OrchestratorFunction --event events/orchestrator-new-transfer.json --env-vars events/env.json"},
-			absent: []string{"TRANSFERCTL_ENDPOINT"},
+				"  bin/local invoke OrchestratorFunction --event events/orchestrator-new-transfer.json --env-vars events/env.json",
+				"  bin/transferctl events tail"},
+			absent: []string{"TRANSFERCTL_ENDPOINT", "TRANSFERCTL_EVENTS_ENDPOINT"},
 		},
 		{
 			name:  "ports chosen by the system, from elsewhere",
@@ -33,8 +34,8 @@ func TestWriteHints(t *testing.T) {
 			cwd:   filepath.Join(string(filepath.Separator), "tmp"),
 			want: []string{"curl -i -X POST http://127.0.0.1:41001/transfers ", "curl -s http://127.0.0.1:41001/transfers/<transferId>",
 				"export TRANSFERCTL_ENDPOINT=http://127.0.0.1:41001", filepath.Join(root, "bin", "transferctl") + " history <transferId>",
-				"--endpoint-url http://127.0.0.1:41002 ", "needs the default ports"},
-			absent: []string{":3000", ":8083", "invoke OrchestratorFunction"},
+				"--endpoint-url http://127.0.0.1:41002 ", "needs the default ports", "export TRANSFERCTL_EVENTS_ENDPOINT=http://127.0.0.1:41004"},
+			absent: []string{":3000", ":8083", ":8084", "invoke OrchestratorFunction"},
 		},
 	}
 	for _, tt := range tests {

@@ -66,6 +66,20 @@ func sfnServer(api http.Handler, t httpserver.Timeouts, logger *slog.Logger) *ht
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)})
 }
 
+// eventsServer serves the local EventBridge (and FilterLogEvents); a late body is answered 408 in the JSON
+// protocols' error shape. Its operations answer from memory, so it takes the Step Functions API's timeouts.
+func eventsServer(api http.Handler, t httpserver.Timeouts, logger *slog.Logger) *http.Server {
+	onTimeout := func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+		w.Header().Set("X-Amzn-ErrorType", "RequestTimeoutException")
+		w.WriteHeader(http.StatusRequestTimeout)
+		_ = json.NewEncoder(w).Encode(map[string]string{"__type": "RequestTimeoutException",
+			"message": fmt.Sprintf("the request body did not arrive within %s", t.Body)})
+	}
+	return httpserver.New(api, httpserver.Options{Timeouts: t, MaxBody: sfnMaxBody + 1, OnBodyTimeout: onTimeout,
+		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)})
+}
+
 // problemTimeout answers a late body on the API as a problem document.
 func problemTimeout(d time.Duration) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {

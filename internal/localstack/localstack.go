@@ -1,6 +1,7 @@
 // Package localstack runs the whole transfer system on one machine, with no Docker and no AWS account: the
 // DynamoDB-compatible server, the Step Functions engine and API, the API Gateway stand-in, the four functions
-// (in-process, through the same JSON round trip Lambda does), EventBridge rules and schedules. Everything is read
+// (in-process, through the same JSON round trip Lambda does), EventBridge rules and schedules, and the local
+// EventBridge (internal/eventbus) the outcome events go to. Everything is read
 // from template.yaml: functions and their environment, API routes, rule patterns, schedules, tables and the state
 // machine with its DefinitionSubstitutions.
 package localstack
@@ -26,8 +27,10 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 
 	"github.com/transferflow/orchestrator/internal/ddblocal"
+	"github.com/transferflow/orchestrator/internal/eventbus"
 	"github.com/transferflow/orchestrator/internal/gateway"
 	"github.com/transferflow/orchestrator/internal/httpserver"
 	"github.com/transferflow/orchestrator/internal/lambdalocal"
@@ -57,6 +60,9 @@ const (
 // DefaultSeed is the --seed file the stack reads when the flag is not given, relative to the template's directory.
 const DefaultSeed = "events/local-accounts.json"
 
+// DefaultEventsAddr is where the local EventBridge listens unless --events-addr says otherwise.
+const DefaultEventsAddr = "127.0.0.1:8084"
+
 // Config is the local stack's configuration (spec/local-stack.md).
 type Config struct {
 	// Template is the SAM template the stack is wired from; empty finds it (samtemplate.Locate). The state machine
@@ -69,6 +75,7 @@ type Config struct {
 	Hints            bool
 	APIAddr          string
 	SFNAddr          string
+	EventsAddr       string
 	DynamoDBAddr     string
 	DynamoDBEndpoint string
 	DataDir          string
@@ -82,6 +89,8 @@ type Config struct {
 	SweepInterval        time.Duration
 	OrphanAfter          time.Duration
 	Faults               []*lambdalocal.Fault
+	// EventsFaults are the --fault events:… faults, injected into the local EventBridge's PutEvents.
+	EventsFaults []*eventbus.Fault
 	// Metrics writes the functions' CloudWatch EMF lines to stderr with the logs; without it they are discarded.
 	Metrics bool
 	// LambdaConcurrency is the account's Lambda concurrency quota, shared by the functions the template reserves no
@@ -114,10 +123,11 @@ func ParseFlags(args []string, output io.Writer) (Config, error) {
 	fs.BoolVar(&c.Hints, "hints", false, "after the ready line, print example commands against the addresses served to stderr (make run sets it)")
 	fs.StringVar(&c.APIAddr, "api-addr", "127.0.0.1:3000", "HTTP address of the API (API Gateway REST proxy semantics)")
 	fs.StringVar(&c.SFNAddr, "sfn-addr", "127.0.0.1:8083", "address of the Step Functions JSON API")
+	fs.StringVar(&c.EventsAddr, "events-addr", DefaultEventsAddr, "address of the local EventBridge (PutEvents) and of CloudWatch Logs' FilterLogEvents over its log groups")
 	fs.StringVar(&c.DynamoDBAddr, "dynamodb-addr", "127.0.0.1:8000", "where the bundled DynamoDB-compatible server listens")
 	fs.StringVar(&c.DynamoDBEndpoint, "dynamodb-endpoint", "", "use this DynamoDB endpoint instead of starting one")
 	fs.StringVar(&c.DataDir, "data-dir", "", "keep data and executions across restarts in this folder (default: in memory)")
-	fs.StringVar(&c.Seed, "seed", DefaultSeed, `accounts to create at start: [{"accountId","currency","balance"}]; existing ones are left alone;
+	fs.StringVar(&c.Seed, "seed", DefaultSeed, `accounts to create at start: [{"accountId","currency","balance"}]; each balance is funded by a transfer from funding-<currency>; existing accounts are left alone;
 the default is read next to the template, a path given relative to the current directory; "" seeds nothing`)
 	fs.StringVar(&c.SeedTransfers, "seed-transfers", "", "example transfers to create at start, with their accounts (events/local-transfers.json: what the sam local invoke events reference); existing ones are left alone")
 	fs.DurationVar(&c.ExecutionTimeout, "execution-timeout", 0, "override the state machine's TimeoutSeconds")
@@ -128,7 +138,15 @@ the default is read next to the template, a path given relative to the current d
 	fs.BoolVar(&c.Metrics, "metrics", false, "write the functions' metrics (CloudWatch EMF lines) to stderr with the logs")
 	fs.IntVar(&c.LambdaConcurrency, "lambda-concurrency", lambdalocal.DefaultAccountConcurrency, "the account's Lambda concurrency: in-flight invocations the functions without ReservedConcurrentExecutions share; beyond it (or a function's reservation) invocations are throttled (0: no limit)")
 	fs.StringVar(&c.PprofAddr, "pprof-addr", "", "serve Go's net/http/pprof profiles (/debug/pprof/) on this address, e.g. 127.0.0.1:6060 or :0 (default: off)")
-	fs.Func("fault", "inject a fault, repeatable: FUNCTION:error=NAME|delay=D|crash=POINT[:times=N][:leg=LEG]", func(s string) error {
+	fs.Func("fault", "inject a fault, repeatable: FUNCTION:error=NAME|delay=D|crash=POINT[:times=N][:leg=LEG], or events:error=CODE|failed-entry=CODE[:times=N] for the local EventBridge's PutEvents", func(s string) error {
+		if strings.HasPrefix(s, eventbus.FaultTarget+":") {
+			f, err := eventbus.ParseFault(s)
+			if err != nil {
+				return err
+			}
+			c.EventsFaults = append(c.EventsFaults, f)
+			return nil
+		}
 		f, err := lambdalocal.ParseFault(s)
 		if err != nil {
 			return err
@@ -219,6 +237,12 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	}
 	defer sfnLn.Close()
 	sfnURL := "http://" + sfnLn.Addr().String()
+	eventsLn, err := net.Listen("tcp", c.EventsAddr)
+	if err != nil {
+		return fmt.Errorf("events listener: %w", err)
+	}
+	defer eventsLn.Close()
+	eventsURL := "http://" + eventsLn.Addr().String()
 	var pprofLn net.Listener
 	if c.PprofAddr != "" {
 		if pprofLn, err = net.Listen("tcp", c.PprofAddr); err != nil {
@@ -236,7 +260,7 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	}
 	defer stopDDB()
 
-	awsCfg, err := sdkConfig(ctx, ddbURL, sfnURL)
+	awsCfg, err := sdkConfig(ctx, ddbURL, sfnURL, eventsURL)
 	if err != nil {
 		return err
 	}
@@ -253,6 +277,11 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 		return err
 	}
 
+	bus, err := s.eventBus()
+	if err != nil {
+		return err
+	}
+	defer bus.Close()
 	if err := s.startFunctions(awsCfg); err != nil {
 		return err
 	}
@@ -260,13 +289,14 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	if err := s.startRules(); err != nil {
 		return err
 	}
-	if err := seed(ctx, ddb, s.names.table(), c.Seed); err != nil {
+	sd := newSeeder(ddb, s.names.table(), s.names.stateMachine(), s.logger)
+	if err := sd.seed(ctx, c.Seed); err != nil {
 		return err
 	}
-	if err := seedTransfers(ctx, ddb, s.names.table(), c.SeedTransfers, time.Now()); err != nil {
+	if err := seedTransfers(ctx, ddb, s.names.table(), sd, c.SeedTransfers, time.Now()); err != nil {
 		return err
 	}
-	if err := s.startEngine(ctx, ddb, root); err != nil {
+	if err := s.startEngine(ctx, ddb, eventbridge.NewFromConfig(awsCfg), root); err != nil {
 		return err
 	}
 	defer s.engine.Close()
@@ -285,10 +315,13 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	}
 	apiSrv := apiServer(gw, &health{checks: s.healthChecks(awsCfg, machines), logger: s.logger}, APITimeouts, s.logger)
 	sfnSrv := sfnServer(sfnapi.New(s.engine, s.logger), SFNTimeouts, s.logger)
-	serveErr := make(chan error, 3)
+	eventsSrv := eventsServer(bus, SFNTimeouts, s.logger)
+	serveErr := make(chan error, 4)
 	go func() { serveErr <- apiSrv.Serve(apiLn) }()
 	go func() { serveErr <- sfnSrv.Serve(sfnLn) }()
-	ready := fmt.Sprintf("ready api=http://%s sfn=%s dynamodb=%s", apiLn.Addr(), sfnURL, ddbURL)
+	go func() { serveErr <- eventsSrv.Serve(eventsLn) }()
+	// events= follows the spec's three pairs; pprof=, when on, stays last (docs/local-stack.md).
+	ready := fmt.Sprintf("ready api=http://%s sfn=%s dynamodb=%s events=%s", apiLn.Addr(), sfnURL, ddbURL, eventsURL)
 	if pprofLn != nil {
 		pprofSrv := httpserver.New(pprofHandler(), httpserver.Options{Timeouts: PprofTimeouts,
 			ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn)})
@@ -323,6 +356,7 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	_ = sfnSrv.Shutdown(shutCtx)
 	s.engine.Close()
 	waitFor(&s.wg, time.Second)
+	_ = eventsSrv.Shutdown(shutCtx)
 	return runErr
 }
 
@@ -391,7 +425,7 @@ const idleConnsPerHost = 1024
 // sdkConfig points the AWS SDK at the local endpoints the way a user would: through the SDK's own
 // AWS_ENDPOINT_URL_* variables, so function code has no local mode. Credentials and region are set only where the
 // environment has none (a --dynamodb-endpoint on AWS keeps the user's own).
-func sdkConfig(ctx context.Context, ddbURL, sfnURL string) (aws.Config, error) {
+func sdkConfig(ctx context.Context, ddbURL, sfnURL, eventsURL string) (aws.Config, error) {
 	set := func(k, v string) error {
 		if os.Getenv(k) != "" && !strings.HasPrefix(k, "AWS_ENDPOINT_URL_") {
 			return nil
@@ -401,9 +435,11 @@ func sdkConfig(ctx context.Context, ddbURL, sfnURL string) (aws.Config, error) {
 	for k, v := range map[string]string{
 		"AWS_ENDPOINT_URL_DYNAMODB": ddbURL,
 		"AWS_ENDPOINT_URL_SFN":      sfnURL,
-		"AWS_REGION":                Region,
-		"AWS_ACCESS_KEY_ID":         "local",
-		"AWS_SECRET_ACCESS_KEY":     "local",
+		// The SDK's variable for EventBridge: the service id "EventBridge" upper-cased (not …_EVENTS).
+		"AWS_ENDPOINT_URL_EVENTBRIDGE": eventsURL,
+		"AWS_REGION":                   Region,
+		"AWS_ACCESS_KEY_ID":            "local",
+		"AWS_SECRET_ACCESS_KEY":        "local",
 	} {
 		if err := set(k, v); err != nil {
 			return aws.Config{}, err

@@ -47,6 +47,11 @@ func (n names) Ref(id string) (string, error) {
 		return id, nil
 	case "AWS::Serverless::StateMachine":
 		return stateMachineArn(id), nil
+	case "AWS::Events::EventBus", "AWS::Events::Rule":
+		// Locally a bus and a rule are named by their logical ids, as `sam local` names resources.
+		return id, nil
+	case "AWS::Logs::LogGroup":
+		return n.logGroupName(id)
 	}
 	return "", fmt.Errorf("!Ref %s: the local stack does not model %s", id, kind)
 }
@@ -66,6 +71,18 @@ func (n names) GetAtt(id, attr string) (string, error) {
 		return stateMachineArn(id), nil
 	case "AWS::DynamoDB::Table.Arn":
 		return fmt.Sprintf("arn:aws:dynamodb:%s:%s:table/%s", Region, AccountID, id), nil
+	case "AWS::Events::EventBus.Arn":
+		return eventBusArn(id), nil
+	case "AWS::Events::EventBus.Name":
+		return id, nil
+	case "AWS::Events::Rule.Arn":
+		return fmt.Sprintf("arn:aws:events:%s:%s:rule/%s", Region, AccountID, id), nil
+	case "AWS::Logs::LogGroup.Arn":
+		name, err := n.logGroupName(id)
+		if err != nil {
+			return "", err
+		}
+		return logGroupArnPrefix + name + ":*", nil
 	}
 	return "", fmt.Errorf("!GetAtt %s.%s: the local stack does not model it", id, attr)
 }
@@ -83,6 +100,38 @@ func (n names) table() string {
 		return ""
 	}
 	return ids[0]
+}
+
+// logGroupName is a log group's LogGroupName as the template gives it (with AWS::StackName "local"), or its logical
+// id when the template gives none.
+func (n names) logGroupName(id string) (string, error) {
+	name, ok, err := n.tmpl.PropertyString(id, "LogGroupName", samtemplate.Env{Region: Region, AccountID: AccountID}, n)
+	if err != nil || !ok {
+		return id, err
+	}
+	return name, nil
+}
+
+// logGroupArnPrefix starts the ARN of a local log group: the name and ":*" follow.
+var logGroupArnPrefix = fmt.Sprintf("arn:aws:logs:%s:%s:log-group:", Region, AccountID)
+
+func eventBusArn(name string) string {
+	return fmt.Sprintf("arn:aws:events:%s:%s:event-bus/%s", Region, AccountID, name)
+}
+
+// stateMachine is the ARN of the template's (first) state machine, "" if it has none.
+func (n names) stateMachine() string {
+	var ids []string
+	for id, r := range n.tmpl.Resources {
+		if r.Type == "AWS::Serverless::StateMachine" {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	if len(ids) == 0 {
+		return ""
+	}
+	return stateMachineArn(ids[0])
 }
 
 func stateMachineArn(name string) string {
@@ -204,7 +253,7 @@ func (s *stack) startFunctions(cfg aws.Config) error {
 
 // startEngine starts the Step Functions engine (restoring executions from --data-dir) and creates the template's
 // state machines with their DefinitionSubstitutions applied.
-func (s *stack) startEngine(ctx context.Context, ddb sfnlocal.DynamoDBAPI, root string) error {
+func (s *stack) startEngine(ctx context.Context, ddb sfnlocal.DynamoDBAPI, events sfnlocal.EventBridgeAPI, root string) error {
 	var store sfnlocal.Store = sfnlocal.NewMemoryStore()
 	if s.cfg.DataDir != "" {
 		fs, err := sfnlocal.NewFileStore(filepath.Join(s.cfg.DataDir, "stepfunctions"))
@@ -216,6 +265,7 @@ func (s *stack) startEngine(ctx context.Context, ddb sfnlocal.DynamoDBAPI, root 
 	s.engine = sfnlocal.New(sfnlocal.Options{
 		Lambda:               s.invoker,
 		DynamoDB:             ddb,
+		EventBridge:          events,
 		Store:                store,
 		Region:               Region,
 		AccountID:            AccountID,

@@ -29,7 +29,7 @@ func TestProjectTemplateTables(t *testing.T) {
 	if len(tb.Create.KeySchema) != 2 || aws.ToString(tb.Create.KeySchema[0].AttributeName) != "pk" || tb.Create.KeySchema[0].KeyType != "HASH" {
 		t.Errorf("key schema = %+v", tb.Create.KeySchema)
 	}
-	if len(tb.Create.AttributeDefinitions) != 4 || len(tb.Create.GlobalSecondaryIndexes) != 1 {
+	if len(tb.Create.AttributeDefinitions) != 6 || len(tb.Create.GlobalSecondaryIndexes) != 2 {
 		t.Errorf("attributes %d, indexes %d", len(tb.Create.AttributeDefinitions), len(tb.Create.GlobalSecondaryIndexes))
 	}
 }

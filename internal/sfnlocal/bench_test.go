@@ -7,7 +7,11 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 
 	"github.com/transferflow/orchestrator/internal/sfnlocal"
 )
@@ -42,8 +46,24 @@ func (instantDynamo) GetItem(context.Context, *dynamodb.GetItemInput, ...func(*d
 	return &dynamodb.GetItemOutput{}, nil
 }
 
+// UpdateItem answers with the attributes the settlements' ResultSelector reads (ReturnValues ALL_NEW).
 func (instantDynamo) UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
-	return &dynamodb.UpdateItemOutput{}, nil
+	at := &ddbtypes.AttributeValueMemberS{Value: "2026-11-23T10:00:00Z"}
+	return &dynamodb.UpdateItemOutput{Attributes: map[string]ddbtypes.AttributeValue{
+		"executionArn": &ddbtypes.AttributeValueMemberS{Value: "arn:aws:states:us-east-1:123456789012:execution:bench:t1"},
+		"createdAt":    at, "updatedAt": at, "completedAt": at,
+	}}, nil
+}
+
+// instantEvents accepts every event at once.
+type instantEvents struct{}
+
+func (instantEvents) PutEvents(_ context.Context, in *eventbridge.PutEventsInput, _ ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error) {
+	out := &eventbridge.PutEventsOutput{}
+	for range in.Entries {
+		out.Entries = append(out.Entries, ebtypes.PutEventsResultEntry{EventId: aws.String("e")})
+	}
+	return out, nil
 }
 
 func (instantDynamo) DeleteItem(context.Context, *dynamodb.DeleteItemInput, ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
@@ -69,7 +89,7 @@ func transferDefinition(b testing.TB) (string, string) {
 	return path, sfnlocal.SubstituteDefinition(string(data), subs)
 }
 
-const transferInput = `{"id":"t1","transferId":"t1","sourceAccountId":"a","destinationAccountId":"b","amount":5,"currency":"EUR","recordKey":"TRANSFER#t1"}`
+const transferInput = `{"id":"t1","transferId":"t1","sourceAccountId":"a","destinationAccountId":"b","amount":5,"currency":"EUR","reference":"","createdAt":"2026-11-23T10:00:00Z","recordKey":"TRANSFER#t1"}`
 
 func benchmarkExecutions(b *testing.B, eng *sfnlocal.Engine, def, input string) {
 	ctx := context.Background()
@@ -107,7 +127,7 @@ func BenchmarkTransfer(b *testing.B) {
 	path, def := transferDefinition(b)
 	b.Logf("definition: %s", path)
 	invoke := invokerFunc(func(context.Context, string, []byte) ([]byte, error) { return []byte(`{"ok":true}`), nil })
-	eng := sfnlocal.New(sfnlocal.Options{Lambda: invoke, DynamoDB: instantDynamo{}})
+	eng := sfnlocal.New(sfnlocal.Options{Lambda: invoke, DynamoDB: instantDynamo{}, EventBridge: instantEvents{}})
 	defer eng.Close()
 	benchmarkExecutions(b, eng, def, transferInput)
 }

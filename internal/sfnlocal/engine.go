@@ -59,6 +59,8 @@ type Options struct {
 	Lambda LambdaInvoker
 	// DynamoDB runs the dynamodb:* tasks; without it those tasks fail with DynamoDB.AmazonDynamoDBException.
 	DynamoDB DynamoDBAPI
+	// EventBridge runs the events:putEvents tasks; without it those tasks fail with EventBridge.SdkClientException.
+	EventBridge EventBridgeAPI
 	// Subscribers receive status-change events.
 	Subscribers []Subscriber
 	// Store persists state machines and executions (default a MemoryStore).

@@ -489,9 +489,8 @@ func (x *execution) exit(sr *stateRun, th *thread, next string, out, input any, 
 	}
 	x.emit(th, true, sr.sp.exitedType, "stateExitedEventDetails", map[string]any{
 		"name": sr.sp.name, "output": text, "outputDetails": notTruncated})
-	if sr.st.End {
-		next = ""
-	}
+	// next is the state's Next ("" for an End state) or, for a caught error, the catcher's Next: a catcher's
+	// transition applies even on a state with End (as on AWS).
 	return next, out, text, nil
 }
 

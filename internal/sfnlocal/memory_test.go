@@ -39,7 +39,7 @@ func retainedPerExecution(tb testing.TB, store sfnlocal.Store, loop func() bool)
 	_, def := transferDefinition(tb)
 	invoke := invokerFunc(func(context.Context, string, []byte) ([]byte, error) { return []byte(`{"ok":true}`), nil })
 	ctx := context.Background()
-	eng := sfnlocal.New(sfnlocal.Options{Lambda: invoke, DynamoDB: instantDynamo{}, Store: store})
+	eng := sfnlocal.New(sfnlocal.Options{Lambda: invoke, DynamoDB: instantDynamo{}, EventBridge: instantEvents{}, Store: store})
 	defer eng.Close()
 	sm, err := eng.CreateStateMachine(ctx, sfnlocal.CreateInput{Name: "bench", Definition: def, RoleArn: testRoleArn})
 	if err != nil {
@@ -113,7 +113,7 @@ func BenchmarkRunningMemory(b *testing.B) {
 		return []byte(`{"ok":true}`), nil
 	})
 	ctx := context.Background()
-	eng := sfnlocal.New(sfnlocal.Options{Lambda: invoke, DynamoDB: instantDynamo{}})
+	eng := sfnlocal.New(sfnlocal.Options{Lambda: invoke, DynamoDB: instantDynamo{}, EventBridge: instantEvents{}})
 	defer eng.Close()
 	sm, err := eng.CreateStateMachine(ctx, sfnlocal.CreateInput{Name: "bench", Definition: def, RoleArn: testRoleArn})
 	if err != nil {

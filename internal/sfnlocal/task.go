@@ -37,6 +37,8 @@ func resolveResource(arn string) (integration, error) {
 			if op, ok := dynamoOps[api]; ok {
 				return integration{resourceType: "dynamodb", resource: api, call: op}, nil
 			}
+		case svc == "events" && api == "putEvents":
+			return integration{resourceType: "events", resource: api, call: eventsPutEvents}, nil
 		}
 		return integration{}, fmt.Errorf("the resource %q is not supported by the local engine", arn)
 	}

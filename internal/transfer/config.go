@@ -120,16 +120,23 @@ type ReconcilerConfig struct {
 	SweepLimit      int
 	// MetricsNamespace is the CloudWatch namespace of the function's metrics (docs/metrics.md).
 	MetricsNamespace string
+	// EventBusName is the EventBridge bus the outcome events of the reconciler's settlements go to.
+	EventBusName string
 }
 
-// LoadReconcilerConfig reads TABLE_NAME, STATE_MACHINE_ARN, ORPHAN_AFTER (default 2m: how old an IN_PROGRESS
+// LoadReconcilerConfig reads TABLE_NAME, STATE_MACHINE_ARN, EVENT_BUS_NAME (the bus of the outcome events),
+// ORPHAN_AFTER (default 2m: how old an IN_PROGRESS
 // transfer must be before the sweep looks at it), ORPHAN_GIVE_UP_AFTER (default 1h: when a workflow that never
 // started is settled ORPHANED instead of re-driven), SWEEP_LIMIT (default 500 transfers a sweep) and
 // METRICS_NAMESPACE (see DefaultMetricsNamespace).
 func LoadReconcilerConfig(getenv func(string) string) (ReconcilerConfig, error) {
-	c := ReconcilerConfig{TableName: getenv("TABLE_NAME"), StateMachineArn: getenv("STATE_MACHINE_ARN"), SweepLimit: 500}
+	c := ReconcilerConfig{TableName: getenv("TABLE_NAME"), StateMachineArn: getenv("STATE_MACHINE_ARN"), SweepLimit: 500,
+		EventBusName: getenv("EVENT_BUS_NAME")}
 	if c.TableName == "" {
 		return ReconcilerConfig{}, fmt.Errorf("TABLE_NAME is required")
+	}
+	if c.EventBusName == "" {
+		return ReconcilerConfig{}, fmt.Errorf("EVENT_BUS_NAME is required")
 	}
 	if !stateMachineArnRe.MatchString(c.StateMachineArn) {
 		return ReconcilerConfig{}, fmt.Errorf("STATE_MACHINE_ARN=%q is not a state machine ARN", c.StateMachineArn)

@@ -232,7 +232,7 @@ func TestMetricsNamespaceFromEnv(t *testing.T) {
 	for fn, load := range loaders {
 		for _, tt := range tests {
 			t.Run(fn+"/"+tt.name, func(t *testing.T) {
-				env := map[string]string{"TABLE_NAME": "t", "STATE_MACHINE_ARN": reconcilerMachine, "METRICS_NAMESPACE": tt.value}
+				env := map[string]string{"TABLE_NAME": "t", "STATE_MACHINE_ARN": reconcilerMachine, "EVENT_BUS_NAME": "bus", "METRICS_NAMESPACE": tt.value}
 				got, err := load(func(k string) string { return env[k] })
 				if tt.wantErr != "" {
 					if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) {

@@ -37,13 +37,15 @@ type executionStarter interface {
 }
 
 // Orchestrator is the API function: it reserves the Idempotency-Key with one conditional write that already carries
-// the execution ARN, starts the workflow under a name derived from the transfer, and answers reads.
+// the execution ARN, starts the workflow under a name derived from the transfer, opens accounts, and answers reads.
 type Orchestrator struct {
 	Store           transferStore
 	SFN             executionStarter
 	History         historyReader
 	Legs            entryLister
 	Accounts        accountReader
+	Openings        accountOpener
+	Activity        activityLister
 	StateMachineArn string
 	// TTL is how long a transfer record, and so its Idempotency-Key, lives; 0 keeps it forever.
 	TTL time.Duration
@@ -61,7 +63,8 @@ type Orchestrator struct {
 
 // knownResources are the API's resources; another method on one of them is 405.
 var knownResources = map[string]bool{
-	"/transfers": true, "/transfers/{transferId}": true, "/transfers/{transferId}/history": true, "/accounts/{accountId}": true,
+	"/transfers": true, "/transfers/{transferId}": true, "/transfers/{transferId}/history": true,
+	"/accounts": true, "/accounts/{accountId}": true, "/accounts/{accountId}/transfers": true,
 }
 
 // Handle serves one API Gateway proxy request. Every failure is an HTTP answer; the returned error is always nil, so
@@ -85,8 +88,12 @@ func (o *Orchestrator) route(ctx context.Context, req events.APIGatewayProxyRequ
 		return o.get(ctx, req), outcome{route: "GET /transfers/{transferId}"}
 	case resource == "/transfers/{transferId}/history" && req.HTTPMethod == http.MethodGet:
 		return o.history(ctx, req), outcome{route: "GET /transfers/{transferId}/history"}
+	case resource == "/accounts" && req.HTTPMethod == http.MethodPost:
+		return o.openAccount(ctx, req), outcome{route: "POST /accounts"}
 	case resource == "/accounts/{accountId}" && req.HTTPMethod == http.MethodGet:
 		return o.account(ctx, req), outcome{route: "GET /accounts/{accountId}"}
+	case resource == "/accounts/{accountId}/transfers" && req.HTTPMethod == http.MethodGet:
+		return o.accountTransfers(ctx, req), outcome{route: "GET /accounts/{accountId}/transfers"}
 	case knownResources[resource]:
 		return apigw.ProblemResponse(apigw.NewProblem(http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED",
 			fmt.Sprintf("%s is not allowed on %s", req.HTTPMethod, resource))), outcome{route: RouteOther}

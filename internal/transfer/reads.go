@@ -48,15 +48,6 @@ type History struct {
 	NextToken    string           `json:"nextToken,omitempty"`
 }
 
-// AccountView is an account as GET /accounts/{accountId} shows it.
-type AccountView struct {
-	AccountID string `json:"accountId"`
-	Balance   int64  `json:"balance"`
-	Currency  string `json:"currency"`
-	Version   int64  `json:"version"`
-	UpdatedAt string `json:"updatedAt"`
-}
-
 func (o *Orchestrator) history(ctx context.Context, req events.APIGatewayProxyRequest) apigw.Response {
 	id := req.PathParameters["transferId"]
 	maxResults := defaultHistoryPage
@@ -109,21 +100,6 @@ func (o *Orchestrator) history(ctx context.Context, req events.APIGatewayProxyRe
 		h.Ledger = append(h.Ledger, newLegResult(e))
 	}
 	return apigw.JSON(http.StatusOK, h)
-}
-
-func (o *Orchestrator) account(ctx context.Context, req events.APIGatewayProxyRequest) apigw.Response {
-	id := req.PathParameters["accountId"]
-	if !accountIDRe.MatchString(id) {
-		return problem(http.StatusNotFound, "ACCOUNT_NOT_FOUND", "no account with this id")
-	}
-	a, err := o.Accounts.GetAccount(ctx, id)
-	switch {
-	case errors.Is(err, ledger.ErrNotFound):
-		return problem(http.StatusNotFound, "ACCOUNT_NOT_FOUND", "no account with this id")
-	case err != nil:
-		return o.dependency(ctx, "get account", err, 1, "accountId", id)
-	}
-	return apigw.JSON(http.StatusOK, AccountView{AccountID: a.AccountID, Balance: a.Balance, Currency: a.Currency, Version: a.Version, UpdatedAt: a.UpdatedAt})
 }
 
 var timeType = reflect.TypeOf(time.Time{})

@@ -108,7 +108,9 @@ func TestAccount(t *testing.T) {
 	resp := h.getPath("/accounts/{accountId}", "/accounts/acc-carol", map[string]string{"accountId": "acc-carol"}, nil)
 	var a transfer.AccountView
 	decode(t, resp, &a)
-	if resp.StatusCode != 200 || a != (transfer.AccountView{AccountID: "acc-carol", Balance: 990, Currency: "GBP", Version: 1, UpdatedAt: "2026-11-21T10:00:00.123Z"}) {
+	if resp.StatusCode != 200 || a != (transfer.AccountView{AccountID: "acc-carol", Kind: "customer", Balance: 990, Currency: "GBP", Version: 1,
+		CreatedAt: "2026-11-21T10:00:00.123Z", UpdatedAt: "2026-11-21T10:00:00.123Z",
+		Links: transfer.AccountLinks{Self: "/accounts/acc-carol", Transfers: "/accounts/acc-carol/transfers"}}) {
 		t.Errorf("status %d account %+v", resp.StatusCode, a)
 	}
 	wantProblem(t, h.getPath("/accounts/{accountId}", "", map[string]string{"accountId": "acc-nobody"}, nil), 404, "ACCOUNT_NOT_FOUND")

@@ -56,9 +56,13 @@ type executionDriver interface {
 // settles the transfer from the ledger; on its schedule it sweeps transfers stuck IN_PROGRESS. Handling an event
 // twice is harmless: a settled record is never changed again.
 type Reconciler struct {
-	Ledger          settlementLedger
-	Records         recordFinder
-	SFN             executionDriver
+	Ledger  settlementLedger
+	Records recordFinder
+	SFN     executionDriver
+	// Events publishes the outcome event of every settlement the reconciler makes, and of a settled transfer whose
+	// workflow ended without publishing its own (EventNotPublished) on EventBusName; nil publishes none.
+	Events          eventPublisher
+	EventBusName    string
 	StateMachineArn string
 	// OrphanAfter is how old an IN_PROGRESS transfer must be before the sweep looks at it.
 	OrphanAfter time.Duration
@@ -124,8 +128,14 @@ func (r *Reconciler) statusChanged(ctx context.Context, d statusDetail) error {
 	if err != nil {
 		return fmt.Errorf("status change of %s: %w", d.Name, err)
 	}
-	if rec.Status != ledger.StatusInProgress || rec.ExecutionArn != d.ExecutionArn {
+	if rec.ExecutionArn != d.ExecutionArn {
 		return nil
+	}
+	if rec.Status != ledger.StatusInProgress {
+		// Settled by this execution, which then failed (EventNotPublished: its outcome event could not be published),
+		// timed out or was stopped before publishing, or by an earlier delivery of this event whose publish failed.
+		// Publishing again is harmless: consumers deduplicate on transferId and status.
+		return r.publishOutcome(ctx, rec.TransferID)
 	}
 	return r.settle(ctx, rec, ledger.Failure{Code: code, Error: d.Error, Cause: d.Cause}, TriggerStatusChange)
 }
@@ -317,7 +327,7 @@ const maxSettleRounds = 5
 // settle brings the record to the status the ledger supports: COMPLETED when the CREDIT exists; otherwise FAILED
 // with failure, refunding a lone DEBIT first. A leg that lands concurrently (a late Lambda) makes the settlement's
 // ledger check fail, and the ledger is read again. A record already settled is left as it is. A settlement writes a
-// metrics record with its status, code and the trigger that led to it.
+// metrics record with its status, code and the trigger that led to it, and publishes the transfer's outcome event.
 func (r *Reconciler) settle(ctx context.Context, rec ledger.Transfer, failure ledger.Failure, trigger string) error {
 	log := r.Logger.With("transferId", rec.TransferID)
 	for range maxSettleRounds {
@@ -355,7 +365,9 @@ func (r *Reconciler) settle(ctx context.Context, rec ledger.Transfer, failure le
 		}
 		switch {
 		case err == nil:
-			return nil
+			// The settlement is made; a publish that fails returns an error, so that Lambda retries the event (a
+			// retry finds the record settled and publishes again) or sends it to the dead-letter queue.
+			return r.publishOutcome(ctx, rec.TransferID)
 		case errors.Is(err, ledger.ErrTransferNotInProgress):
 			return nil // settled by the workflow or an earlier delivery of this event
 		case errors.Is(err, ledger.ErrLedgerDisagrees):

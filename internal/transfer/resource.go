@@ -9,19 +9,21 @@ import (
 
 // Resource is the transfer as the API shows it.
 type Resource struct {
-	TransferID           string   `json:"transferId"`
-	Status               string   `json:"status"`
-	SourceAccountID      string   `json:"sourceAccountId"`
-	DestinationAccountID string   `json:"destinationAccountId"`
-	Amount               int64    `json:"amount"`
-	Currency             string   `json:"currency"`
-	Reference            string   `json:"reference,omitempty"`
-	ExecutionArn         string   `json:"executionArn"`
-	CreatedAt            string   `json:"createdAt"`
-	UpdatedAt            string   `json:"updatedAt"`
-	CompletedAt          string   `json:"completedAt,omitempty"`
-	Failure              *Failure `json:"failure,omitempty"`
-	Links                Links    `json:"links"`
+	TransferID           string `json:"transferId"`
+	Status               string `json:"status"`
+	SourceAccountID      string `json:"sourceAccountId"`
+	DestinationAccountID string `json:"destinationAccountId"`
+	Amount               int64  `json:"amount"`
+	Currency             string `json:"currency"`
+	// Reference is always present (empty when the request had none), so that the workflow's outcome event, which
+	// cannot leave a field out, shows the transfer exactly as the API does.
+	Reference    string   `json:"reference"`
+	ExecutionArn string   `json:"executionArn"`
+	CreatedAt    string   `json:"createdAt"`
+	UpdatedAt    string   `json:"updatedAt"`
+	CompletedAt  string   `json:"completedAt,omitempty"`
+	Failure      *Failure `json:"failure,omitempty"`
+	Links        Links    `json:"links"`
 }
 
 // Failure says why a transfer FAILED.

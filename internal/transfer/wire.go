@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/transferflow/orchestrator/internal/ledger"
@@ -36,6 +37,8 @@ func NewOrchestratorHandler(cfg aws.Config, c Config, logger *slog.Logger) *Orch
 		History:           sfnClient,
 		Legs:              store,
 		Accounts:          store,
+		Openings:          store,
+		Activity:          store,
 		StateMachineArn:   c.StateMachineArn,
 		TTL:               c.IdempotencyTTL,
 		ReservationWindow: c.ReservationWindow,
@@ -61,7 +64,8 @@ func NewCreditHandler(cfg aws.Config, c LedgerConfig, logger *slog.Logger) *Cred
 		Metrics: lambdaMetrics(c.MetricsNamespace)}
 }
 
-// NewReconcilerHandler wires the timeout-reconciler function. Both functions/timeout-reconciler and the local stack
+// NewReconcilerHandler wires the timeout-reconciler function (EventBridge's endpoint, too, comes from the SDK config:
+// AWS_ENDPOINT_URL_EVENTBRIDGE locally). Both functions/timeout-reconciler and the local stack
 // call it.
 func NewReconcilerHandler(cfg aws.Config, c ReconcilerConfig, logger *slog.Logger) *Reconciler {
 	db := dynamodb.NewFromConfig(cfg)
@@ -69,6 +73,8 @@ func NewReconcilerHandler(cfg aws.Config, c ReconcilerConfig, logger *slog.Logge
 		Ledger:          ledger.NewLedger(db, c.TableName),
 		Records:         ledger.NewStore(db, c.TableName),
 		SFN:             sfn.NewFromConfig(cfg),
+		Events:          eventbridge.NewFromConfig(cfg),
+		EventBusName:    c.EventBusName,
 		StateMachineArn: c.StateMachineArn,
 		OrphanAfter:     c.OrphanAfter,
 		GiveUpAfter:     c.GiveUpAfter,

@@ -48,7 +48,7 @@ type signer interface {
 // is safe for concurrent use when its HTTP, Signer, Sleep and OnRetry are.
 type Client struct {
 	// Endpoint is the API's base URL, including any stage path: http://127.0.0.1:3000 or
-	// https://abc123.execute-api.eu-west-1.amazonaws.com/Prod.
+	// https://abc123.execute-api.eu-west-1.amazonaws.com/v1.
 	Endpoint string
 	// HTTP sends the requests; nil means http.DefaultClient.
 	HTTP doer
@@ -214,6 +214,91 @@ func (c *Client) Account(ctx context.Context, accountID string) (Account, error)
 	}
 	a.Raw = res.body
 	return a, nil
+}
+
+// OpenAccount sends POST /accounts with the Idempotency-Key key, as Submit does a transfer: every attempt sends the
+// same bytes with the same key, so a retry can only replay the first request, never open a second account.
+func (c *Client) OpenAccount(ctx context.Context, key string, req OpenAccountRequest) (OpenAccountResult, error) {
+	if err := ValidateIdempotencyKey(key); err != nil {
+		return OpenAccountResult{}, err
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return OpenAccountResult{}, fmt.Errorf("encode account request: %w", err)
+	}
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set("Idempotency-Key", quoteSFString(key))
+	res, attempts, err := c.do(ctx, http.MethodPost, "/accounts", nil, h, body)
+	if err != nil {
+		return OpenAccountResult{Attempts: attempts}, fmt.Errorf("open account: %w", err)
+	}
+	var a Account
+	if err := json.Unmarshal(res.body, &a); err != nil || a.AccountID == "" {
+		return OpenAccountResult{Attempts: attempts}, fmt.Errorf("open account: decode the answer: %w", errors.Join(err, errors.New("no accountId")))
+	}
+	a.Raw = res.body
+	return OpenAccountResult{
+		Account:  a,
+		Status:   res.status,
+		Replayed: strings.EqualFold(res.header.Get("Idempotent-Replayed"), "true"),
+		Attempts: attempts,
+	}, nil
+}
+
+// AccountTransfers returns one page of the account's transfers, newest first: up to limit entries (0: the API's
+// default) after nextToken (empty: from the newest).
+func (c *Client) AccountTransfers(ctx context.Context, accountID string, limit int, nextToken string) (AccountTransfers, error) {
+	q := url.Values{}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	if nextToken != "" {
+		q.Set("nextToken", nextToken)
+	}
+	res, _, err := c.do(ctx, http.MethodGet, "/accounts/"+url.PathEscape(accountID)+"/transfers", q, nil, nil)
+	if err != nil {
+		return AccountTransfers{}, fmt.Errorf("list transfers of account %s: %w", accountID, err)
+	}
+	var p struct {
+		AccountID string            `json:"accountId"`
+		Transfers []json.RawMessage `json:"transfers"`
+		NextToken string            `json:"nextToken"`
+	}
+	if err := json.Unmarshal(res.body, &p); err != nil {
+		return AccountTransfers{}, fmt.Errorf("decode transfers of account %s: %w", accountID, err)
+	}
+	out := AccountTransfers{AccountID: p.AccountID, NextToken: p.NextToken, Transfers: make([]AccountTransfer, 0, len(p.Transfers))}
+	for _, raw := range p.Transfers {
+		var t AccountTransfer
+		if err := json.Unmarshal(raw, &t); err != nil {
+			return AccountTransfers{}, fmt.Errorf("decode transfers of account %s: %w", accountID, err)
+		}
+		t.Raw = raw
+		out.Transfers = append(out.Transfers, t)
+	}
+	return out, nil
+}
+
+// AllAccountTransfers follows nextToken from the newest entry to the oldest and returns every entry, newest first;
+// limit is the page size (0: the API's default).
+func (c *Client) AllAccountTransfers(ctx context.Context, accountID string, limit int) (AccountTransfers, error) {
+	all := AccountTransfers{AccountID: accountID, Transfers: []AccountTransfer{}}
+	token := ""
+	for {
+		p, err := c.AccountTransfers(ctx, accountID, limit, token)
+		if err != nil {
+			return AccountTransfers{}, err
+		}
+		all.Transfers = append(all.Transfers, p.Transfers...)
+		if p.NextToken == "" {
+			return all, nil
+		}
+		if p.NextToken == token {
+			return AccountTransfers{}, fmt.Errorf("list transfers of account %s: the API repeated nextToken", accountID)
+		}
+		token = p.NextToken
+	}
 }
 
 func decodeTransfer(b []byte) (Transfer, error) {

@@ -66,15 +66,68 @@ type SubmitResult struct {
 	Attempts int
 }
 
-// Account is an account as GET /accounts/{id} shows it. Balance is in minor units of Currency.
+// Account kinds (docs/api.md): only a funding account may go below zero.
+const (
+	KindCustomer = "customer"
+	KindFunding  = "funding"
+)
+
+// Account is an account as GET /accounts/{id} and POST /accounts show it. Balance is in minor units of Currency.
 type Account struct {
 	AccountID string `json:"accountId"`
+	Kind      string `json:"kind,omitempty"`
 	Balance   int64  `json:"balance"`
 	Currency  string `json:"currency"`
 	Version   int64  `json:"version"`
+	CreatedAt string `json:"createdAt,omitempty"`
 	UpdatedAt string `json:"updatedAt,omitempty"`
 
 	Raw json.RawMessage `json:"-"`
+}
+
+// OpenAccountRequest is the body of POST /accounts. An empty AccountID lets the API choose one; an empty Kind is
+// a customer account.
+type OpenAccountRequest struct {
+	AccountID string `json:"accountId,omitempty"`
+	Currency  string `json:"currency"`
+	Kind      string `json:"kind,omitempty"`
+}
+
+// OpenAccountResult is the outcome of OpenAccount.
+type OpenAccountResult struct {
+	// Account is the account the API answered with.
+	Account Account
+	// Status is the HTTP status of the final answer: 201 (opened), or 200 (a replay of the key, or an account that
+	// was already open with the same currency and kind).
+	Status int
+	// Replayed is true when the API answered from an earlier request with the same key (Idempotent-Replayed).
+	Replayed bool
+	// Attempts is the number of requests sent.
+	Attempts int
+}
+
+// AccountTransfer is one entry of GET /accounts/{id}/transfers: a leg of a transfer on the account. Amount is
+// signed: negative for money out (a DEBIT).
+type AccountTransfer struct {
+	TransferID            string `json:"transferId"`
+	Leg                   string `json:"leg"`
+	Direction             string `json:"direction"`
+	Amount                int64  `json:"amount"`
+	Currency              string `json:"currency"`
+	CounterpartyAccountID string `json:"counterpartyAccountId,omitempty"`
+	CreatedAt             string `json:"createdAt"`
+	Status                string `json:"status,omitempty"`
+	Reference             string `json:"reference,omitempty"`
+
+	Raw json.RawMessage `json:"-"`
+}
+
+// AccountTransfers is a page (or, from AllAccountTransfers, every page) of an account's transfers, newest first.
+type AccountTransfers struct {
+	AccountID string
+	Transfers []AccountTransfer
+	// NextToken continues the listing; empty on the last page.
+	NextToken string
 }
 
 // History is a transfer's audit trail: its execution's events, all pages joined, and its ledger legs.
@@ -131,6 +184,8 @@ type Event struct {
 	Resource, ResourceType string
 	// Error and Cause are set on failure events.
 	Error, Cause string
+	// Parameters is a scheduled task's parameters, a JSON text (for a Lambda invoke: FunctionName and Payload).
+	Parameters string
 
 	raw json.RawMessage
 }
@@ -161,9 +216,11 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 				ResourceType string `json:"resourceType"`
 				Error        string `json:"error"`
 				Cause        string `json:"cause"`
+				Parameters   string `json:"parameters"`
 			}
 			err = json.Unmarshal(v, &d)
 			out.Name, out.Resource, out.ResourceType, out.Error, out.Cause = d.Name, d.Resource, d.ResourceType, d.Error, d.Cause
+			out.Parameters = d.Parameters
 		}
 		if err != nil {
 			return fmt.Errorf("event field %s: %w", k, err)

@@ -1,0 +1,58 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// transferctlBuild builds cmd/transferctl once, next to the stack's binary (removed with it by TestMain).
+var transferctlBuild = sync.OnceValues(func() (string, error) {
+	out := filepath.Join(filepath.Dir(binary), "transferctl")
+	cmd := exec.Command("go", "build", "-o", out, "./cmd/transferctl")
+	cmd.Dir = root
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build cmd/transferctl: %v\n%s", err, b)
+	}
+	return out, nil
+})
+
+// transferctlPath returns the freshly built transferctl.
+func transferctlPath(t *testing.T) string {
+	t.Helper()
+	p, err := transferctlBuild()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// ctlResult is what one transferctl run did.
+type ctlResult struct {
+	code           int
+	stdout, stderr string
+}
+
+// transferctl runs the CLI against the stack's API, with no AWS configuration of the caller's.
+func (s *stack) transferctl(args ...string) ctlResult {
+	s.t.Helper()
+	cmd := exec.Command(transferctlPath(s.t), args...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + s.t.TempDir(), "TRANSFERCTL_ENDPOINT=" + s.API}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	res := ctlResult{stdout: stdout.String(), stderr: stderr.String()}
+	if err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			s.t.Fatalf("transferctl %s: %v", strings.Join(args, " "), err)
+		}
+		res.code = ee.ExitCode()
+	}
+	return res
+}

@@ -1,0 +1,169 @@
+package eventbus
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// putEventsRequest is PutEvents' request. Time is epoch seconds, as the SDKs send it.
+type putEventsRequest struct {
+	Entries    *[]putEventsEntry `json:"Entries"`
+	EndpointID string            `json:"EndpointId"`
+}
+
+type putEventsEntry struct {
+	Source       *string  `json:"Source"`
+	DetailType   *string  `json:"DetailType"`
+	Detail       *string  `json:"Detail"`
+	EventBusName *string  `json:"EventBusName"`
+	Resources    []string `json:"Resources"`
+	Time         *float64 `json:"Time"`
+	TraceHeader  string   `json:"TraceHeader"`
+}
+
+// resultEntry is one entry of PutEvents' answer: EventId, or ErrorCode and ErrorMessage.
+type resultEntry struct {
+	EventID      string `json:"EventId,omitempty"`
+	ErrorCode    string `json:"ErrorCode,omitempty"`
+	ErrorMessage string `json:"ErrorMessage,omitempty"`
+}
+
+type putEventsResponse struct {
+	Entries          []resultEntry `json:"Entries"`
+	FailedEntryCount int           `json:"FailedEntryCount"`
+}
+
+// Event is an event as EventBridge delivers it to a rule's target.
+type Event struct {
+	Version    string          `json:"version"`
+	ID         string          `json:"id"`
+	DetailType string          `json:"detail-type"`
+	Source     string          `json:"source"`
+	Account    string          `json:"account"`
+	Time       string          `json:"time"`
+	Region     string          `json:"region"`
+	Resources  []string        `json:"resources"`
+	Detail     json.RawMessage `json:"detail"`
+}
+
+// putEvents validates the request as EventBridge does (a request-level problem is a ValidationException; an entry's
+// problem fails that entry only, with its ErrorCode), then routes each accepted entry.
+func (s *Server) putEvents(_ context.Context, body []byte) (any, error) {
+	var req putEventsRequest
+	if err := decode(body, &req, "PutEvents"); err != nil {
+		return nil, err
+	}
+	switch {
+	case req.Entries == nil:
+		return nil, errorf(codeValidation, msgEntriesRequired)
+	case len(*req.Entries) == 0:
+		return nil, errorf(codeValidation, msgEntriesTooFew)
+	case len(*req.Entries) > maxEntries:
+		return nil, errorf(codeValidation, msgEntriesTooMany)
+	}
+	if f := s.takeFault(faultError); f != nil {
+		return nil, f.apiError()
+	}
+	failEntries := s.takeFault(faultFailedEntry)
+	out := putEventsResponse{Entries: make([]resultEntry, 0, len(*req.Entries))}
+	for _, e := range *req.Entries {
+		var res resultEntry
+		if failEntries != nil {
+			res = resultEntry{ErrorCode: failEntries.Code, ErrorMessage: "injected by --fault " + failEntries.spec}
+		} else {
+			res = s.putEntry(e)
+		}
+		if res.ErrorCode != "" {
+			out.FailedEntryCount++
+		}
+		out.Entries = append(out.Entries, res)
+	}
+	return out, nil
+}
+
+// putEntry checks one entry and, when it is valid, routes it to the rules of its bus.
+func (s *Server) putEntry(e putEventsEntry) resultEntry {
+	fail := func(code, msg string) resultEntry { return resultEntry{ErrorCode: code, ErrorMessage: msg} }
+	switch {
+	case e.Source == nil || *e.Source == "":
+		return fail(codeInvalidArgument, msgSourceRequired)
+	case e.DetailType == nil || *e.DetailType == "":
+		return fail(codeInvalidArgument, msgDetailTypeRequired)
+	case e.Detail == nil || *e.Detail == "":
+		return fail(codeInvalidArgument, msgDetailRequired)
+	}
+	detail := bytes.TrimSpace([]byte(*e.Detail))
+	if len(detail) == 0 || detail[0] != '{' || !json.Valid(detail) {
+		return fail(codeMalformedDetail, msgMalformedDetail)
+	}
+	size := len(*e.Source) + len(*e.DetailType) + len(detail)
+	for _, r := range e.Resources {
+		size += len(r)
+	}
+	if e.Time != nil {
+		size += 14
+	}
+	if size > maxEntryBytes {
+		return fail(codeEntryTooLarge, msgEntryTooLarge)
+	}
+	bus := s.busName(e.EventBusName)
+	if !s.buses[bus] {
+		return fail(codeResourceNotFound, fmt.Sprintf(msgEventBusNotFound, bus))
+	}
+	now := s.opts.Now()
+	at := now
+	if e.Time != nil {
+		sec := int64(*e.Time)
+		at = time.Unix(sec, int64((*e.Time-float64(sec))*1e9))
+	}
+	resources := e.Resources
+	if resources == nil {
+		resources = []string{}
+	}
+	ev := Event{Version: "0", ID: s.opts.NewID(), DetailType: *e.DetailType, Source: *e.Source, Account: s.opts.AccountID,
+		Time: at.UTC().Format(time.RFC3339), Region: s.opts.Region, Resources: resources, Detail: detail}
+	s.route(bus, ev, at, now)
+	return resultEntry{EventID: ev.ID}
+}
+
+// busName turns an entry's EventBusName (a name or an ARN; empty for the default bus) into a name.
+func (s *Server) busName(v *string) string {
+	if v == nil || *v == "" {
+		return defaultEventBusName
+	}
+	if i := strings.LastIndex(*v, ":event-bus/"); i >= 0 && strings.HasPrefix(*v, "arn:") {
+		return (*v)[i+len(":event-bus/"):]
+	}
+	return *v
+}
+
+// route hands ev to every rule of bus whose pattern matches, appending it to their log groups with the event's time
+// as the log event's timestamp, as EventBridge's CloudWatch Logs target does.
+func (s *Server) route(bus string, ev Event, at, now time.Time) {
+	msg, err := json.Marshal(ev)
+	if err != nil {
+		s.opts.Logger.Error("event not routed: encoding failed", "eventId", ev.ID, "error", err.Error())
+		return
+	}
+	var asMap map[string]any
+	if err := json.Unmarshal(msg, &asMap); err != nil {
+		return
+	}
+	for _, r := range s.opts.Rules {
+		if r.EventBusName != bus || !r.Pattern.Match(asMap) {
+			continue
+		}
+		for _, name := range r.LogGroups {
+			s.mu.Lock()
+			g := s.groups[name]
+			s.mu.Unlock()
+			if err := g.append(LogEvent{Timestamp: at.UnixMilli(), Message: string(msg), LogStreamName: ev.ID, IngestionTime: now.UnixMilli()}); err != nil {
+				s.opts.Logger.Error("event not kept", "rule", r.Name, "logGroup", name, "eventId", ev.ID, "error", err.Error())
+			}
+		}
+	}
+}
