@@ -156,6 +156,7 @@ func runDoc(t *testing.T, doc *docexample.Document, tools string) {
 			"LANG=C.UTF-8",
 			"TRANSFERCTL_ENDPOINT=" + s.API,
 			"AWS_REGION=us-east-1",
+			"AWS_DEFAULT_REGION=us-east-1", // the AWS CLI v1 reads only this one
 			"AWS_ACCESS_KEY_ID=AKIDEXAMPLEDOCS00001",
 			"AWS_SECRET_ACCESS_KEY=docs-examples-are-not-signed",
 		},
