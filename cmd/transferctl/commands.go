@@ -73,32 +73,15 @@ func (a *app) submit(ctx context.Context, fs *flag.FlagSet, args []string) int {
 	if err := checkSubmit(req); err != nil {
 		return a.usageError(err)
 	}
-	generated := key == ""
-	if generated {
-		key = a.deps.newKey()
-	} else if err := transferclient.ValidateIdempotencyKey(key); err != nil {
-		return a.usageError(fmt.Errorf("--idempotency-key: %w", err))
-	}
-	c, code := a.client(ctx)
+	key, c, code := a.keyedClient(ctx, key)
 	if code != exitOK {
 		return code
-	}
-	if generated {
-		// Printed before anything is sent, so that the key survives a crash or Ctrl-C of this process.
-		fmt.Fprintf(a.stderr, "idempotency key: %s (to retry safely: --idempotency-key %s)\n", key, shellQuote(key))
 	}
 	ctx, cancel, deadline := a.withTimeout(ctx)
 	defer cancel()
 	res, err := c.Submit(ctx, key, req)
 	if err != nil {
-		code := a.report(err)
-		switch code {
-		case exitUnavailable, exitError:
-			fmt.Fprintf(a.stderr, "the outcome is unknown: the transfer may have been accepted. Run the same command with --idempotency-key %s to find out; it cannot create a second transfer.\n", shellQuote(key))
-		case exitRejected, exitNotFound:
-			fmt.Fprintln(a.stderr, "the API rejected the request: no transfer was made.")
-		}
-		return code
+		return a.reportKeyed(err, key, "the transfer may have been accepted", "create a second transfer", "no transfer was made")
 	}
 	t := res.Transfer
 	if !a.g.quiet {
@@ -251,31 +234,15 @@ func (a *app) accountsCreate(ctx context.Context, fs *flag.FlagSet, args []strin
 	if err := errors.Join(errs...); err != nil {
 		return a.usageError(err)
 	}
-	generated := key == ""
-	if generated {
-		key = a.deps.newKey()
-	} else if err := transferclient.ValidateIdempotencyKey(key); err != nil {
-		return a.usageError(fmt.Errorf("--idempotency-key: %w", err))
-	}
-	c, code := a.client(ctx)
+	key, c, code := a.keyedClient(ctx, key)
 	if code != exitOK {
 		return code
-	}
-	if generated {
-		fmt.Fprintf(a.stderr, "idempotency key: %s (to retry safely: --idempotency-key %s)\n", key, shellQuote(key))
 	}
 	ctx, cancel, _ := a.withTimeout(ctx)
 	defer cancel()
 	res, err := c.OpenAccount(ctx, key, req)
 	if err != nil {
-		code := a.report(err)
-		switch code {
-		case exitUnavailable, exitError:
-			fmt.Fprintf(a.stderr, "the outcome is unknown: the account may have been opened. Run the same command with --idempotency-key %s to find out; it cannot open a second account.\n", shellQuote(key))
-		case exitRejected, exitNotFound:
-			fmt.Fprintln(a.stderr, "the API rejected the request: no account was opened.")
-		}
-		return code
+		return a.reportKeyed(err, key, "the account may have been opened", "open a second account", "no account was opened")
 	}
 	if !a.g.quiet {
 		id := transferclient.Clean(res.Account.AccountID)
@@ -444,4 +411,36 @@ func checkSubmit(r transferclient.SubmitRequest) error {
 		errs = append(errs, errors.New("--reference: control characters are not allowed"))
 	}
 	return errors.Join(errs...)
+}
+
+// keyedClient checks the --idempotency-key of a creating command, or generates one, and returns it with the API
+// client. A generated key is printed before anything is sent, so that it survives a crash or Ctrl-C of this process.
+func (a *app) keyedClient(ctx context.Context, key string) (string, *transferclient.Client, int) {
+	generated := key == ""
+	if generated {
+		key = a.deps.newKey()
+	} else if err := transferclient.ValidateIdempotencyKey(key); err != nil {
+		return "", nil, a.usageError(fmt.Errorf("--idempotency-key: %w", err))
+	}
+	c, code := a.client(ctx)
+	if code != exitOK {
+		return "", nil, code
+	}
+	if generated {
+		fmt.Fprintf(a.stderr, "idempotency key: %s (to retry safely: --idempotency-key %s)\n", key, shellQuote(key))
+	}
+	return key, c, exitOK
+}
+
+// reportKeyed reports a creating command's failure and tells the user what it means for the request sent with key:
+// maybe made (say what, and that the same key cannot make a second one), or refused (say what was not made).
+func (a *app) reportKeyed(err error, key, maybe, cannot, refused string) int {
+	code := a.report(err)
+	switch code {
+	case exitUnavailable, exitError:
+		fmt.Fprintf(a.stderr, "the outcome is unknown: %s. Run the same command with --idempotency-key %s to find out; it cannot %s.\n", maybe, shellQuote(key), cannot)
+	case exitRejected, exitNotFound:
+		fmt.Fprintf(a.stderr, "the API rejected the request: %s.\n", refused)
+	}
+	return code
 }

@@ -73,15 +73,9 @@ func DecodeAccountRequest(body []byte) (AccountRequest, error) {
 	}
 	var r AccountRequest
 	if _, ok := fields[fieldAccountID]; ok {
-		r.AccountID = stringField(fields, fieldAccountID, true, verr)
-		if r.AccountID != "" && !accountIDRe.MatchString(r.AccountID) {
-			verr.add(fieldAccountID, "must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -")
-		}
+		r.AccountID = patternField(fields, fieldAccountID, verr)
 	}
-	r.Currency = stringField(fields, fieldCurrency, true, verr)
-	if r.Currency != "" && !currencyRe.MatchString(r.Currency) {
-		verr.add(fieldCurrency, "must be three upper-case letters (ISO 4217)")
-	}
+	r.Currency = patternField(fields, fieldCurrency, verr)
 	r.Kind = ledger.KindCustomer
 	if _, ok := fields[fieldKind]; ok {
 		r.Kind = stringField(fields, fieldKind, true, verr)

@@ -128,22 +128,13 @@ func DecodeRequest(body []byte) (Request, error) {
 			verr.add(name, "unknown field")
 		}
 	}
-	r.SourceAccountID = stringField(fields, fieldSource, true, verr)
-	if r.SourceAccountID != "" && !accountIDRe.MatchString(r.SourceAccountID) {
-		verr.add(fieldSource, "must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -")
-	}
-	r.DestinationAccountID = stringField(fields, fieldDestination, true, verr)
-	if r.DestinationAccountID != "" && !accountIDRe.MatchString(r.DestinationAccountID) {
-		verr.add(fieldDestination, "must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -")
-	}
+	r.SourceAccountID = patternField(fields, fieldSource, verr)
+	r.DestinationAccountID = patternField(fields, fieldDestination, verr)
 	if r.SourceAccountID != "" && r.SourceAccountID == r.DestinationAccountID {
 		verr.add(fieldDestination, "must differ from sourceAccountId")
 	}
 	r.Amount = amountField(fields, verr)
-	r.Currency = stringField(fields, fieldCurrency, true, verr)
-	if r.Currency != "" && !currencyRe.MatchString(r.Currency) {
-		verr.add(fieldCurrency, "must be three upper-case letters (ISO 4217)")
-	}
+	r.Currency = patternField(fields, fieldCurrency, verr)
 	r.Reference = stringField(fields, fieldReference, false, verr)
 	if n := utf8.RuneCountInString(r.Reference); n > MaxReferenceLen {
 		verr.add(fieldReference, fmt.Sprintf("must be at most %d characters", MaxReferenceLen))
@@ -235,6 +226,20 @@ func hasLoneSurrogate(b []byte) bool {
 		}
 	}
 	return false
+}
+
+// patternField reads a required string field that must match its pattern: an account id (sourceAccountId,
+// destinationAccountId, accountId) or a currency. A value that does not match is reported with what it must be.
+func patternField(fields map[string]json.RawMessage, name string, verr *ValidationError) string {
+	v := stringField(fields, name, true, verr)
+	re, want := accountIDRe, "must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -"
+	if name == fieldCurrency {
+		re, want = currencyRe, "must be three upper-case letters (ISO 4217)"
+	}
+	if v != "" && !re.MatchString(v) {
+		verr.add(name, want)
+	}
+	return v
 }
 
 func stringField(fields map[string]json.RawMessage, name string, required bool, verr *ValidationError) string {
