@@ -32,14 +32,15 @@ var passChoice10 string
 const roleArn = "arn:aws:iam::123456789012:role/transfer-orchestrator"
 
 // transferInput is the input of a transfer execution, as the orchestrator function starts it.
-const transferInput = `{"id":"t1","transferId":"t1","sourceAccountId":"acc-alice","destinationAccountId":"acc-bob",` +
-	`"amount":1250,"currency":"EUR","recordKey":"TRANSFER#t1"}`
+const transferInput = `{"transferId":"t1","recordKey":"TRANSFER#t1","sourceAccountId":"acc-alice",` +
+	`"destinationAccountId":"acc-bob","amount":1250,"currency":"EUR","reference":"","createdAt":"2026-06-01T00:00:00.000Z"}`
 
 // transferSubstitutions are the DefinitionSubstitutions of template.yaml, with values of the right shape.
 var transferSubstitutions = map[string]string{
 	"DebitFunctionArn":  "arn:aws:lambda:us-east-1:123456789012:function:transfer-debit",
 	"CreditFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:transfer-credit",
 	"TableName":         "transfers",
+	"EventBusName":      "transfers",
 }
 
 // definitions returns the compared workflows: statemachine/transfer.asl.json under root, placeholders substituted,
@@ -88,6 +89,8 @@ func taskResults(text string) (map[string]any, error) {
 			out[name] = lambdaInvokeResult()
 		case strings.HasPrefix(st.Resource, "arn:aws:states:::dynamodb:"):
 			out[name] = dynamoResult()
+		case st.Resource == "arn:aws:states:::events:putEvents":
+			out[name] = putEventsResult()
 		default:
 			return nil, fmt.Errorf("state %s: resource %s has no instant answer here", name, st.Resource)
 		}
@@ -113,9 +116,29 @@ func lambdaInvokeResult() map[string]any {
 	}
 }
 
-// dynamoResult is the shape of a dynamodb:updateItem task result without ReturnValues.
+// settledRecord is the transfer record a settling updateItem returns (ReturnValues ALL_NEW): the attributes the
+// workflow's ResultSelector reads for the outcome event, in DynamoDB's JSON.
+var settledRecord = map[string]string{
+	"executionArn": "arn:aws:states:us-east-1:123456789012:execution:transfer:t1",
+	"createdAt":    "2026-06-01T00:00:00.000Z", "updatedAt": "2026-06-01T00:00:00.100Z", "completedAt": "2026-06-01T00:00:00.100Z",
+}
+
+// putEventsResult is the shape of an events:putEvents task result with one entry accepted.
+func putEventsResult() map[string]any {
+	return map[string]any{"Entries": []any{map[string]any{"EventId": putEventID}}, "FailedEntryCount": 0}
+}
+
+// putEventID is the id the instant EventBridge gives every event.
+const putEventID = "00000000-0000-4000-8000-000000000001"
+
+// dynamoResult is the shape of a dynamodb:updateItem task result with ReturnValues ALL_NEW (the record above).
 func dynamoResult() map[string]any {
+	attrs := map[string]any{}
+	for k, v := range settledRecord {
+		attrs[k] = map[string]any{"S": v}
+	}
 	return map[string]any{
+		"Attributes":          attrs,
 		"SdkHttpMetadata":     map[string]any{"AllHttpHeaders": map[string]any{}, "HttpHeaders": map[string]any{}, "HttpStatusCode": 200},
 		"SdkResponseMetadata": map[string]any{"RequestId": ""},
 	}

@@ -27,7 +27,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 
 	"github.com/transferflow/orchestrator/internal/jsonvalue"
 	"github.com/transferflow/orchestrator/internal/sfnlocal"
@@ -248,7 +252,7 @@ type goEngine struct {
 }
 
 func newGoEngine(ctx context.Context, d definition) (*goEngine, error) {
-	eng := sfnlocal.New(sfnlocal.Options{Lambda: instantLambda{}, DynamoDB: instantDynamo{}})
+	eng := sfnlocal.New(sfnlocal.Options{Lambda: instantLambda{}, DynamoDB: instantDynamo{}, EventBridge: instantEvents{}})
 	sm, err := eng.CreateStateMachine(ctx, sfnlocal.CreateInput{Name: d.machineName, Definition: d.asl, RoleArn: roleArn})
 	if err != nil {
 		eng.Close()
@@ -468,7 +472,11 @@ func (instantDynamo) GetItem(context.Context, *dynamodb.GetItemInput, ...func(*d
 }
 
 func (instantDynamo) UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
-	return &dynamodb.UpdateItemOutput{}, nil
+	attrs := make(map[string]ddbtypes.AttributeValue, len(settledRecord))
+	for k, v := range settledRecord {
+		attrs[k] = &ddbtypes.AttributeValueMemberS{Value: v}
+	}
+	return &dynamodb.UpdateItemOutput{Attributes: attrs}, nil
 }
 
 func (instantDynamo) DeleteItem(context.Context, *dynamodb.DeleteItemInput, ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
@@ -476,3 +484,16 @@ func (instantDynamo) DeleteItem(context.Context, *dynamodb.DeleteItemInput, ...f
 }
 
 var _ sfnlocal.DynamoDBAPI = instantDynamo{}
+
+// instantEvents accepts every event at once, as EventBridge does on the happy path.
+type instantEvents struct{}
+
+func (instantEvents) PutEvents(_ context.Context, in *eventbridge.PutEventsInput, _ ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error) {
+	entries := make([]ebtypes.PutEventsResultEntry, len(in.Entries))
+	for i := range entries {
+		entries[i].EventId = aws.String(putEventID)
+	}
+	return &eventbridge.PutEventsOutput{Entries: entries}, nil
+}
+
+var _ sfnlocal.EventBridgeAPI = instantEvents{}
