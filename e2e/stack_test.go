@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -358,8 +359,17 @@ func (s *stack) history(id string) (events []map[string]any, legs map[string]map
 			path += "&nextToken=" + url.QueryEscape(token)
 		}
 		r := s.do(http.MethodGet, path, nil, nil)
+		// A 503 is the API's "retry with the same request" (a dependency was slow or refused); a client retries it
+		// after Retry-After, and so does this reader, saying what failed. Anything else is a failure.
+		for attempt := 1; r.Status == http.StatusServiceUnavailable && attempt < 10; attempt++ {
+			s.t.Logf("history %s: 503, retried after %ss; the stack logged: %s", id, r.Header.Get("Retry-After"),
+				lastLine(s.stderr.String(), "dependency failed"))
+			wait, _ := strconv.Atoi(r.Header.Get("Retry-After"))
+			time.Sleep(time.Duration(max(wait, 1)) * time.Second)
+			r = s.do(http.MethodGet, path, nil, nil)
+		}
 		if r.Status != http.StatusOK {
-			s.t.Fatalf("history %s: %d %s", id, r.Status, r.RawBody)
+			s.t.Fatalf("history %s: %d %s\n%s", id, r.Status, r.RawBody, tail(s.stderr.String(), 4000))
 		}
 		for _, e := range r.Body["events"].([]any) {
 			events = append(events, e.(map[string]any))
@@ -373,6 +383,17 @@ func (s *stack) history(id string) (events []map[string]any, legs map[string]map
 			return events, legs
 		}
 	}
+}
+
+// lastLine returns the last line of s that contains substr, or "(none)".
+func lastLine(s, substr string) string {
+	lines := strings.Split(s, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.Contains(lines[i], substr) {
+			return lines[i]
+		}
+	}
+	return "(none)"
 }
 
 func tail(s string, n int) string {
