@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/transferflow/orchestrator/internal/awsjson"
 	"github.com/transferflow/orchestrator/internal/eventpattern"
 )
 
@@ -60,18 +61,9 @@ const (
 )
 
 // apiError is an error answered with {"__type","message"}, HTTP 400 unless Status says otherwise.
-type apiError struct {
-	Code    string
-	Message string
-	Status  int
-}
+type apiError = awsjson.Error
 
-// Error returns "code: message".
-func (e *apiError) Error() string { return e.Code + ": " + e.Message }
-
-func errorf(code, format string, args ...any) *apiError {
-	return &apiError{Code: code, Message: fmt.Sprintf(format, args...), Status: http.StatusBadRequest}
-}
+var errorf = awsjson.Errorf
 
 // Rule is an EventBridge rule of the template: the events of its bus that match its pattern go to its log groups.
 type Rule struct {
@@ -210,10 +202,7 @@ func writeError(w http.ResponseWriter, err error) {
 	if !errors.As(err, &ae) {
 		ae = &apiError{Code: codeInternal, Message: "internal error", Status: http.StatusInternalServerError}
 	}
-	w.Header().Set("Content-Type", contentTypeJSON11)
-	w.Header().Set("X-Amzn-ErrorType", ae.Code)
-	w.WriteHeader(ae.Status)
-	_ = json.NewEncoder(w).Encode(map[string]string{"__type": ae.Code, "message": ae.Message})
+	awsjson.Write(w, contentTypeJSON11, ae)
 }
 
 // decode reads a JSON object request body into v.

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
+	"github.com/transferflow/orchestrator/internal/awsjson"
 	"github.com/transferflow/orchestrator/internal/gateway"
 	"github.com/transferflow/orchestrator/internal/httpserver"
 )
@@ -53,28 +54,23 @@ func apiServer(gw http.Handler, health http.Handler, t httpserver.Timeouts, logg
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)})
 }
 
-// sfnServer serves the Step Functions API; a late body is answered 408 in the API's error shape.
+// sfnServer serves the Step Functions API (JSON 1.0); a late body is answered 408 in the API's error shape.
 func sfnServer(api http.Handler, t httpserver.Timeouts, logger *slog.Logger) *http.Server {
-	onTimeout := func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
-		w.Header().Set("X-Amzn-ErrorType", "RequestTimeoutException")
-		w.WriteHeader(http.StatusRequestTimeout)
-		_ = json.NewEncoder(w).Encode(map[string]string{"__type": "RequestTimeoutException",
-			"message": fmt.Sprintf("the request body did not arrive within %s", t.Body)})
-	}
-	return httpserver.New(api, httpserver.Options{Timeouts: t, MaxBody: sfnMaxBody + 1, OnBodyTimeout: onTimeout,
-		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)})
+	return awsJSONServer(api, "application/x-amz-json-1.0", t, logger)
 }
 
-// eventsServer serves the local EventBridge (and FilterLogEvents); a late body is answered 408 in the JSON
-// protocols' error shape. Its operations answer from memory, so it takes the Step Functions API's timeouts.
+// eventsServer serves the local EventBridge (and FilterLogEvents), both JSON 1.1; a late body is answered 408 in
+// the protocol's error shape. Its operations answer from memory, so it takes the Step Functions API's timeouts.
 func eventsServer(api http.Handler, t httpserver.Timeouts, logger *slog.Logger) *http.Server {
+	return awsJSONServer(api, "application/x-amz-json-1.1", t, logger)
+}
+
+// awsJSONServer serves an AWS JSON-protocol API whose requests are at most sfnMaxBody; a body that does not arrive
+// within t.Body is answered 408 RequestTimeoutException with the protocol's content type.
+func awsJSONServer(api http.Handler, contentType string, t httpserver.Timeouts, logger *slog.Logger) *http.Server {
 	onTimeout := func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/x-amz-json-1.1")
-		w.Header().Set("X-Amzn-ErrorType", "RequestTimeoutException")
-		w.WriteHeader(http.StatusRequestTimeout)
-		_ = json.NewEncoder(w).Encode(map[string]string{"__type": "RequestTimeoutException",
-			"message": fmt.Sprintf("the request body did not arrive within %s", t.Body)})
+		awsjson.Write(w, contentType, &awsjson.Error{Code: "RequestTimeoutException", Status: http.StatusRequestTimeout,
+			Message: fmt.Sprintf("the request body did not arrive within %s", t.Body)})
 	}
 	return httpserver.New(api, httpserver.Options{Timeouts: t, MaxBody: sfnMaxBody + 1, OnBodyTimeout: onTimeout,
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)})

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/transferflow/orchestrator/internal/asl"
+	"github.com/transferflow/orchestrator/internal/awsjson"
 	"github.com/transferflow/orchestrator/internal/sfnlocal"
 )
 
@@ -45,18 +46,9 @@ const (
 const targetPrefix = "AWSStepFunctions."
 
 // apiError is an error answered with HTTP 400 (or 500 for internal failures) and {"__type","message"}.
-type apiError struct {
-	Code    string
-	Message string
-	Status  int
-}
+type apiError = awsjson.Error
 
-// Error returns "code: message".
-func (e *apiError) Error() string { return e.Code + ": " + e.Message }
-
-func errorf(code, format string, args ...any) *apiError {
-	return &apiError{Code: code, Message: fmt.Sprintf(format, args...), Status: http.StatusBadRequest}
-}
+var errorf = awsjson.Errorf
 
 type opFunc func(ctx context.Context, body json.RawMessage) (any, error)
 
@@ -153,9 +145,7 @@ func (s *Server) write(w http.ResponseWriter, out any, err error) {
 		if ae.Status >= 500 {
 			s.logger.Error("step functions api", "error", err)
 		}
-		w.Header().Set("X-Amzn-ErrorType", ae.Code)
-		w.WriteHeader(ae.Status)
-		_ = json.NewEncoder(w).Encode(map[string]string{"__type": ae.Code, "message": ae.Message})
+		awsjson.Write(w, "application/x-amz-json-1.0", ae)
 		return
 	}
 	if out == nil {
