@@ -296,3 +296,85 @@ func TestEventsSurviveARestart(t *testing.T) {
 		t.Fatalf("after a restart: events %v, want the newest three, 2,3,4", ns)
 	}
 }
+
+// TestInProcessPutEventsAnswersAsHTTP: PutEvents called in-process (as the local engine's events:putEvents tasks do)
+// answers every request exactly as the same request through the SDK and HTTP does (accepted entries, failed entries
+// with their codes and messages, request-level errors with their codes and messages, injected faults) and keeps the
+// same events.
+func TestInProcessPutEventsAnswersAsHTTP(t *testing.T) {
+	viaHTTP, eb, httpLogs := newServer(t, "", 0)
+	direct, _, directLogs := newServer(t, "", 0)
+	ctx := context.Background()
+	timed := entry("transferflow.transfers", `{"transferId":"tr_1"}`)
+	timed.Time = aws.Time(time.Date(2026, 11, 23, 10, 0, 0, 250e6, time.UTC))
+	timed.Resources = []string{"arn:aws:states:us-east-1:000000000000:execution:sm:tr_1"}
+	timed.TraceHeader = aws.String("Root=1-5759e988-bd862e3fe1be46a994272793")
+	noSource := entry("", `{"a":1}`)
+	unknownBus := entry("transferflow.transfers", `{"a":1}`)
+	unknownBus.EventBusName = aws.String("nope")
+	requests := [][]ebtypes.PutEventsRequestEntry{
+		{timed, entry("someone.else", `{"x":1}`)},
+		{},
+		make([]ebtypes.PutEventsRequestEntry, 11),
+		{noSource, entry("transferflow.transfers", `[1]`), unknownBus, entry("transferflow.transfers", `{"ok":true}`)},
+		{entry("transferflow.transfers", `{"fault":"error"}`)},
+		{entry("transferflow.transfers", `{"fault":"failed-entry"}`)},
+	}
+	answer := func(out *eventbridge.PutEventsOutput, err error) string {
+		var ae smithy.APIError
+		if errors.As(err, &ae) {
+			return "error " + ae.ErrorCode() + ": " + ae.ErrorMessage()
+		}
+		if err != nil {
+			return "error " + err.Error()
+		}
+		for i := range out.Entries { // the ids differ: the HTTP server also draws one per answer for its request id
+			if out.Entries[i].EventId != nil {
+				out.Entries[i].EventId = aws.String("an id")
+			}
+		}
+		b, _ := json.Marshal(struct {
+			Failed  int32
+			Entries []ebtypes.PutEventsResultEntry
+		}{out.FailedEntryCount, out.Entries})
+		return string(b)
+	}
+	for i, entries := range requests {
+		if i == len(requests)-2 { // the faults, for the last two requests
+			for _, srv := range []*eventbus.Server{viaHTTP, direct} {
+				for _, spec := range []string{"events:error=InternalException:times=1", "events:failed-entry=ThrottlingException:times=1"} {
+					f, err := eventbus.ParseFault(spec)
+					if err != nil {
+						t.Fatal(err)
+					}
+					srv.AddFault(f)
+				}
+			}
+		}
+		in := &eventbridge.PutEventsInput{Entries: entries}
+		want := answer(eb.PutEvents(ctx, in))
+		got := answer(direct.PutEvents(ctx, in))
+		if got != want {
+			t.Errorf("request %d: in-process answer\n  %s\nthrough HTTP\n  %s", i, got, want)
+		}
+	}
+	h, d := filter(t, httpLogs, &cloudwatchlogs.FilterLogEventsInput{}), filter(t, directLogs, &cloudwatchlogs.FilterLogEventsInput{})
+	if len(h.Events) != 2 || len(d.Events) != len(h.Events) {
+		t.Fatalf("kept %d events in-process and %d through HTTP, want the 2 accepted ones matching the rule each", len(d.Events), len(h.Events))
+	}
+	withoutID := func(msg *string) string {
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(aws.ToString(msg)), &ev); err != nil {
+			t.Fatal(err)
+		}
+		delete(ev, "id")
+		b, _ := json.Marshal(ev)
+		return string(b)
+	}
+	for i := range h.Events {
+		hm, dm := withoutID(h.Events[i].Message), withoutID(d.Events[i].Message)
+		if dm != hm || aws.ToInt64(d.Events[i].Timestamp) != aws.ToInt64(h.Events[i].Timestamp) {
+			t.Errorf("event %d in-process %s at %d, through HTTP %s at %d", i, dm, aws.ToInt64(d.Events[i].Timestamp), hm, aws.ToInt64(h.Events[i].Timestamp))
+		}
+	}
+}

@@ -4,9 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
+	"github.com/aws/smithy-go"
 )
 
 // putEventsRequest is PutEvents' request. Time is epoch seconds, as the SDKs send it.
@@ -57,16 +63,21 @@ func (s *Server) putEvents(_ context.Context, body []byte) (any, error) {
 	if err := decode(body, &req, "PutEvents"); err != nil {
 		return nil, err
 	}
+	return s.put(req)
+}
+
+// put is PutEvents on a decoded request, whichever way it came.
+func (s *Server) put(req putEventsRequest) (putEventsResponse, error) {
 	switch {
 	case req.Entries == nil:
-		return nil, errorf(codeValidation, msgEntriesRequired)
+		return putEventsResponse{}, errorf(codeValidation, msgEntriesRequired)
 	case len(*req.Entries) == 0:
-		return nil, errorf(codeValidation, msgEntriesTooFew)
+		return putEventsResponse{}, errorf(codeValidation, msgEntriesTooFew)
 	case len(*req.Entries) > maxEntries:
-		return nil, errorf(codeValidation, msgEntriesTooMany)
+		return putEventsResponse{}, errorf(codeValidation, msgEntriesTooMany)
 	}
 	if f := s.takeFault(faultError); f != nil {
-		return nil, f.apiError()
+		return putEventsResponse{}, f.apiError()
 	}
 	failEntries := s.takeFault(faultFailedEntry)
 	out := putEventsResponse{Entries: make([]resultEntry, 0, len(*req.Entries))}
@@ -83,6 +94,48 @@ func (s *Server) putEvents(_ context.Context, body []byte) (any, error) {
 		out.Entries = append(out.Entries, res)
 	}
 	return out, nil
+}
+
+// PutEvents is PutEvents called in-process, with the SDK's types, for the local Step Functions engine's
+// events:putEvents tasks (sfnlocal.EventBridgeAPI): the same validation, faults, routing and answers as a request
+// through ServeHTTP, without the HTTP round trip and the SDK's request pipeline on both sides, as AWS's own
+// integration does not go through a public endpoint either. A refused request is a smithy.APIError with the code
+// and message the HTTP answer carries, as the SDK would have decoded it. The options are ignored.
+func (s *Server) PutEvents(_ context.Context, in *eventbridge.PutEventsInput, _ ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error) {
+	var req putEventsRequest
+	if in.Entries != nil {
+		entries := make([]putEventsEntry, len(in.Entries))
+		for i, e := range in.Entries {
+			entries[i] = putEventsEntry{Source: e.Source, DetailType: e.DetailType, Detail: e.Detail,
+				EventBusName: e.EventBusName, Resources: e.Resources, TraceHeader: aws.ToString(e.TraceHeader)}
+			if e.Time != nil {
+				sec := float64(e.Time.UnixMilli()) / 1000 // epoch seconds, as the SDK sends them
+				entries[i].Time = &sec
+			}
+		}
+		req.Entries = &entries
+	}
+	res, err := s.put(req)
+	if err != nil {
+		var ae *apiError
+		if errors.As(err, &ae) {
+			return nil, &smithy.GenericAPIError{Code: ae.Code, Message: ae.Message}
+		}
+		return nil, err
+	}
+	out := &eventbridge.PutEventsOutput{FailedEntryCount: int32(res.FailedEntryCount), Entries: make([]ebtypes.PutEventsResultEntry, len(res.Entries))}
+	for i, e := range res.Entries {
+		out.Entries[i] = ebtypes.PutEventsResultEntry{EventId: optional(e.EventID), ErrorCode: optional(e.ErrorCode), ErrorMessage: optional(e.ErrorMessage)}
+	}
+	return out, nil
+}
+
+// optional is nil for "", as an answer's omitted member decodes.
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // putEntry checks one entry and, when it is valid, routes it to the rules of its bus.

@@ -112,6 +112,25 @@ func orRoot(p string) string {
 	return p
 }
 
+// Paths returns the dotted paths of the event fields the pattern tests (e.g. "detail.status"), sorted: a partial
+// event that has every one of them as the full event has them matches exactly when the full event does.
+func (p *Pattern) Paths() []string {
+	var out []string
+	var walk func(prefix string, m map[string]any)
+	walk = func(prefix string, m map[string]any) {
+		for k, v := range m {
+			if sub, ok := v.(map[string]any); ok {
+				walk(prefix+k+".", sub)
+				continue
+			}
+			out = append(out, prefix+k)
+		}
+	}
+	walk("", p.root)
+	sort.Strings(out)
+	return out
+}
+
 // MatchJSON reports whether the event (JSON text) matches.
 func (p *Pattern) MatchJSON(event []byte) (bool, error) {
 	var ev map[string]any

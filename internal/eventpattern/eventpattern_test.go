@@ -68,3 +68,18 @@ func TestCompileRefusesWhatItCannotMatch(t *testing.T) {
 		}
 	}
 }
+
+func TestPaths(t *testing.T) {
+	var p map[string]any
+	if err := json.Unmarshal([]byte(`{"source":["aws.states"],"detail":{"status":["FAILED"],"stateMachineArn":[{"prefix":"arn:"}],"error":[{"exists":false}]},"resources":["x"]}`), &p); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Compile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(c.Paths())
+	if want := `["detail.error","detail.stateMachineArn","detail.status","resources","source"]`; string(got) != want {
+		t.Errorf("Paths() = %s, want %s", got, want)
+	}
+}

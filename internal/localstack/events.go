@@ -98,6 +98,30 @@ func (s *stack) deliver(_ context.Context, event []byte) {
 	}
 }
 
+// probeFields are the fields of a status-change event known before it is built (sfnlocal.Options.Publishes).
+var probeFields = map[string]bool{"source": true, "detail-type": true, "account": true, "region": true,
+	"detail.status": true, "detail.stateMachineArn": true}
+
+// publishes reports whether a status-change event of the state machine with the status could match one of the
+// rules, so that the engine builds only the events a rule can deliver (sfnlocal.Options.Publishes). A rule whose
+// pattern tests only probeFields is matched against an event holding just those, which it matches exactly when it
+// matches the full event; any other rule wants every event.
+func (s *stack) publishes(stateMachineArn, status string) bool {
+	probe := map[string]any{"source": "aws.states", "detail-type": sfnlocal.StatusChangeDetailType, "account": AccountID,
+		"region": Region, "detail": map[string]any{"status": status, "stateMachineArn": stateMachineArn}}
+	for _, r := range s.rules {
+		for _, f := range r.pattern.Paths() {
+			if !probeFields[f] {
+				return true
+			}
+		}
+		if r.pattern.Match(probe) {
+			return true
+		}
+	}
+	return false
+}
+
 // invokeAsync invokes a function with an event as Lambda's asynchronous invocation does: a failure is retried twice,
 // and a throttled attempt is retried with a growing pause until the event is too old or the stack stops.
 func (s *stack) invokeAsync(source, function string, event []byte) {

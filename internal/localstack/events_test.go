@@ -2,13 +2,16 @@ package localstack
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/transferflow/orchestrator/internal/eventpattern"
 	"github.com/transferflow/orchestrator/internal/lambdalocal"
+	"github.com/transferflow/orchestrator/internal/sfnlocal"
 )
 
 // messages is a slog handler that hands every record's message to a channel.
@@ -77,4 +80,54 @@ func TestThrottledAsyncEventIsRetried(t *testing.T) {
 	<-logs
 	close(s.stopping)
 	<-stopped
+}
+
+// TestPublishesAgreesWithDelivery: the engine is told to build a status-change event exactly when a rule would
+// deliver it: for the template's reconciler rule (status and state machine), only FAILED, TIMED_OUT and ABORTED
+// executions of that state machine; a rule testing a field the probe lacks wants every event.
+func TestPublishesAgreesWithDelivery(t *testing.T) {
+	const sm, other = "arn:aws:states:us-east-1:000000000000:stateMachine:transfer", "arn:aws:states:us-east-1:000000000000:stateMachine:other"
+	compile := func(p string) *eventpattern.Pattern {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(p), &m); err != nil {
+			t.Fatal(err)
+		}
+		c, err := eventpattern.Compile(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	reconciler := rule{name: "ExecutionEnded", pattern: compile(`{"source":["aws.states"],"detail-type":["Step Functions Execution Status Change"],
+		"detail":{"status":["FAILED","TIMED_OUT","ABORTED"],"stateMachineArn":["` + sm + `"]}}`)}
+	byError := rule{name: "ByError", pattern: compile(`{"detail":{"error":[{"prefix":"States."}]}}`)}
+	full := func(machine, status string) []byte {
+		b, _ := json.Marshal(map[string]any{"version": "0", "id": "1", "detail-type": sfnlocal.StatusChangeDetailType, "source": "aws.states",
+			"account": AccountID, "region": Region, "resources": []string{machine + ":e"}, "time": "2026-11-23T00:00:00Z",
+			"detail": map[string]any{"executionArn": machine + ":e", "stateMachineArn": machine, "status": status, "input": "{}", "error": "States.Timeout"}})
+		return b
+	}
+	for _, rules := range [][]rule{{reconciler}, {reconciler, byError}, nil} {
+		s := &stack{rules: rules}
+		wanted := 0
+		for _, machine := range []string{sm, other} {
+			for _, status := range []string{"RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED", "PENDING_REDRIVE"} {
+				want := false
+				for _, r := range rules {
+					if ok, err := r.pattern.MatchJSON(full(machine, status)); err != nil || ok {
+						want = true
+					}
+				}
+				if got := s.publishes(machine, status); got != want {
+					t.Errorf("rules %d: publishes(%s, %s) = %v, a rule delivers it: %v", len(rules), machine, status, got, want)
+				}
+				if want {
+					wanted++
+				}
+			}
+		}
+		if len(rules) == 1 && wanted != 3 {
+			t.Errorf("the reconciler rule wants %d of 12 events, want 3", wanted)
+		}
+	}
 }

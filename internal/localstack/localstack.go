@@ -27,7 +27,6 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 
 	"github.com/transferflow/orchestrator/internal/ddblocal"
 	"github.com/transferflow/orchestrator/internal/eventbus"
@@ -296,7 +295,10 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	if err := seedTransfers(ctx, ddb, s.names.table(), sd, c.SeedTransfers, time.Now()); err != nil {
 		return err
 	}
-	if err := s.startEngine(ctx, ddb, eventbridge.NewFromConfig(awsCfg), root); err != nil {
+	// The engine's events:putEvents tasks call the local EventBridge in-process (eventbus.Server.PutEvents): the
+	// same validation, faults and routing as through --events-addr, without an HTTP round trip per transfer; the
+	// functions (the reconciler) still reach it through the SDK and AWS_ENDPOINT_URL_EVENTBRIDGE.
+	if err := s.startEngine(ctx, ddb, bus, root); err != nil {
 		return err
 	}
 	defer s.engine.Close()

@@ -275,6 +275,7 @@ func (s *stack) startEngine(ctx context.Context, ddb sfnlocal.DynamoDBAPI, event
 		HistoryRetention:     s.cfg.HistoryRetention,
 		MaxClosedExecutions:  s.cfg.HistoryMaxExecutions,
 		Subscribers:          []sfnlocal.Subscriber{s.deliver},
+		Publishes:            s.publishes,
 	})
 	if s.cfg.DataDir != "" {
 		if err := s.engine.Restore(ctx); err != nil {

@@ -402,6 +402,39 @@ func TestStatusChangeEvents(t *testing.T) {
 	}
 }
 
+// TestPublishesFiltersStatusChangeEvents: with Options.Publishes, only the events it wants are built and sent, and it
+// is asked with the execution's state machine and status.
+func TestPublishesFiltersStatusChangeEvents(t *testing.T) {
+	var mu sync.Mutex
+	var asked, got []string
+	eng := newEngine(t, sfnlocal.Options{
+		Subscribers: []sfnlocal.Subscriber{func(_ context.Context, ev []byte) {
+			var m struct{ Detail struct{ Status string } }
+			if err := json.Unmarshal(ev, &m); err != nil {
+				t.Errorf("event is not JSON: %v", err)
+			}
+			mu.Lock()
+			got = append(got, m.Detail.Status)
+			mu.Unlock()
+		}},
+		Publishes: func(sm, status string) bool {
+			mu.Lock()
+			asked = append(asked, sm+" "+status)
+			mu.Unlock()
+			return status != "RUNNING"
+		},
+	})
+	rec := run(t, eng, `{"StartAt":"F","States":{"F":{"Type":"Fail","Error":"E"}}}`, `{}`)
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{rec.StateMachineArn + " RUNNING", rec.StateMachineArn + " FAILED"}; !slices.Equal(asked, want) {
+		t.Errorf("Publishes asked %q, want %q", asked, want)
+	}
+	if !slices.Equal(got, []string{"FAILED"}) {
+		t.Errorf("events published for %q, want only FAILED", got)
+	}
+}
+
 func TestSubstituteDefinition(t *testing.T) {
 	def := `{"F":"${DebitFunctionArn}","T":"${TableName}","U":"${Unknown}"}`
 	got := sfnlocal.SubstituteDefinition(def, map[string]string{"DebitFunctionArn": "arn:aws:lambda:us-east-1:1:function:debit", "TableName": `a"b`})

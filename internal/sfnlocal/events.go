@@ -77,6 +77,14 @@ func (x *execution) publish() {
 	if len(subs) == 0 {
 		return
 	}
+	if want := x.eng.opts.Publishes; want != nil {
+		x.mu.Lock()
+		sm, status := x.rec.StateMachineArn, x.rec.Status
+		x.mu.Unlock()
+		if !want(sm, status) {
+			return
+		}
+	}
 	ev := x.statusChangeEvent()
 	for _, s := range subs {
 		s(context.Background(), ev)
