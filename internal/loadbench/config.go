@@ -73,6 +73,19 @@ var Scales = map[string]Scale{
 		MemoryTransfers: 1500, MemoryConcurrency: 32,
 		EngineExecutions: 500, EngineConcurrency: 8,
 	},
+	// peak is the full run's closed-loop cells around the peak (c = 8 and 32, as many transfers as in full) with
+	// their store test: the efficiency at the peak in a few minutes (run it with --only closed,store).
+	"peak": {
+		Name:         "peak",
+		Cells:        []Cell{{Concurrency: 8, Transfers: 3000}, {Concurrency: 32, Transfers: 6000}},
+		ManyAccounts: 1000, HotAccounts: 4,
+		BurstTransfers: 500, BurstClients: 32, BurstAccounts: 16,
+		OpenLoopSeconds: 3,
+		Attribution:     3, Replays: 3, HistorySample: 20,
+		DirectTransfers: 1000,
+		MemoryTransfers: 1500, MemoryConcurrency: 32,
+		EngineExecutions: 500, EngineConcurrency: 8,
+	},
 	"quick": {
 		Name: "quick",
 		Cells: []Cell{

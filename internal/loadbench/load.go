@@ -91,13 +91,14 @@ func (e *ewma) observe(d time.Duration) {
 }
 
 // pollDelay is how long a client waits before its attempt-th poll (0 for the first) of a transfer that usually
-// takes typical from its POST to its terminal status: the first poll comes at about the typical time (within 2 ms
-// and 5 s), later ones back off from an eighth of it (at least 5 ms) by half again each time, up to half of it (at
-// least 100 ms). A client thus polls about twice per transfer when the stack is steady, whatever its speed, and no
-// fixed interval decides the latency it sees.
-func pollDelay(attempt int, typical time.Duration) time.Duration {
+// takes typical from the client's POST to its terminal status, spent of which have already passed (the POST's own
+// time, for the first poll): the first poll comes at about the typical time counted from the POST (within 2 ms and
+// 5 s of now), later ones back off from an eighth of it (at least 5 ms) by half again each time, up to half of it (at
+// least 100 ms). A client thus polls about once or twice per transfer when the stack is steady, whatever its speed,
+// and no fixed interval decides the latency it sees.
+func pollDelay(attempt int, typical, spent time.Duration) time.Duration {
 	if attempt == 0 {
-		return min(max(typical, 2*time.Millisecond), 5*time.Second)
+		return min(max(typical-spent, 2*time.Millisecond), 5*time.Second)
 	}
 	d := time.Duration(float64(typical/8) * math.Pow(1.5, float64(attempt-1)))
 	return min(max(d, 5*time.Millisecond), max(typical/2, 100*time.Millisecond))
@@ -179,11 +180,11 @@ func (d *driver) submit(ctx context.Context, key string, req transferclient.Subm
 }
 
 // waitTerminal polls the transfer until it is terminal or the deadline passes, and returns it as last seen and the
-// number of polls.
-func (d *driver) waitTerminal(ctx context.Context, t transferclient.Transfer, typical time.Duration, deadline time.Time) (transferclient.Transfer, int, error) {
+// number of polls. typical is how long such a transfer usually takes from its POST, spent how much of it has passed.
+func (d *driver) waitTerminal(ctx context.Context, t transferclient.Transfer, typical, spent time.Duration, deadline time.Time) (transferclient.Transfer, int, error) {
 	polls := 0
 	for attempt := 0; !t.Terminal(); attempt++ {
-		wait := pollDelay(attempt, typical)
+		wait := pollDelay(attempt, typical, spent)
 		if time.Now().Add(wait).After(deadline) {
 			return t, polls, transferclient.ErrWaitTimeout
 		}
@@ -235,7 +236,7 @@ func (d *driver) closedLoop(ctx context.Context, pass string, accounts []string,
 				}
 				post.add(took)
 				arns[i] = tr.ExecutionArn
-				tr, n, _ := d.waitTerminal(ctx, tr, typical.get(), time.Now().Add(transferDeadline))
+				tr, n, _ := d.waitTerminal(ctx, tr, typical.get(), time.Since(began), time.Now().Add(transferDeadline))
 				polls.Add(int64(n))
 				t.ended(tr)
 				d.mem.finished(1)
@@ -437,7 +438,7 @@ func (d *driver) settle(ctx context.Context, items []submitted, t *tally) ([]sub
 				if got, err := d.api.Get(ctx, s.t.TransferID); err == nil {
 					s.t = got
 				}
-				s.t, _, _ = d.waitTerminal(ctx, s.t, 0, time.Now().Add(transferDeadline))
+				s.t, _, _ = d.waitTerminal(ctx, s.t, 0, 0, time.Now().Add(transferDeadline))
 				t.ended(s.t)
 				out[i] = s
 			}

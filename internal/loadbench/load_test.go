@@ -18,9 +18,13 @@ func TestPollDelay(t *testing.T) {
 		name    string
 		attempt int
 		typical time.Duration
+		spent   time.Duration
 		want    time.Duration
 	}{
 		{name: "first poll at the typical time", attempt: 0, typical: 12 * time.Millisecond, want: 12 * time.Millisecond},
+		{name: "counted from the POST", attempt: 0, typical: 12 * time.Millisecond, spent: 5 * time.Millisecond, want: 7 * time.Millisecond},
+		{name: "soon after a POST slower than typical", attempt: 0, typical: 12 * time.Millisecond, spent: 30 * time.Millisecond, want: 2 * time.Millisecond},
+		{name: "later polls ignore the time spent", attempt: 1, typical: 12 * time.Millisecond, spent: 5 * time.Millisecond, want: 5 * time.Millisecond},
 		{name: "first poll not before 2 ms", attempt: 0, typical: 0, want: 2 * time.Millisecond},
 		{name: "first poll not after 5 s", attempt: 0, typical: time.Minute, want: 5 * time.Second},
 		{name: "then from 5 ms for a fast stack", attempt: 1, typical: 12 * time.Millisecond, want: 5 * time.Millisecond},
@@ -31,8 +35,8 @@ func TestPollDelay(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := pollDelay(tt.attempt, tt.typical); got != tt.want {
-				t.Errorf("pollDelay(%d, %s) = %s, want %s", tt.attempt, tt.typical, got, tt.want)
+			if got := pollDelay(tt.attempt, tt.typical, tt.spent); got != tt.want {
+				t.Errorf("pollDelay(%d, %s, %s) = %s, want %s", tt.attempt, tt.typical, tt.spent, got, tt.want)
 			}
 		})
 	}
