@@ -73,6 +73,19 @@ var Scales = map[string]Scale{
 		MemoryTransfers: 1500, MemoryConcurrency: 32,
 		EngineExecutions: 500, EngineConcurrency: 8,
 	},
+	// issue is issue 11's own measurement of main before it: the closed loop at c = 32 over 16 seeded accounts
+	// (3,000 transfers), and the 4 hot accounts; two builds side by side (run it with --only closed).
+	"issue": {
+		Name:         "issue",
+		Cells:        []Cell{{Concurrency: 32, Transfers: 3000}},
+		ManyAccounts: 16, HotAccounts: 4,
+		BurstTransfers: 500, BurstClients: 32, BurstAccounts: 16,
+		OpenLoopSeconds: 3,
+		Attribution:     3, Replays: 3, HistorySample: 20,
+		DirectTransfers: 200,
+		MemoryTransfers: 1500, MemoryConcurrency: 32,
+		EngineExecutions: 500, EngineConcurrency: 8,
+	},
 	// peak is the full run's closed-loop cells around the peak (c = 8 and 32, as many transfers as in full) with
 	// their store test: the efficiency at the peak in a few minutes (run it with --only closed,store).
 	"peak": {
