@@ -3,6 +3,7 @@ package localstack
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"testing"
 	"time"
@@ -128,6 +129,28 @@ func TestPublishesAgreesWithDelivery(t *testing.T) {
 		}
 		if len(rules) == 1 && wanted != 3 {
 			t.Errorf("the reconciler rule wants %d of 12 events, want 3", wanted)
+		}
+	}
+}
+
+// TestEventsKeptFollowTheExecutionsKept: the log groups keep as many events as the stack keeps closed executions,
+// 1,000 in memory and 10,000 with --data-dir by default, the bus's own default when executions are unbounded.
+func TestEventsKeptFollowTheExecutionsKept(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want int
+	}{
+		{nil, DefaultHistoryMaxExecutionsInMemory},
+		{[]string{"--data-dir", t.TempDir()}, DefaultHistoryMaxExecutions},
+		{[]string{"--history-max-executions", "250"}, 250},
+		{[]string{"--history-max-executions", "0"}, 0},
+	} {
+		c, err := ParseFlags(tt.args, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := eventsKept(c); got != tt.want {
+			t.Errorf("%v: events kept %d, want %d", tt.args, got, tt.want)
 		}
 	}
 }
