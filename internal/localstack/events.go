@@ -22,6 +22,8 @@ type rule struct {
 	name     string
 	function string
 	pattern  *eventpattern.Pattern
+	// probed: the pattern tests only probeFields, so publishes can match it before the event is built.
+	probed bool
 }
 
 // schedule invokes a function periodically with a Scheduled Event.
@@ -50,7 +52,7 @@ func (s *stack) startRules() error {
 				if err != nil {
 					return fmt.Errorf("%s.Events.%s: %w", f.LogicalID, ev.Name, err)
 				}
-				s.rules = append(s.rules, rule{name: f.LogicalID + ev.Name, function: f.LogicalID, pattern: p})
+				s.rules = append(s.rules, newRule(f.LogicalID+ev.Name, f.LogicalID, p))
 			case samtemplate.EventSchedule:
 				every, err := parseRate(ev.Schedule)
 				if s.cfg.SweepInterval > 0 {
@@ -113,6 +115,15 @@ func eventsKept(c Config) int {
 var probeFields = map[string]bool{"source": true, "detail-type": true, "account": true, "region": true,
 	"detail.status": true, "detail.stateMachineArn": true}
 
+// newRule returns the rule delivering events that match p to function.
+func newRule(name, function string, p *eventpattern.Pattern) rule {
+	probed := true
+	for _, f := range p.Paths() {
+		probed = probed && probeFields[f]
+	}
+	return rule{name: name, function: function, pattern: p, probed: probed}
+}
+
 // publishes reports whether a status-change event of the state machine with the status could match one of the
 // rules, so that the engine builds only the events a rule can deliver (sfnlocal.Options.Publishes). A rule whose
 // pattern tests only probeFields is matched against an event holding just those, which it matches exactly when it
@@ -121,12 +132,7 @@ func (s *stack) publishes(stateMachineArn, status string) bool {
 	probe := map[string]any{"source": "aws.states", "detail-type": sfnlocal.StatusChangeDetailType, "account": AccountID,
 		"region": Region, "detail": map[string]any{"status": status, "stateMachineArn": stateMachineArn}}
 	for _, r := range s.rules {
-		for _, f := range r.pattern.Paths() {
-			if !probeFields[f] {
-				return true
-			}
-		}
-		if r.pattern.Match(probe) {
+		if !r.probed || r.pattern.Match(probe) {
 			return true
 		}
 	}

@@ -99,9 +99,9 @@ func TestPublishesAgreesWithDelivery(t *testing.T) {
 		}
 		return c
 	}
-	reconciler := rule{name: "ExecutionEnded", pattern: compile(`{"source":["aws.states"],"detail-type":["Step Functions Execution Status Change"],
-		"detail":{"status":["FAILED","TIMED_OUT","ABORTED"],"stateMachineArn":["` + sm + `"]}}`)}
-	byError := rule{name: "ByError", pattern: compile(`{"detail":{"error":[{"prefix":"States."}]}}`)}
+	reconciler := newRule("ExecutionEnded", "TimeoutReconciler", compile(`{"source":["aws.states"],"detail-type":["Step Functions Execution Status Change"],
+		"detail":{"status":["FAILED","TIMED_OUT","ABORTED"],"stateMachineArn":["`+sm+`"]}}`))
+	byError := newRule("ByError", "TimeoutReconciler", compile(`{"detail":{"error":[{"prefix":"States."}]}}`))
 	full := func(machine, status string) []byte {
 		b, _ := json.Marshal(map[string]any{"version": "0", "id": "1", "detail-type": sfnlocal.StatusChangeDetailType, "source": "aws.states",
 			"account": AccountID, "region": Region, "resources": []string{machine + ":e"}, "time": "2026-11-23T00:00:00Z",
