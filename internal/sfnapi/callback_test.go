@@ -363,6 +363,10 @@ func TestCallbackTokenErrors(t *testing.T) {
 	}
 	token := lambda.next(t)
 	other := sfnapi.StartT(t, sfnlocal.Options{}).Client()
+	// AWS accepts a callback task whose Parameters do not pass the token on (LocalStack's AWS-validated tests run
+	// one); such a task waits for its timeout or a stop.
+	create(t, c, "no-token", `{"StartAt":"Wait","States":{"Wait":{"Type":"Task",
+	  "Resource":"arn:aws:states:::lambda:invoke.waitForTaskToken","Parameters":{"FunctionName":"f"},"End":true}}}`)
 
 	var invalidToken *types.InvalidToken
 	_, err = c.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String("not-a-token"), Output: aws.String(`{}`)})
@@ -577,5 +581,56 @@ func TestActivityAcrossRestart(t *testing.T) {
 	rec := waitDone(t, second, aws.ToString(start.ExecutionArn))
 	if rec.Status != sfnlocal.StatusSucceeded || aws.ToString(rec.Output) != `"signed"` {
 		t.Fatalf("%s, output %s", rec.Status, aws.ToString(rec.Output))
+	}
+}
+
+// TestCallbackTimeoutAcrossRestart: a waiting task's TimeoutSeconds keeps counting from when the task started, not
+// from the restart: 40 s before it and 20 s after it, the task times out.
+func TestCallbackTimeoutAcrossRestart(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	lambda := newTokenLambda()
+	t0 := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	store := &callbackStore{FileStore: mustFileStore(t, dir), waiting: make(chan struct{}, 1)}
+	first := sfnlocal.New(sfnlocal.Options{Store: store, Lambda: lambda, Clock: sfnlocal.NewManualClock(t0), CheckpointEveryState: true})
+	c1, stop1 := engineServer(t, first)
+	smArn := create(t, c1, "deadline", `{"StartAt":"Approve","States":{
+	  "Approve":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke.waitForTaskToken",
+	    "Parameters":{"FunctionName":"approver","Payload":{"token.$":"$$.Task.Token"}},"TimeoutSeconds":60,"End":true}}}`)
+	start, err := c1.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(smArn)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := lambda.next(t)
+	select {
+	case <-store.waiting:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the waiting task was never saved")
+	}
+	stop1()
+	first.Close()
+
+	clock := sfnlocal.NewManualClock(t0.Add(40 * time.Second)) // the engine was down for 40 s
+	second := sfnlocal.New(sfnlocal.Options{Store: mustFileStore(t, dir), Lambda: lambda, Clock: clock, CheckpointEveryState: true})
+	t.Cleanup(second.Close)
+	if err := second.Restore(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c2, stop2 := engineServer(t, second)
+	t.Cleanup(stop2)
+	waitTimers(t, clock, 1)
+	clock.Advance(20 * time.Second)
+	rec := waitDone(t, second, aws.ToString(start.ExecutionArn))
+	if rec.Status != sfnlocal.StatusFailed || aws.ToString(rec.Error) != "States.Timeout" || !rec.StopDate.Equal(t0.Add(60*time.Second)) {
+		t.Fatalf("%s %s at %v, want FAILED States.Timeout 60 s after the start", rec.Status, aws.ToString(rec.Error), rec.StopDate)
+	}
+	names, _ := historyTypes(t, c2, aws.ToString(start.ExecutionArn))
+	if want := []string{"ExecutionStarted", "TaskStateEntered", "TaskScheduled", "TaskStarted", "TaskSubmitted",
+		"TaskTimedOut", "ExecutionFailed"}; !slices.Equal(names, want) {
+		t.Fatalf("history = %v, want %v", names, want)
+	}
+	var timedOut *types.TaskTimedOut
+	if _, err := c2.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(token), Output: aws.String(`{}`)}); !errors.As(err, &timedOut) {
+		t.Fatalf("SendTaskSuccess after the timeout: %v, want TaskTimedOut", err)
 	}
 }
