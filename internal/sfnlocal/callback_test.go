@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -144,5 +145,51 @@ func TestCallbacksInsideMap(t *testing.T) {
 	out := run2(t, eng, rec.Arn)
 	if out.Status != sfnlocal.StatusSucceeded || *out.Output != `["answer","answer","answer"]` {
 		t.Fatalf("%s %v", out.Status, out.Output)
+	}
+}
+
+// TestHeartbeatSecondsPath: the heartbeat interval read from the input is recorded in TaskScheduled and enforced;
+// a value that is not a positive integer fails the state with States.Runtime.
+func TestHeartbeatSecondsPath(t *testing.T) {
+	const def = `{"StartAt":"Work","States":{"Work":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke.waitForTaskToken",
+	  "Parameters":{"FunctionName":"w","Payload":{"Token.$":"$$.Task.Token"}},"HeartbeatSecondsPath":"$.hb","End":true}}}`
+	tokens := make(chan string, 1)
+	lambda := invokerFunc(func(_ context.Context, _ string, payload []byte) ([]byte, error) {
+		tokens <- string(payload)
+		return []byte(`{}`), nil
+	})
+	clock := sfnlocal.NewManualClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
+	eng := newEngine(t, sfnlocal.Options{Lambda: lambda, Clock: clock})
+
+	rec := start(t, eng, def, `{"hb":5}`)
+	select {
+	case <-tokens:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the task was not called")
+	}
+	for { // the heartbeat timer is pending once the task waits
+		n, grew := clock.Waiters()
+		if n >= 1 {
+			break
+		}
+		select {
+		case <-grew:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the task never waited")
+		}
+	}
+	clock.Advance(5 * time.Second)
+	out := run2(t, eng, rec.Arn)
+	if out.Status != sfnlocal.StatusFailed || *out.Error != "States.Timeout" {
+		t.Fatalf("%s %v, want FAILED States.Timeout", out.Status, out.Error)
+	}
+	if sched := out.History[2]; sched.Type != "TaskScheduled" || sched.Details["heartbeatInSeconds"] != 5.0 {
+		t.Fatalf("TaskScheduled = %+v, want heartbeatInSeconds 5", sched)
+	}
+
+	bad := run(t, eng, def, `{"hb":"soon"}`)
+	if bad.Status != sfnlocal.StatusFailed || *bad.Error != "States.Runtime" ||
+		!strings.Contains(*bad.Cause, "The HeartbeatSecondsPath parameter does not reference a positive integer: $.hb") {
+		t.Fatalf("%s %v %v, want States.Runtime", bad.Status, bad.Error, bad.Cause)
 	}
 }
