@@ -78,6 +78,14 @@ func New(eng *sfnlocal.Engine, logger *slog.Logger) *Server {
 		"ListExecutions":                   s.listExecutions,
 		"StopExecution":                    s.stopExecution,
 		"GetExecutionHistory":              s.getExecutionHistory,
+		"SendTaskSuccess":                  s.sendTaskSuccess,
+		"SendTaskFailure":                  s.sendTaskFailure,
+		"SendTaskHeartbeat":                s.sendTaskHeartbeat,
+		"CreateActivity":                   s.createActivity,
+		"DescribeActivity":                 s.describeActivity,
+		"ListActivities":                   s.listActivities,
+		"DeleteActivity":                   s.deleteActivity,
+		"GetActivityTask":                  s.getActivityTask,
 	}
 	return s
 }

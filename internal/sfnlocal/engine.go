@@ -117,6 +117,9 @@ type Engine struct {
 
 	ctx    context.Context
 	cancel context.CancelFunc
+
+	callbacks  callbackRegistry // tasks waiting for their token (callback.go)
+	activities activityRegistry // activity.go
 }
 
 type machine struct {
@@ -191,6 +194,9 @@ func (e *Engine) Restore(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
+	if err := e.restoreActivities(ctx); err != nil {
+		return err
+	}
 	e.mu.Lock()
 	for _, sm := range sms {
 		def, err := asl.Load([]byte(sm.Definition))
@@ -260,6 +266,7 @@ func (e *Engine) restartLocked(m *machine, r *ExecutionRecord) func() {
 	e.exec[r.Arn] = x
 	switch {
 	case cp != nil:
+		x.restoreWait(cp)
 		at := *cp
 		return func() { x.resume(at, cpInput) }
 	case fresh:

@@ -61,6 +61,8 @@ func (e *ServiceError) Error() string { return e.Name + ": " + e.Message }
 type failure struct {
 	Error string
 	Cause string
+	// heartbeat marks a heartbeat timeout (States.Timeout that States.HeartbeatTimeout also matches).
+	heartbeat bool
 }
 
 // String renders "error: cause" for logs.

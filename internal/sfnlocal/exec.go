@@ -163,7 +163,13 @@ func (x *execution) resume(cp Checkpoint, input any) {
 		defer stop()
 	}
 	th := &thread{prev: cp.PreviousEventID}
-	out, fail := x.safeRunMachine(x.ctx, x.m.def, cp.State, input, th)
+	var out any
+	var fail *failure
+	if cp.Callback != nil {
+		out, fail = x.resumeWaiting(x.ctx, cp, input, th)
+	} else {
+		out, fail = x.safeRunMachine(x.ctx, x.m.def, cp.State, input, th)
+	}
 	x.finish(th, out, fail)
 }
 
@@ -299,6 +305,12 @@ type stateRun struct {
 	// change (then they are reset to nil).
 	ctx      *jsonvalue.Object
 	ctxState *jsonvalue.Object
+	// Callback and activity tasks (callback.go): the attempt's task token and wait, the Retry counters, and the
+	// wait a restored execution resumes.
+	token    string
+	wait     *taskWait
+	attempts []int64
+	resume   *CallbackCheckpoint
 }
 
 // notTruncated is the inputDetails/outputDetails of every event; events are immutable, so they share it.
@@ -345,6 +357,9 @@ func (x *execution) contextState(sr *stateRun) *jsonvalue.Object {
 func (x *execution) contextObject(sr *stateRun) *jsonvalue.Object {
 	if sr.ctx != nil {
 		return sr.ctx
+	}
+	if sr.token != "" {
+		return x.taskContext(sr)
 	}
 	exec, sm := x.contextConstants()
 	var obj *jsonvalue.Object

@@ -70,6 +70,8 @@ func (x *execution) runWithRetry(ctx context.Context, sr *stateRun, input any, t
 		return nil, false, "", fail
 	}
 	attempts := make([]int64, len(st.Retry))
+	copy(attempts, sr.attempts) // a restored wait's counters
+	sr.attempts = attempts
 	task := st.Type == asl.TypeTask
 	for {
 		var out any
@@ -89,7 +91,7 @@ func (x *execution) runWithRetry(ctx context.Context, sr *stateRun, input any, t
 		}
 		retried := false
 		for i, r := range st.Retry {
-			if !matches(r.ErrorEquals, fail.Error, task) {
+			if !matchesFailure(r.ErrorEquals, fail, task) {
 				continue
 			}
 			if attempts[i] < r.MaxAttempts {
@@ -114,7 +116,7 @@ func (x *execution) runWithRetry(ctx context.Context, sr *stateRun, input any, t
 			x.emit(th, true, EventMapStateFailed, "", nil)
 		}
 		for i, c := range st.Catch {
-			if !matches(c.ErrorEquals, fail.Error, task) {
+			if !matchesFailure(c.ErrorEquals, fail, task) {
 				continue
 			}
 			errOut := jsonvalue.FromPairs("Error", fail.Error, "Cause", fail.Cause)

@@ -49,6 +49,8 @@ type Checkpoint struct {
 	State           string `json:"state"`
 	Input           string `json:"input"`
 	PreviousEventID int64  `json:"previousEventId"`
+	// Callback is set when the state is a Task waiting for its token (callback.go): it resumes waiting.
+	Callback *CallbackCheckpoint `json:"callback,omitempty"`
 }
 
 // Clone returns a deep copy of the record, safe to keep or hand out.
@@ -88,6 +90,9 @@ type MemoryStore struct {
 	mu   sync.Mutex
 	sms  map[string]StateMachine
 	exec map[string]*memExecution
+
+	actMu      sync.Mutex
+	activities map[string]Activity // activity.go
 }
 
 // memExecution is one execution in a MemoryStore.

@@ -22,12 +22,18 @@ type integration struct {
 	resourceType string
 	resource     string
 	call         func(ctx context.Context, x *execution, params any) (any, *failure)
+	// waitForToken: the task waits for its token after the call (callback.go); activity: the activity's ARN.
+	waitForToken bool
+	activity     string
 }
 
 const statesPrefix = "arn:aws:states:::"
 
 // resolveResource maps a Task Resource ARN to an integration.
 func resolveResource(arn string) (integration, error) {
+	if integ, ok, err := resolveCallback(arn); ok {
+		return integ, err
+	}
 	if rest, ok := strings.CutPrefix(arn, statesPrefix); ok {
 		svc, api, _ := strings.Cut(rest, ":")
 		switch {
@@ -52,6 +58,12 @@ func resolveResource(arn string) (integration, error) {
 }
 
 func (x *execution) attemptTask(ctx context.Context, sr *stateRun, eff, input any, th *thread) (any, *failure) {
+	if sr.resume != nil {
+		return x.resumeTask(ctx, sr, input, th)
+	}
+	if w := x.openTaskWait(sr); w != nil {
+		defer x.closeTaskWait(w)
+	}
 	st := sr.st
 	params := eff
 	if sr.sp.parameters != nil {
@@ -75,23 +87,34 @@ func (x *execution) attemptTask(ctx context.Context, sr *stateRun, eff, input an
 		}
 		timeout = t
 	}
+	heartbeat, fail := x.heartbeatSeconds(sr, eff)
+	if fail != nil {
+		return nil, fail
+	}
 	paramText := marshal(params)
 	if len(paramText) > MaxPayloadBytes {
 		return nil, dataLimitExceeded(st.Name, "was given parameters")
+	}
+	if sr.sp.integ.activity != "" {
+		return x.runActivity(ctx, sr, input, paramText, timeout, heartbeat, th)
 	}
 	sched := map[string]any{"resourceType": sr.sp.resourceType, "resource": sr.sp.resource,
 		"region": x.eng.opts.Region, "parameters": paramText}
 	if timeout > 0 {
 		sched["timeoutInSeconds"] = timeout
 	}
-	if st.HeartbeatSeconds > 0 {
-		sched["heartbeatInSeconds"] = st.HeartbeatSeconds
+	if heartbeat > 0 {
+		sched["heartbeatInSeconds"] = heartbeat
 	}
 	x.emit(th, true, EventTaskScheduled, "taskScheduledEventDetails", sched)
 	x.emit(th, true, EventTaskStarted, "taskStartedEventDetails", sr.sp.taskStarted)
 
 	var res taskOutcome
-	if timeout > 0 {
+	if integ.waitForToken {
+		if res, fail = x.callAndWait(ctx, sr, integ, params, timeout, heartbeat, th); fail != nil {
+			return nil, fail
+		}
+	} else if timeout > 0 {
 		var fail *failure
 		if res, fail = x.callWithTimeout(ctx, sr, integ, params, timeout, th); fail != nil {
 			return nil, fail
