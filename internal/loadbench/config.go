@@ -62,57 +62,30 @@ var Scales = map[string]Scale{
 	},
 	// compare is the closed loop at c = 32 only, 3,000 transfers per pass: two builds side by side in minutes
 	// (run it with --only closed).
-	"compare": {
-		Name:         "compare",
-		Cells:        []Cell{{Concurrency: 32, Transfers: 3000}},
-		ManyAccounts: 1000, HotAccounts: 4,
-		BurstTransfers: 500, BurstClients: 32, BurstAccounts: 16,
-		OpenLoopSeconds: 3,
-		Attribution:     3, Replays: 3, HistorySample: 20,
-		DirectTransfers: 200,
-		MemoryTransfers: 1500, MemoryConcurrency: 32,
-		EngineExecutions: 500, EngineConcurrency: 8,
-	},
+	"compare": small("compare", 1000, 200, Cell{Concurrency: 32, Transfers: 3000}),
 	// issue is issue 11's own measurement of main before it: the closed loop at c = 32 over 16 seeded accounts
 	// (3,000 transfers), and the 4 hot accounts; two builds side by side (run it with --only closed).
-	"issue": {
-		Name:         "issue",
-		Cells:        []Cell{{Concurrency: 32, Transfers: 3000}},
-		ManyAccounts: 16, HotAccounts: 4,
-		BurstTransfers: 500, BurstClients: 32, BurstAccounts: 16,
-		OpenLoopSeconds: 3,
-		Attribution:     3, Replays: 3, HistorySample: 20,
-		DirectTransfers: 200,
-		MemoryTransfers: 1500, MemoryConcurrency: 32,
-		EngineExecutions: 500, EngineConcurrency: 8,
-	},
+	"issue": small("issue", 16, 200, Cell{Concurrency: 32, Transfers: 3000}),
 	// peak is the full run's closed-loop cells around the peak (c = 8 and 32, as many transfers as in full) with
 	// their store test: the efficiency at the peak in a few minutes (run it with --only closed,store).
-	"peak": {
-		Name:         "peak",
-		Cells:        []Cell{{Concurrency: 8, Transfers: 3000}, {Concurrency: 32, Transfers: 6000}},
-		ManyAccounts: 1000, HotAccounts: 4,
+	"peak": small("peak", 1000, 1000, Cell{Concurrency: 8, Transfers: 3000}, Cell{Concurrency: 32, Transfers: 6000}),
+	"quick": small("quick", 1000, 200, Cell{Concurrency: 1, Transfers: 50}, Cell{Concurrency: 8, Transfers: 100},
+		Cell{Concurrency: 32, Transfers: 150}, Cell{Concurrency: 128, Transfers: 256}),
+}
+
+// small is a scale of minutes: the given closed-loop cells over many accounts (and the 4 hot ones), direct
+// transfers per store test, and everything else small.
+func small(name string, many, direct int, cells ...Cell) Scale {
+	return Scale{
+		Name: name, Cells: cells,
+		ManyAccounts: many, HotAccounts: 4,
 		BurstTransfers: 500, BurstClients: 32, BurstAccounts: 16,
 		OpenLoopSeconds: 3,
 		Attribution:     3, Replays: 3, HistorySample: 20,
-		DirectTransfers: 1000,
+		DirectTransfers: direct,
 		MemoryTransfers: 1500, MemoryConcurrency: 32,
 		EngineExecutions: 500, EngineConcurrency: 8,
-	},
-	"quick": {
-		Name: "quick",
-		Cells: []Cell{
-			{Concurrency: 1, Transfers: 50}, {Concurrency: 8, Transfers: 100},
-			{Concurrency: 32, Transfers: 150}, {Concurrency: 128, Transfers: 256},
-		},
-		ManyAccounts: 1000, HotAccounts: 4,
-		BurstTransfers: 500, BurstClients: 32, BurstAccounts: 16,
-		OpenLoopSeconds: 3,
-		Attribution:     3, Replays: 3, HistorySample: 20,
-		DirectTransfers: 200,
-		MemoryTransfers: 1500, MemoryConcurrency: 32,
-		EngineExecutions: 500, EngineConcurrency: 8,
-	},
+	}
 }
 
 // EngineFunc measures executions per second of the project's Step Functions engine against the npm engine
