@@ -27,18 +27,23 @@ const (
 )
 
 // newServer starts a server with one bus and a rule for source transferflow.transfers to one log group, and
-// returns it with the real SDK clients pointed at it (one attempt a call: no SDK retries hide what it answered).
-func newServer(t *testing.T, dataDir string, maxEvents int) (*eventbus.Server, *eventbridge.Client, *cloudwatchlogs.Client) {
+// returns it with the real SDK clients pointed at it (one attempt a call: no SDK retries hide what it answered). The
+// edits, if any, change the server's options last.
+func newServer(t *testing.T, dataDir string, maxEvents int, edits ...func(*eventbus.Options)) (*eventbus.Server, *eventbridge.Client, *cloudwatchlogs.Client) {
 	t.Helper()
 	p, err := eventpattern.Compile(map[string]any{"source": []any{"transferflow.transfers"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := 0
-	srv, err := eventbus.New(eventbus.Options{Region: "us-east-1", AccountID: "000000000000", Buses: []string{bus},
+	opts := eventbus.Options{Region: "us-east-1", AccountID: "000000000000", Buses: []string{bus},
 		Rules:   []eventbus.Rule{{Name: "TransferEventsRule", EventBusName: bus, Pattern: p, LogGroups: []string{group}}},
 		DataDir: dataDir, MaxEvents: maxEvents,
-		NewID: func() string { n++; return fmt.Sprintf("id-%d", n) }})
+		NewID: func() string { n++; return fmt.Sprintf("id-%d", n) }}
+	for _, edit := range edits {
+		edit(&opts)
+	}
+	srv, err := eventbus.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,8 +307,12 @@ func TestEventsSurviveARestart(t *testing.T) {
 // with their codes and messages, request-level errors with their codes and messages, injected faults) and keeps the
 // same events.
 func TestInProcessPutEventsAnswersAsHTTP(t *testing.T) {
-	viaHTTP, eb, httpLogs := newServer(t, "", 0)
-	direct, _, directLogs := newServer(t, "", 0)
+	// One stopped clock for both: an entry without Time gets the server's time.
+	now := func(o *eventbus.Options) {
+		o.Now = func() time.Time { return time.Date(2026, 11, 24, 1, 0, 0, 0, time.UTC) }
+	}
+	viaHTTP, eb, httpLogs := newServer(t, "", 0, now)
+	direct, _, directLogs := newServer(t, "", 0, now)
 	ctx := context.Background()
 	timed := entry("transferflow.transfers", `{"transferId":"tr_1"}`)
 	timed.Time = aws.Time(time.Date(2026, 11, 23, 10, 0, 0, 250e6, time.UTC))
