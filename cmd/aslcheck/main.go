@@ -11,6 +11,7 @@ import (
 	"os"
 
 	"github.com/transferflow/orchestrator/internal/asl"
+	"github.com/transferflow/orchestrator/internal/sfnlocal"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -50,7 +51,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "aslcheck: %v\n", err)
 			return 2
 		}
-		def, err := asl.Load(data)
+		def, err := sfnlocal.LoadDefinition(data)
 		if err != nil {
 			code = 1
 			for _, e := range asl.Errors(err) {

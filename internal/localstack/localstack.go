@@ -27,6 +27,8 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/transferflow/orchestrator/internal/ddblocal"
 	"github.com/transferflow/orchestrator/internal/eventbus"
@@ -191,6 +193,10 @@ type stack struct {
 	stopping chan struct{}  // closed when the stack shuts down: asynchronous retries stop waiting
 	newID    func() string
 	ddb      *ddblocal.Supervisor // nil with --dynamodb-endpoint
+	// sqs and sns run the engine's sqs:sendMessage and sns:publish tasks; nil unless the environment names an
+	// endpoint for them (messagingClients).
+	sqs sfnlocal.SQSAPI
+	sns sfnlocal.SNSAPI
 }
 
 // Run starts the stack, prints the ready line on stdout, serves until ctx is cancelled, then stops everything it
@@ -263,6 +269,7 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	s.sqs, s.sns = messagingClients(awsCfg, os.Getenv)
 	ddb := dynamodb.NewFromConfig(awsCfg)
 	tables, err := tmpl.Tables()
 	if err != nil {
@@ -423,6 +430,24 @@ func (s *stack) ddbErr() error {
 // Step Functions API). The SDK's default of 10 makes every request beyond the tenth concurrent one open a new TCP
 // connection, and close it afterwards, on both sides.
 const idleConnsPerHost = 1024
+
+// messagingClients returns the SQS and SNS clients of the engine's sqs:sendMessage and sns:publish tasks. The local
+// stack serves neither service, so each is wired only when the environment points the SDK at one
+// (AWS_ENDPOINT_URL_SQS / AWS_ENDPOINT_URL_SNS, or AWS_ENDPOINT_URL for every service), for example an
+// SQS-compatible server the user runs; otherwise those tasks fail with SQS.SdkClientException /
+// SNS.SdkClientException, errors a Catch or Retry can name, rather than reaching a real AWS account by accident.
+func messagingClients(cfg aws.Config, getenv func(string) string) (sfnlocal.SQSAPI, sfnlocal.SNSAPI) {
+	var q sfnlocal.SQSAPI
+	var p sfnlocal.SNSAPI
+	all := getenv("AWS_ENDPOINT_URL") != ""
+	if all || getenv("AWS_ENDPOINT_URL_SQS") != "" {
+		q = sqs.NewFromConfig(cfg)
+	}
+	if all || getenv("AWS_ENDPOINT_URL_SNS") != "" {
+		p = sns.NewFromConfig(cfg)
+	}
+	return q, p
+}
 
 // sdkConfig points the AWS SDK at the local endpoints the way a user would: through the SDK's own
 // AWS_ENDPOINT_URL_* variables, so function code has no local mode. Credentials and region are set only where the

@@ -266,6 +266,8 @@ func (s *stack) startEngine(ctx context.Context, ddb sfnlocal.DynamoDBAPI, event
 		Lambda:               s.invoker,
 		DynamoDB:             ddb,
 		EventBridge:          events,
+		SQS:                  s.sqs,
+		SNS:                  s.sns,
 		Store:                store,
 		Region:               Region,
 		AccountID:            AccountID,

@@ -120,7 +120,7 @@ func (s *Server) validateDefinition(_ context.Context, body json.RawMessage) (an
 		return nil, err
 	}
 	diags := []any{}
-	if _, err := asl.Load([]byte(in.Definition)); err != nil {
+	if _, err := sfnlocal.LoadDefinition([]byte(in.Definition)); err != nil {
 		for _, e := range asl.Errors(err) {
 			diags = append(diags, map[string]any{"severity": "ERROR", "code": "SCHEMA_VALIDATION_FAILED", "message": e.Msg,
 				"location": "/" + strings.ReplaceAll(e.Path, ".", "/")})

@@ -205,7 +205,7 @@ func resolveCallback(arn string) (integ integration, ok bool, err error) {
 	if base, found := strings.CutSuffix(arn, waitForTaskTokenSuffix); found && strings.HasPrefix(arn, statesPrefix) {
 		inner, err := resolveResource(base)
 		// AWS offers the callback pattern for its optimized integrations but DynamoDB's.
-		if err != nil || inner.resourceType == "" || inner.resourceType == "dynamodb" {
+		if err != nil || inner.resourceType == "" || inner.resourceType == "dynamodb" || inner.sync {
 			return integration{}, true, fmt.Errorf("the resource %q is not supported by the local engine", arn)
 		}
 		inner.resource += waitForTaskTokenSuffix

@@ -61,6 +61,10 @@ type Options struct {
 	DynamoDB DynamoDBAPI
 	// EventBridge runs the events:putEvents tasks; without it those tasks fail with EventBridge.SdkClientException.
 	EventBridge EventBridgeAPI
+	// SQS runs the sqs:sendMessage tasks and SNS the sns:publish tasks; without them those tasks fail with
+	// SQS.SdkClientException and SNS.SdkClientException.
+	SQS SQSAPI
+	SNS SNSAPI
 	// Subscribers receive status-change events.
 	Subscribers []Subscriber
 	// Publishes, when set, is asked before each status-change event is built: false means no subscriber would use
@@ -353,7 +357,7 @@ func (e *Engine) CreateStateMachine(ctx context.Context, in CreateInput) (StateM
 	if !ValidName(in.Name) {
 		return StateMachine{}, fmt.Errorf("%w: %q", ErrInvalidName, in.Name)
 	}
-	def, err := asl.Load([]byte(in.Definition))
+	def, err := LoadDefinition([]byte(in.Definition))
 	if err != nil {
 		return StateMachine{}, &DefinitionError{Err: err}
 	}
@@ -440,7 +444,7 @@ func (e *Engine) UpdateStateMachine(ctx context.Context, arn, definition, roleAr
 	}
 	var def *asl.Definition
 	if definition != "" {
-		d, err := asl.Load([]byte(definition))
+		d, err := LoadDefinition([]byte(definition))
 		if err != nil {
 			return StateMachine{}, &DefinitionError{Err: err}
 		}

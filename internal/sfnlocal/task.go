@@ -25,6 +25,8 @@ type integration struct {
 	// waitForToken: the task waits for its token after the call (callback.go); activity: the activity's ARN.
 	waitForToken bool
 	activity     string
+	// sync: a .sync integration, which waits for the job it starts (no .waitForTaskToken on top of it).
+	sync bool
 }
 
 const statesPrefix = "arn:aws:states:::"
@@ -45,6 +47,14 @@ func resolveResource(arn string) (integration, error) {
 			}
 		case svc == "events" && api == "putEvents":
 			return integration{resourceType: "events", resource: api, call: eventsPutEvents}, nil
+		case svc == "sqs" && api == "sendMessage":
+			return integration{resourceType: "sqs", resource: api, call: sqsSendMessage}, nil
+		case svc == "sns" && api == "publish":
+			return integration{resourceType: "sns", resource: api, call: snsPublish}, nil
+		case svc == "states":
+			if integ, ok := resolveNested(api); ok {
+				return integ, nil
+			}
 		}
 		return integration{}, fmt.Errorf("the resource %q is not supported by the local engine", arn)
 	}

@@ -1,0 +1,108 @@
+package sfnapi_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
+
+	"github.com/transferflow/orchestrator/internal/sfnapi"
+	"github.com/transferflow/orchestrator/internal/sfnlocal"
+)
+
+// TestUnsupportedIntegrationsAreRefusedUpFront: a Task resource the engine does not run (an AWS integration it
+// lacks, or an ARN that names no integration), at any depth, is refused by CreateStateMachine and UpdateStateMachine
+// with InvalidDefinition and reported by ValidateStateMachineDefinition at its Resource, instead of failing at run
+// time with an error no Catch expects. The supported ones pass.
+func TestUnsupportedIntegrationsAreRefusedUpFront(t *testing.T) {
+	ctx := context.Background()
+	c := sfnapi.StartT(t, sfnlocal.Options{}).Client()
+	task := func(resource string) string {
+		return `{"Type":"Task","Resource":"` + resource + `","End":true}`
+	}
+	machine := func(state string) string { return `{"StartAt":"T","States":{"T":` + state + `}}` }
+	for _, tc := range []struct {
+		name, definition, location, wantMsg string
+	}{
+		{"aws integration the engine lacks", machine(task("arn:aws:states:::glue:startJobRun.sync")), "/States/T/Resource",
+			"The resource provided arn:aws:states:::glue:startJobRun.sync is not supported by the local engine."},
+		{"aws sdk integration", machine(task("arn:aws:states:::aws-sdk:s3:getObject")), "/States/T/Resource", "is not supported by the local engine"},
+		{"not an integration", machine(task("arn:aws:states:::nothing")), "/States/T/Resource",
+			"The resource provided arn:aws:states:::nothing is not recognized. The value is not a valid resource ARN, or the resource is not available in this region."},
+		{"callback on dynamodb", machine(task("arn:aws:states:::dynamodb:putItem.waitForTaskToken")), "/States/T/Resource", "not supported"},
+		{"callback on a .sync job", machine(task("arn:aws:states:::states:startExecution.sync.waitForTaskToken")), "/States/T/Resource", "not supported"},
+		{"inside a parallel branch", machine(`{"Type":"Parallel","Branches":[` + machine(task("arn:aws:states:::ecs:runTask.sync")) + `],"End":true}`),
+			"/States/T/Branches[0]/States/T/Resource", "not supported"},
+		{"inside a map", machine(`{"Type":"Map","ItemProcessor":` + machine(task("arn:aws:states:::batch:submitJob")) + `,"End":true}`),
+			"/States/T/ItemProcessor/States/T/Resource", "not supported"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v, err := c.ValidateStateMachineDefinition(ctx, &sfn.ValidateStateMachineDefinitionInput{Definition: aws.String(tc.definition)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Result != types.ValidateStateMachineDefinitionResultCodeFail || len(v.Diagnostics) != 1 ||
+				aws.ToString(v.Diagnostics[0].Location) != tc.location || !strings.Contains(aws.ToString(v.Diagnostics[0].Message), tc.wantMsg) {
+				t.Fatalf("validate: %s %+v, want FAIL with one diagnostic at %s saying %q", v.Result, v.Diagnostics, tc.location, tc.wantMsg)
+			}
+			_, err = c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("refused"), Definition: aws.String(tc.definition),
+				RoleArn: aws.String("arn:aws:iam::123456789012:role/sfn")})
+			var inv *types.InvalidDefinition
+			if !errors.As(err, &inv) || !strings.Contains(inv.ErrorMessage(), tc.wantMsg) {
+				t.Fatalf("create: %v, want InvalidDefinition saying %q", err, tc.wantMsg)
+			}
+		})
+	}
+
+	sm, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("supported"), RoleArn: aws.String("arn:aws:iam::123456789012:role/sfn"),
+		Definition: aws.String(`{"StartAt":"A","States":{
+  "A":{"Type":"Task","Resource":"arn:aws:states:::sqs:sendMessage.waitForTaskToken","Parameters":{"QueueUrl":"q","MessageBody.$":"$$.Task.Token"},"Next":"B"},
+  "B":{"Type":"Task","Resource":"arn:aws:states:::sns:publish","Parameters":{"TopicArn":"t","Message":"m"},"Next":"C"},
+  "C":{"Type":"Task","Resource":"arn:aws:states:::states:startExecution.sync:2","Parameters":{"StateMachineArn":"s"},"Next":"D"},
+  "D":{"Type":"Task","Resource":"arn:aws:states:::events:putEvents","Parameters":{"Entries":[]},"End":true}}}`)})
+	if err != nil {
+		t.Fatalf("create with the supported integrations: %v", err)
+	}
+	_, err = c.UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{StateMachineArn: sm.StateMachineArn,
+		Definition: aws.String(machine(task("arn:aws:states:::glue:startJobRun")))})
+	var inv *types.InvalidDefinition
+	if !errors.As(err, &inv) {
+		t.Fatalf("update to an unsupported integration: %v, want InvalidDefinition", err)
+	}
+}
+
+// TestNestedExecutionThroughTheAPI: a parent started through the SDK runs a child with states:startExecution.sync:2
+// and DescribeExecution shows the child's output inside the parent's.
+func TestNestedExecutionThroughTheAPI(t *testing.T) {
+	ctx := context.Background()
+	ts := sfnapi.StartT(t, sfnlocal.Options{})
+	c := ts.Client()
+	role := aws.String("arn:aws:iam::123456789012:role/sfn")
+	child, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("child"), RoleArn: role,
+		Definition: aws.String(`{"StartAt":"P","States":{"P":{"Type":"Pass","Parameters":{"settled.$":"$.id"},"End":true}}}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("parent"), RoleArn: role,
+		Definition: aws.String(`{"StartAt":"N","States":{"N":{"Type":"Task","Resource":"arn:aws:states:::states:startExecution.sync:2",
+  "Parameters":{"StateMachineArn":"` + aws.ToString(child.StateMachineArn) + `","Input":{"id.$":"$.id"}},"OutputPath":"$.Output","End":true}}}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: parent.StateMachineArn, Input: aws.String(`{"id":"t-9"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, ts.Engine, aws.ToString(start.ExecutionArn))
+	d, err := c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: start.ExecutionArn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Status != types.ExecutionStatusSucceeded || aws.ToString(d.Output) != `{"settled":"t-9"}` {
+		t.Fatalf("parent %s with output %s, want SUCCEEDED with the child's output", d.Status, aws.ToString(d.Output))
+	}
+}
