@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/transferflow/orchestrator/internal/asl"
 	"github.com/transferflow/orchestrator/internal/sfnlocal"
 )
 
@@ -26,7 +25,7 @@ var closingEvent = map[string]string{
 }
 
 // FuzzRunValidDefinition creates a state machine from any definition and runs it on any input. The engine accepts
-// exactly the definitions asl.Load accepts; a validated definition compiles and runs without the engine panicking
+// exactly the definitions sfnlocal.LoadDefinition accepts (asl.Load's, whose Task resources it runs); a validated definition compiles and runs without the engine panicking
 // (the engine turns a panic into States.Runtime and logs "engine panic", which fails the target) to a final status
 // whose history starts with ExecutionStarted, numbers its events 1, 2, … and ends with that status's event. Tasks
 // have no Lambda or DynamoDB behind them (they fail), executions time out after 100 ms and histories are capped at
@@ -71,10 +70,10 @@ func FuzzRunValidDefinition(f *testing.F) {
 		}
 		n++
 		name := "m" + strconv.Itoa(n)
-		_, loadErr := asl.Load(definition)
+		_, loadErr := sfnlocal.LoadDefinition(definition)
 		sm, err := eng.CreateStateMachine(ctx, sfnlocal.CreateInput{Name: name, Definition: string(definition)})
 		if (loadErr == nil) != (err == nil) || err != nil && !errors.Is(err, sfnlocal.ErrInvalidDefinition) {
-			t.Fatalf("asl.Load: %v; CreateStateMachine: %v", loadErr, err)
+			t.Fatalf("LoadDefinition: %v; CreateStateMachine: %v", loadErr, err)
 		}
 		if err != nil {
 			return
