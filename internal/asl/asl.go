@@ -9,6 +9,9 @@ import "github.com/transferflow/orchestrator/internal/jsonvalue"
 type Error struct {
 	Path string
 	Msg  string
+	// Code is the ValidateStateMachineDefinition diagnostic code of the problem; empty means
+	// SCHEMA_VALIDATION_FAILED.
+	Code string
 }
 
 // Error returns "path: message".

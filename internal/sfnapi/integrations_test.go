@@ -27,27 +27,37 @@ func TestUnsupportedIntegrationsAreRefusedUpFront(t *testing.T) {
 	machine := func(state string) string { return `{"StartAt":"T","States":{"T":` + state + `}}` }
 	for _, tc := range []struct {
 		name, definition, location, wantMsg string
+		wantCode                            string // empty: INVALID_RESOURCE
 	}{
 		{"aws integration the engine lacks", machine(task("arn:aws:states:::glue:startJobRun.sync")), "/States/T/Resource",
-			"The resource provided arn:aws:states:::glue:startJobRun.sync is not supported by the local engine."},
-		{"aws sdk integration", machine(task("arn:aws:states:::aws-sdk:s3:getObject")), "/States/T/Resource", "is not supported by the local engine"},
+			"The resource provided arn:aws:states:::glue:startJobRun.sync is not supported by the local engine.", ""},
+		{"aws sdk integration", machine(task("arn:aws:states:::aws-sdk:s3:getObject")), "/States/T/Resource", "is not supported by the local engine", ""},
 		{"not an integration", machine(task("arn:aws:states:::nothing")), "/States/T/Resource",
-			"The resource provided arn:aws:states:::nothing is not recognized. The value is not a valid resource ARN, or the resource is not available in this region."},
-		{"callback on dynamodb", machine(task("arn:aws:states:::dynamodb:putItem.waitForTaskToken")), "/States/T/Resource", "not supported"},
-		{"callback on a .sync job", machine(task("arn:aws:states:::states:startExecution.sync.waitForTaskToken")), "/States/T/Resource", "not supported"},
+			"The resource provided arn:aws:states:::nothing is not recognized. The value is not a valid resource ARN, or the resource is not available in this region.", ""},
+		{"callback on dynamodb", machine(task("arn:aws:states:::dynamodb:putItem.waitForTaskToken")), "/States/T/Resource", "not supported", ""},
+		{"callback on a .sync job", machine(task("arn:aws:states:::states:startExecution.sync.waitForTaskToken")), "/States/T/Resource", "not supported", ""},
 		{"inside a parallel branch", machine(`{"Type":"Parallel","Branches":[` + machine(task("arn:aws:states:::ecs:runTask.sync")) + `],"End":true}`),
-			"/States/T/Branches[0]/States/T/Resource", "not supported"},
+			"/States/T/Branches[0]/States/T/Resource", "not supported", ""},
 		{"inside a map", machine(`{"Type":"Map","ItemProcessor":` + machine(task("arn:aws:states:::batch:submitJob")) + `,"End":true}`),
-			"/States/T/ItemProcessor/States/T/Resource", "not supported"},
+			"/States/T/ItemProcessor/States/T/Resource", "not supported", ""},
+		{"required parameter missing", machine(`{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke","Parameters":{"Payload":{}},"End":true}`),
+			"/States/T/Parameters", "The field 'FunctionName' is required but was missing", "SCHEMA_VALIDATION_FAILED"},
+		{"required parameter missing behind a callback", machine(`{"Type":"Task","Resource":"arn:aws:states:::sqs:sendMessage.waitForTaskToken","Parameters":{"QueueUrl.$":"$.q"},"End":true}`),
+			"/States/T/Parameters", "The field 'MessageBody' is required but was missing", "SCHEMA_VALIDATION_FAILED"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v, err := c.ValidateStateMachineDefinition(ctx, &sfn.ValidateStateMachineDefinitionInput{Definition: aws.String(tc.definition)})
 			if err != nil {
 				t.Fatal(err)
 			}
+			wantCode := tc.wantCode
+			if wantCode == "" {
+				wantCode = "INVALID_RESOURCE"
+			}
 			if v.Result != types.ValidateStateMachineDefinitionResultCodeFail || len(v.Diagnostics) != 1 ||
-				aws.ToString(v.Diagnostics[0].Location) != tc.location || !strings.Contains(aws.ToString(v.Diagnostics[0].Message), tc.wantMsg) {
-				t.Fatalf("validate: %s %+v, want FAIL with one diagnostic at %s saying %q", v.Result, v.Diagnostics, tc.location, tc.wantMsg)
+				aws.ToString(v.Diagnostics[0].Location) != tc.location || !strings.Contains(aws.ToString(v.Diagnostics[0].Message), tc.wantMsg) ||
+				aws.ToString(v.Diagnostics[0].Code) != wantCode {
+				t.Fatalf("validate: %s %+v, want FAIL with one %s diagnostic at %s saying %q", v.Result, v.Diagnostics, wantCode, tc.location, tc.wantMsg)
 			}
 			_, err = c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("refused"), Definition: aws.String(tc.definition),
 				RoleArn: aws.String("arn:aws:iam::123456789012:role/sfn")})

@@ -122,7 +122,11 @@ func (s *Server) validateDefinition(_ context.Context, body json.RawMessage) (an
 	diags := []any{}
 	if _, err := sfnlocal.LoadDefinition([]byte(in.Definition)); err != nil {
 		for _, e := range asl.Errors(err) {
-			diags = append(diags, map[string]any{"severity": "ERROR", "code": "SCHEMA_VALIDATION_FAILED", "message": e.Msg,
+			code := e.Code
+			if code == "" {
+				code = "SCHEMA_VALIDATION_FAILED"
+			}
+			diags = append(diags, map[string]any{"severity": "ERROR", "code": code, "message": e.Msg,
 				"location": "/" + strings.ReplaceAll(e.Path, ".", "/")})
 		}
 	}

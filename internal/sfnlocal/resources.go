@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/transferflow/orchestrator/internal/asl"
+	"github.com/transferflow/orchestrator/internal/jsonvalue"
 )
 
 // supportedIntegrations lists, for messages, the Task resources this engine runs.
@@ -39,9 +40,12 @@ func checkResources(def *asl.Definition, base string, problems *[]error) {
 		sp := joinPath(base, "States."+name)
 		switch st.Type {
 		case asl.TypeTask:
-			if _, err := resolveResource(st.Resource); err != nil {
-				*problems = append(*problems, &asl.Error{Path: sp + ".Resource", Msg: resourceProblem(st.Resource)})
+			integ, err := resolveResource(st.Resource)
+			if err != nil {
+				*problems = append(*problems, &asl.Error{Path: sp + ".Resource", Msg: resourceProblem(st.Resource), Code: "INVALID_RESOURCE"})
+				continue
 			}
+			checkParameters(st, integ, sp, problems)
 		case asl.TypeParallel:
 			for i, b := range st.Branches {
 				checkResources(b, fmt.Sprintf("%s.Branches[%d]", sp, i), problems)
@@ -51,6 +55,48 @@ func checkResources(def *asl.Definition, base string, problems *[]error) {
 				checkResources(st.ItemProcessor, sp+".ItemProcessor", problems)
 			}
 		}
+	}
+}
+
+// requiredParameters lists, per optimized integration (resourceType:API without the .sync or .waitForTaskToken
+// suffix), the Parameters its API requires. A field is present when its name or its "<name>.$" form is.
+var requiredParameters = map[string][]string{
+	"lambda:invoke":         {"FunctionName"},
+	"dynamodb:getItem":      {"TableName", "Key"},
+	"dynamodb:putItem":      {"TableName", "Item"},
+	"dynamodb:updateItem":   {"TableName", "Key"},
+	"dynamodb:deleteItem":   {"TableName", "Key"},
+	"events:putEvents":      {"Entries"},
+	"sqs:sendMessage":       {"QueueUrl", "MessageBody"},
+	"sns:publish":           {"Message"},
+	"states:startExecution": {"StateMachineArn"},
+}
+
+// checkParameters reports, as AWS's schema validation does, each field an optimized integration's API requires that
+// the Task's Parameters lack ("The field 'FunctionName' is required but was missing", at States.<name>.Parameters),
+// and Parameters that are not an object. A task without Parameters is left to fail at run time, where the input may
+// supply them.
+func checkParameters(st *asl.State, integ integration, sp string, problems *[]error) {
+	if !st.HasParameters || integ.resourceType == "" {
+		return
+	}
+	api, _, _ := strings.Cut(integ.resource, ".")
+	required := requiredParameters[integ.resourceType+":"+api]
+	if len(required) == 0 {
+		return
+	}
+	if !jsonvalue.IsObject(st.Parameters) {
+		*problems = append(*problems, &asl.Error{Path: sp + ".Parameters", Msg: "The value for the field 'Parameters' must be an OBJECT"})
+		return
+	}
+	for _, field := range required {
+		if _, ok := jsonvalue.Lookup(st.Parameters, field); ok {
+			continue
+		}
+		if _, ok := jsonvalue.Lookup(st.Parameters, field+".$"); ok {
+			continue
+		}
+		*problems = append(*problems, &asl.Error{Path: sp + ".Parameters", Msg: fmt.Sprintf("The field '%s' is required but was missing", field)})
 	}
 }
 
