@@ -4,11 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -262,13 +260,7 @@ func (x *execution) heartbeatSeconds(sr *stateRun, eff any) (int64, *failure) {
 	if st.HeartbeatSecondsPath == "" {
 		return st.HeartbeatSeconds, nil
 	}
-	v, err := x.get(sr, st.HeartbeatSecondsPath, eff)
-	n, ok := v.(json.Number)
-	h, perr := strconv.ParseInt(string(n), 10, 64)
-	if err != nil || !ok || perr != nil || h <= 0 {
-		return 0, x.runtimeErr(sr, "The HeartbeatSecondsPath parameter does not reference a positive integer: %s", st.HeartbeatSecondsPath)
-	}
-	return h, nil
+	return x.longParam(sr, "HeartbeatSecondsPath", st.HeartbeatSecondsPath, eff, 1)
 }
 
 // callAndWait runs a callback task's call, records TaskSubmitted with its result and waits for the token. A failed

@@ -189,7 +189,7 @@ func TestHeartbeatSecondsPath(t *testing.T) {
 
 	bad := run(t, eng, def, `{"hb":"soon"}`)
 	if bad.Status != sfnlocal.StatusFailed || *bad.Error != "States.Runtime" ||
-		!strings.Contains(*bad.Cause, "The HeartbeatSecondsPath parameter does not reference a positive integer: $.hb") {
-		t.Fatalf("%s %v %v, want States.Runtime", bad.Status, bad.Error, bad.Cause)
+		!strings.Contains(*bad.Cause, "The HeartbeatSecondsPath parameter cannot be parsed as a long value: $.hb == soon") {
+		t.Fatalf("%s %v %v, want States.Runtime", bad.Status, *bad.Error, *bad.Cause)
 	}
 }

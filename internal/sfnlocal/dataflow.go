@@ -1,8 +1,10 @@
 package sfnlocal
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -109,6 +111,56 @@ func noResults(path string, err error) string {
 		}
 	}
 	return err.Error()
+}
+
+// Path fields that supply a parameter's value (Wait's SecondsPath and TimestampPath, a Task's TimeoutSecondsPath
+// and HeartbeatSecondsPath, Map's MaxConcurrencyPath, Fail's ErrorPath and CausePath) fail in AWS's two recorded
+// families of causes, which paramPath and longParam apply to all of them alike:
+//   - the path matches nothing: "The JSONPath '<path>' specified for the field '<field>' could not be found in the
+//     input '<input>'" (recorded for ErrorPath, CausePath and Parameters' "<key>.$" fields);
+//   - the value has the wrong type or range: "The <field> parameter <problem>: <path> == <value>" (recorded for
+//     SecondsPath, "cannot be parsed as a long value", and TimestampPath, "does not reference a valid ISO-8601
+//     extended offset date-time format string").
+//
+// Data-flow paths (InputPath, OutputPath, ItemsPath) keep their own family, "Invalid path '<path>' : …".
+
+// paramPath evaluates the Path field named field on doc.
+func (x *execution) paramPath(sr *stateRun, field, path string, doc any) (any, *failure) {
+	v, err := x.get(sr, path, doc)
+	if err != nil {
+		return nil, x.runtimeErr(sr, "The JSONPath '%s' specified for the field '%s' could not be found in the input '%s'", path, field, marshal(doc))
+	}
+	return v, nil
+}
+
+// paramProblem is the cause of a Path field whose value v does not do: "The <field> parameter <problem>: <path> ==
+// <value>", a string value as it is, any other as its JSON text.
+func (x *execution) paramProblem(sr *stateRun, field, problem, path string, v any) *failure {
+	text, isStr := v.(string)
+	if !isStr {
+		text = marshal(v)
+	}
+	return x.runtimeErr(sr, "The %s parameter %s: %s == %s", field, problem, path, text)
+}
+
+// longParam evaluates an integer Path field; min is the least value allowed (0: not negative, 1: positive).
+func (x *execution) longParam(sr *stateRun, field, path string, doc any, min int64) (int64, *failure) {
+	v, fail := x.paramPath(sr, field, path, doc)
+	if fail != nil {
+		return 0, fail
+	}
+	n, isNum := v.(json.Number)
+	i, err := strconv.ParseInt(string(n), 10, 64)
+	if !isNum || err != nil {
+		return 0, x.paramProblem(sr, field, "cannot be parsed as a long value", path, v)
+	}
+	switch {
+	case i < 0 && min >= 0:
+		return 0, x.paramProblem(sr, field, "references a negative value", path, v)
+	case i < min:
+		return 0, x.paramProblem(sr, field, "references a value that is not positive", path, v)
+	}
+	return i, nil
 }
 
 // resultPath places result into input according to ResultPath.

@@ -575,10 +575,9 @@ func (x *execution) runFail(sr *stateRun, input any) (string, any, *failure) {
 				return "", nil, x.runtimeErr(sr, "%v", err)
 			}
 		} else {
-			v, err = x.get(sr, p.path, input)
-			if err != nil {
-				return "", nil, x.runtimeErr(sr, "The JSONPath '%s' specified for the field '%s' could not be found in the input '%s'",
-					p.path, p.field, marshal(input))
+			var fail *failure
+			if v, fail = x.paramPath(sr, p.field, p.path, input); fail != nil {
+				return "", nil, fail
 			}
 		}
 		s, ok := v.(string)

@@ -158,34 +158,22 @@ func (x *execution) runWait(ctx context.Context, sr *stateRun, input any) (any, 
 	case st.Seconds != nil:
 		d = time.Duration(*st.Seconds) * time.Second
 	case st.SecondsPath != "":
-		v, err := x.get(sr, st.SecondsPath, eff)
-		if err != nil {
-			return nil, x.runtimeErr(sr, "Invalid path '%s' : %s", st.SecondsPath, noResults(st.SecondsPath, err))
-		}
-		n, ok := v.(json.Number)
-		secs, err := strconv.ParseInt(string(n), 10, 64)
-		if !ok || err != nil {
-			return nil, x.runtimeErr(sr, "The SecondsPath parameter cannot be parsed as a long value: %s == %s", st.SecondsPath, marshal(v))
-		}
-		if secs < 0 {
-			return nil, x.runtimeErr(sr, "The SecondsPath parameter references a negative value: %s == %d", st.SecondsPath, secs)
+		secs, fail := x.longParam(sr, "SecondsPath", st.SecondsPath, eff, 0)
+		if fail != nil {
+			return nil, fail
 		}
 		d = time.Duration(secs) * time.Second
 	case st.Timestamp != "":
 		t, _ := time.Parse(time.RFC3339Nano, st.Timestamp)
 		d = t.Sub(now)
 	case st.TimestampPath != "":
-		v, err := x.get(sr, st.TimestampPath, eff)
-		if err != nil {
-			return nil, x.runtimeErr(sr, "Invalid path '%s' : %s", st.TimestampPath, noResults(st.TimestampPath, err))
+		v, fail := x.paramPath(sr, "TimestampPath", st.TimestampPath, eff)
+		if fail != nil {
+			return nil, fail
 		}
 		t, ok := timestamp(v)
 		if !ok {
-			s, isStr := v.(string)
-			if !isStr {
-				s = marshal(v)
-			}
-			return nil, x.runtimeErr(sr, "The TimestampPath parameter does not reference a valid ISO-8601 extended offset date-time format string: %s == %s", st.TimestampPath, s)
+			return nil, x.paramProblem(sr, "TimestampPath", "does not reference a valid ISO-8601 extended offset date-time format string", st.TimestampPath, v)
 		}
 		d = t.Sub(now)
 	}
@@ -248,11 +236,9 @@ func (x *execution) attemptMap(ctx context.Context, sr *stateRun, eff, input any
 	}
 	conc := st.MaxConcurrency
 	if st.MaxConcurrencyPath != "" {
-		v, err := x.get(sr, st.MaxConcurrencyPath, eff)
-		n, isNum := v.(json.Number)
-		c, perr := strconv.ParseInt(string(n), 10, 64)
-		if err != nil || !isNum || perr != nil || c < 0 {
-			return nil, x.runtimeErr(sr, "The MaxConcurrencyPath field refers to value \"%s\" which is not a valid integer: %s", marshal(v), st.MaxConcurrencyPath)
+		c, fail := x.longParam(sr, "MaxConcurrencyPath", st.MaxConcurrencyPath, eff, 0)
+		if fail != nil {
+			return nil, fail
 		}
 		conc = c
 	}

@@ -89,11 +89,9 @@ func (x *execution) attemptTask(ctx context.Context, sr *stateRun, eff, input an
 	}
 	timeout := st.TimeoutSeconds
 	if st.TimeoutSecondsPath != "" {
-		v, err := x.get(sr, st.TimeoutSecondsPath, eff)
-		n, ok := v.(json.Number)
-		t, perr := strconv.ParseInt(string(n), 10, 64)
-		if err != nil || !ok || perr != nil || t <= 0 {
-			return nil, x.runtimeErr(sr, "The TimeoutSecondsPath parameter does not reference a positive integer: %s", st.TimeoutSecondsPath)
+		t, fail := x.longParam(sr, "TimeoutSecondsPath", st.TimeoutSecondsPath, eff, 1)
+		if fail != nil {
+			return nil, fail
 		}
 		timeout = t
 	}
