@@ -116,3 +116,36 @@ func TestNestedExecutionThroughTheAPI(t *testing.T) {
 		t.Fatalf("parent %s with output %s, want SUCCEEDED with the child's output", d.Status, aws.ToString(d.Output))
 	}
 }
+
+// TestDeleteStateMachine: a deleted state machine is gone from Describe, List and StartExecution
+// (StateMachineDoesNotExist), while its executions stay describable; a malformed ARN is InvalidArn.
+func TestDeleteStateMachine(t *testing.T) {
+	ctx := context.Background()
+	c := sfnapi.StartT(t, sfnlocal.Options{}).Client()
+	arn := create(t, c, "doomed", passChoice)
+	run, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(arn)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.DeleteStateMachine(ctx, &sfn.DeleteStateMachineInput{StateMachineArn: aws.String(arn)}); err != nil {
+		t.Fatal(err)
+	}
+	var gone *types.StateMachineDoesNotExist
+	if _, err := c.DescribeStateMachine(ctx, &sfn.DescribeStateMachineInput{StateMachineArn: aws.String(arn)}); !errors.As(err, &gone) {
+		t.Fatalf("describe after delete: %v, want StateMachineDoesNotExist", err)
+	}
+	if _, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(arn)}); !errors.As(err, &gone) {
+		t.Fatalf("start after delete: %v, want StateMachineDoesNotExist", err)
+	}
+	l, err := c.ListStateMachines(ctx, &sfn.ListStateMachinesInput{})
+	if err != nil || len(l.StateMachines) != 0 {
+		t.Fatalf("list after delete: %+v, %v; want none", l, err)
+	}
+	if _, err := c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: run.ExecutionArn}); err != nil {
+		t.Fatalf("the execution of a deleted state machine: %v, want it kept", err)
+	}
+	var bad *types.InvalidArn
+	if _, err := c.DeleteStateMachine(ctx, &sfn.DeleteStateMachineInput{StateMachineArn: aws.String("not-an-arn")}); !errors.As(err, &bad) {
+		t.Fatalf("delete of a malformed ARN: %v, want InvalidArn", err)
+	}
+}
