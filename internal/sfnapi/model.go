@@ -74,6 +74,9 @@ var models = map[string][]member{
 		{name: "severity", enum: []string{"ERROR", "WARNING"}}, {name: "maxResults", kind: kindInt, min: 0, max: 100}},
 	"StartExecution": {arnMember("stateMachineArn", true), nameMember,
 		{name: "input", max: MaxInputBytes, utf8Bytes: true, sensitive: true}, {name: "traceHeader", max: 256}},
+	"StartSyncExecution": {arnMember("stateMachineArn", true), nameMember,
+		{name: "input", max: MaxInputBytes, utf8Bytes: true, sensitive: true}, {name: "traceHeader", max: 256},
+		{name: "includedData", enum: []string{"ALL_DATA", "METADATA_ONLY"}}},
 	"DescribeExecution":                {arnMember("executionArn", true)},
 	"DescribeStateMachineForExecution": {arnMember("executionArn", true)},
 	// The model leaves stateMachineArn optional for the mapRunArn form, which the local API does not serve.

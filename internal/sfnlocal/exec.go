@@ -20,6 +20,8 @@ type execution struct {
 	m     *machine
 	prog  *program
 	input any
+	// express: an Express execution (express.go), run like any other but never saved, listed or published.
+	express bool
 
 	// ctxOnce builds the parts of the context object ($$) that do not change during the execution.
 	ctxOnce         sync.Once
@@ -55,7 +57,8 @@ func newExecution(e *Engine, m *machine, arn, name, rawInput string, input any) 
 	ctx, cancel := context.WithCancelCause(e.ctx)
 	rec := &ExecutionRecord{Arn: arn, StateMachineArn: m.sm.Arn, Name: name, Status: StatusRunning, Input: rawInput,
 		StartDate: e.opts.Clock.Now()}
-	return &execution{eng: e, m: m, prog: m.program(), input: input, rec: rec, ctx: ctx, cancel: cancel, done: make(chan struct{})}
+	return &execution{eng: e, m: m, prog: m.program(), input: input, express: m.sm.Type == TypeExpress, rec: rec,
+		ctx: ctx, cancel: cancel, done: make(chan struct{})}
 }
 
 func (x *execution) snapshot() *ExecutionRecord {
@@ -179,10 +182,7 @@ func (x *execution) resume(cp Checkpoint, input any) {
 // returns nil.
 func (x *execution) startTimer(timeoutSeconds int64) (stop func() bool) {
 	e := x.eng
-	timeout := time.Duration(timeoutSeconds) * time.Second
-	if e.opts.ExecutionTimeout > 0 {
-		timeout = e.opts.ExecutionTimeout
-	}
+	timeout := x.executionTimeout(timeoutSeconds)
 	if timeout <= 0 {
 		return nil
 	}
@@ -205,7 +205,7 @@ func (x *execution) startTimer(timeoutSeconds int64) (stop func() bool) {
 // checkpoint records, before a top-level state is entered, where a restarted engine would resume, and saves the
 // execution when Options.CheckpointEveryState is set.
 func (x *execution) checkpoint(state string, input any, th *thread) {
-	if !x.eng.opts.CheckpointEveryState {
+	if !x.eng.opts.CheckpointEveryState || x.express {
 		return
 	}
 	x.mu.Lock()
@@ -283,7 +283,7 @@ func (x *execution) finish(th *thread, out any, fail *failure) {
 		e.opts.Logger.Error("save execution", "executionArn", rec.Arn, "error", err)
 	}
 	x.publish()
-	if err == nil {
+	if err == nil && !x.express {
 		e.retire(x)
 	}
 }
