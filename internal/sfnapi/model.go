@@ -77,6 +77,11 @@ var models = map[string][]member{
 	"StartSyncExecution": {arnMember("stateMachineArn", true), nameMember,
 		{name: "input", max: MaxInputBytes, utf8Bytes: true, sensitive: true}, {name: "traceHeader", max: 256},
 		{name: "includedData", enum: []string{"ALL_DATA", "METADATA_ONLY"}}},
+	"TestState": {required(definitionMember), arnMember("roleArn", false),
+		{name: "input", max: MaxInputBytes, utf8Bytes: true, sensitive: true},
+		{name: "inspectionLevel", enum: []string{"INFO", "DEBUG", "TRACE"}},
+		{name: "variables", max: MaxInputBytes, utf8Bytes: true, sensitive: true}, {name: "stateName", min: 1, max: MaxNameLength},
+		{name: "context", max: MaxInputBytes, utf8Bytes: true, sensitive: true}},
 	"DescribeExecution":                {arnMember("executionArn", true)},
 	"DescribeStateMachineForExecution": {arnMember("executionArn", true)},
 	// The model leaves stateMachineArn optional for the mapRunArn form, which the local API does not serve.

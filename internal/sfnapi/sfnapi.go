@@ -75,6 +75,7 @@ func New(eng *sfnlocal.Engine, logger *slog.Logger) *Server {
 		"ValidateStateMachineDefinition":   s.validateDefinition,
 		"StartExecution":                   s.startExecution,
 		"StartSyncExecution":               s.startSyncExecution,
+		"TestState":                        s.testState,
 		"DescribeExecution":                s.describeExecution,
 		"DescribeStateMachineForExecution": s.describeStateMachineForExecution,
 		"ListExecutions":                   s.listExecutions,
@@ -216,6 +217,7 @@ var wireErrors = []struct {
 	{sfnlocal.ErrInvalidExecutionInput, codeInvalidExecutionInput, "Invalid State Machine Execution Input: '%s'"},
 	// AWS's message for ListExecutions of an Express state machine (recorded); StartSyncExecution of a Standard one
 	// answers the same type, its message not recorded.
+	{sfnlocal.ErrTestStateInput, codeValidation, "%s"},
 	{sfnlocal.ErrStateMachineTypeNotSupported, codeTypeNotSupported, "This operation is not supported by this type of state machine"},
 }
 
