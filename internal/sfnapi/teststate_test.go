@@ -92,7 +92,7 @@ func TestTestState(t *testing.T) {
 			Context:    s(`{"Execution":{"Id":"exec-1"}}`), InspectionLevel: types.InspectionLevelDebug,
 			Mock: &types.MockInput{Result: s(`{}`)}},
 			wantStatus: types.TestExecutionStatusSucceeded, wantOutput: `{}`,
-			wantInsp:   &types.InspectionData{AfterParameters: s(`{"FunctionName":"f","Payload":{"id":"exec-1"}}`)}},
+			wantInsp: &types.InspectionData{AfterParameters: s(`{"FunctionName":"f","Payload":{"id":"exec-1"}}`)}},
 		{name: "choice", in: sfn.TestStateInput{
 			Definition: s(`{"Type":"Choice","Choices":[{"Variable":"$.n","NumericGreaterThan":1,"Next":"Big"}],"Default":"Small"}`),
 			Input:      s(`{"n":5}`)},

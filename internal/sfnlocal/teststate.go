@@ -113,7 +113,9 @@ func (e *Engine) TestState(ctx context.Context, in TestStateInput) (*TestStateOu
 		}
 		run.context = obj
 		// The compiled paths of $$.Execution and $$.StateMachine read these parts directly.
-		x.ctxOnce.Do(func() { x.ctxExecution, x.ctxStateMachine = givenContextPart(obj, "Execution"), givenContextPart(obj, "StateMachine") })
+		x.ctxOnce.Do(func() {
+			x.ctxExecution, x.ctxStateMachine = givenContextPart(obj, "Execution"), givenContextPart(obj, "StateMachine")
+		})
 	}
 	tctx, cancel := context.WithTimeout(ctx, ExpressMaxDuration)
 	defer cancel()
