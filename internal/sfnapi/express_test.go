@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"testing"
 	"time"
@@ -265,6 +266,36 @@ func TestHostPrefix(t *testing.T) {
 	smArn := createExpress(t, c, "reach", passChoice)
 	out, err := c.StartSyncExecution(ctx, &sfn.StartSyncExecutionInput{StateMachineArn: aws.String(smArn)})
 	if err != nil || out.Status != types.SyncExecutionStatusSucceeded {
+		t.Fatalf("StartSyncExecution = %+v, %v", out, err)
+	}
+}
+
+// slowLambda answers after its delay.
+type slowLambda struct{ delay time.Duration }
+
+func (l slowLambda) Invoke(ctx context.Context, _ string, _ []byte) ([]byte, error) {
+	select {
+	case <-time.After(l.delay):
+		return []byte(`{"slow":true}`), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// TestSyncOutlivesWriteTimeout: StartSyncExecution answers after the server's write timeout has passed (the local
+// stack's is a minute, an Express execution may run five): the API extends the deadline for it.
+func TestSyncOutlivesWriteTimeout(t *testing.T) {
+	eng := sfnlocal.New(sfnlocal.Options{Lambda: slowLambda{delay: 600 * time.Millisecond}})
+	defer eng.Close()
+	hs := httptest.NewUnstartedServer(sfnapi.New(eng, nil))
+	hs.Config.WriteTimeout = 100 * time.Millisecond
+	hs.Start()
+	defer hs.Close()
+	c := sfn.New(sfn.Options{Region: "us-east-1", BaseEndpoint: aws.String(hs.URL), RetryMaxAttempts: 1,
+		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}, sfnapi.WithoutHostPrefix)
+	smArn := createExpress(t, c, "slow", `{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"arn:aws:lambda:us-east-1:123456789012:function:f","End":true}}}`)
+	out, err := c.StartSyncExecution(context.Background(), &sfn.StartSyncExecutionInput{StateMachineArn: aws.String(smArn)})
+	if err != nil || aws.ToString(out.Output) != `{"slow":true}` {
 		t.Fatalf("StartSyncExecution = %+v, %v", out, err)
 	}
 }
