@@ -175,6 +175,15 @@ func TestExpressAPIErrors(t *testing.T) {
 			_, err := c.StopExecution(ctx, &sfn.StopExecutionInput{ExecutionArn: aws.String(execArn)})
 			return err
 		}, new(*types.InvalidArn), notInContext},
+		{"DescribeStateMachineForExecution", func() error {
+			_, err := c.DescribeStateMachineForExecution(ctx, &sfn.DescribeStateMachineForExecutionInput{ExecutionArn: aws.String(execArn)})
+			return err
+		}, new(*types.InvalidArn), notInContext},
+		{"UpdateStateMachine of an Express machine to a callback task", func() error {
+			_, err := c.UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(expressArn),
+				Definition: aws.String(`{"StartAt":"S","States":{"S":{"Type":"Task","Resource":"arn:aws:states:::states:startExecution.sync:2","Parameters":{"StateMachineArn":"x"},"End":true}}}`)})
+			return err
+		}, new(*types.InvalidDefinition), "Invalid State Machine Definition: 'SCHEMA_VALIDATION_FAILED: Express state machine does not support '.sync' service integration at /States/S/Resource'"},
 		{"ListExecutions", func() error {
 			_, err := c.ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: aws.String(expressArn)})
 			return err
