@@ -118,15 +118,15 @@ func TestAWSCLI(t *testing.T) {
 	}
 
 	out, stderr, err = runCLI(t, aws, srv.URL, noPrefix, "stepfunctions", "test-state",
-		"--definition", `{"Type":"Pass","InputPath":"$.a","Result":{"r":1},"ResultPath":"$.out","Next":"N"}`,
+		"--definition", `{"Type":"Pass","InputPath":"$.a","Parameters":{"x.$":"$.b"},"ResultPath":"$.out","Next":"N"}`,
 		"--input", `{"a":{"b":2}}`, "--inspection-level", "DEBUG")
 	if err != nil {
 		t.Fatalf("test-state: %v\n%s", err, stderr)
 	}
 	ts := decodeCLI(t, out)
 	insp, _ := ts["inspectionData"].(map[string]any)
-	if ts["status"] != "SUCCEEDED" || ts["nextState"] != "N" || ts["output"] != `{"a":{"b":2},"out":{"r":1}}` ||
-		insp["afterInputPath"] != `{"b":2}` || insp["result"] != `{"r":1}` || insp["input"] != `{"a":{"b":2}}` {
+	if ts["status"] != "SUCCEEDED" || ts["nextState"] != "N" || ts["output"] != `{"a":{"b":2},"out":{"x":2}}` ||
+		insp["afterInputPath"] != `{"b":2}` || insp["afterParameters"] != `{"x":2}` || insp["input"] != `{"a":{"b":2}}` {
 		t.Fatalf("test-state = %s", out)
 	}
 

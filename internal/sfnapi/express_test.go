@@ -63,6 +63,16 @@ func TestStartSyncExecution(t *testing.T) {
 		t.Errorf("dates = %v %v, want %v", out.StartDate, out.StopDate, clock.Now())
 	}
 
+	// The context object of a synchronous Express execution has no RedriveCount (AWS's recorded ones).
+	ctxArn := createExpress(t, c, "ctx", `{"StartAt":"P","States":{"P":{"Type":"Pass","Parameters":{"e.$":"$$.Execution"},"End":true}}}`)
+	withCtx, err := c.StartSyncExecution(ctx, &sfn.StartSyncExecutionInput{StateMachineArn: aws.String(ctxArn), Name: aws.String("c")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"e":{"Id":"` + aws.ToString(withCtx.ExecutionArn) + `","Input":{},"StartTime":"2026-03-01T12:00:00.000Z","Name":"c","RoleArn":"` + role + `"}}`; aws.ToString(withCtx.Output) != want {
+		t.Errorf("output = %s, want %s", aws.ToString(withCtx.Output), want)
+	}
+
 	// The same name again is another execution (Express names are not idempotent).
 	again, err := c.StartSyncExecution(ctx, &sfn.StartSyncExecutionInput{StateMachineArn: aws.String(smArn), Name: aws.String("run-1")})
 	if err != nil {

@@ -92,6 +92,9 @@ func testStateAnswer(out *sfnlocal.TestStateOutput) map[string]any {
 				data[k] = v
 			}
 		}
+		if in.MaxConcurrency != nil {
+			data["maxConcurrency"] = *in.MaxConcurrency
+		}
 		details := map[string]any{}
 		if in.RetryIndex >= 0 {
 			details["retryIndex"] = in.RetryIndex

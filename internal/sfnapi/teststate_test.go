@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -52,34 +53,48 @@ func TestTestState(t *testing.T) {
 		wantOutput string
 		wantNext   string
 		wantError  string
-		wantInsp   *types.InspectionData // compared when set
+		wantInsp   *types.InspectionData // compared when set: absent members must be absent; "…" ends a prefix
 		wantCalls  int64
+		// wantContext: the output is {"ctx": $$}, checked against AWS's recorded TestState context object.
+		wantContext bool
 	}{
 		{name: "pass at DEBUG", in: sfn.TestStateInput{
 			Definition: s(`{"Type":"Pass","InputPath":"$.a","Parameters":{"x.$":"$.b"},"Result":{"r":1},"ResultPath":"$.out","OutputPath":"$.out","Next":"N"}`),
 			Input:      s(`{"a":{"b":2}}`), InspectionLevel: types.InspectionLevelDebug},
 			wantStatus: types.TestExecutionStatusSucceeded, wantOutput: `{"r":1}`, wantNext: "N",
+			// A Pass with Result has no InputPath and Parameters steps (as AWS records it).
+			wantInsp: &types.InspectionData{Input: s(`{"a":{"b":2}}`), Result: s(`{"r":1}`), AfterResultSelector: s(`{"r":1}`),
+				AfterResultPath: s(`{"a":{"b":2},"out":{"r":1}}`)}},
+		{name: "pass without Result at DEBUG", in: sfn.TestStateInput{
+			Definition: s(`{"Type":"Pass","InputPath":"$.a","Parameters":{"x.$":"$.b"},"ResultPath":"$.out","End":true}`),
+			Input:      s(`{"a":{"b":2}}`), InspectionLevel: types.InspectionLevelDebug},
+			wantStatus: types.TestExecutionStatusSucceeded, wantOutput: `{"a":{"b":2},"out":{"x":2}}`,
 			wantInsp: &types.InspectionData{Input: s(`{"a":{"b":2}}`), AfterInputPath: s(`{"b":2}`), AfterParameters: s(`{"x":2}`),
-				Result: s(`{"r":1}`), AfterResultPath: s(`{"a":{"b":2},"out":{"r":1}}`)}},
+				AfterResultSelector: s(`{"x":2}`), AfterResultPath: s(`{"a":{"b":2},"out":{"x":2}}`)}},
 		{name: "task at DEBUG", in: sfn.TestStateInput{Definition: s(taskState), RoleArn: s(role),
 			Input: s(`{"req":{"k":"v"}}`), InspectionLevel: types.InspectionLevelTrace},
 			wantStatus: types.TestExecutionStatusSucceeded, wantOutput: `{"got":{"k":"v"}}`, wantNext: "After", wantCalls: 1,
 			wantInsp: &types.InspectionData{Input: s(`{"req":{"k":"v"}}`), AfterInputPath: s(`{"k":"v"}`),
 				AfterParameters: s(`{"FunctionName":"f","Payload":{"k":"v"}}`), AfterResultSelector: s(`{"got":{"k":"v"}}`),
-				AfterResultPath: s(`{"req":{"k":"v"},"res":{"got":{"k":"v"}}}`)}},
-		{name: "task at INFO has no inspection data", in: sfn.TestStateInput{Definition: s(taskState), Input: s(`{"req":{}}`)},
+				Result: s(`{"ExecutedVersion":"$LATEST","Payload":{"echo":{"k":"v"}},"SdkHttpMetadata":…`), AfterResultPath: s(`{"req":{"k":"v"},"res":{"got":{"k":"v"}}}`)}},
+		{name: "task at INFO has no inspection data", in: sfn.TestStateInput{Definition: s(taskState), RoleArn: s(role), Input: s(`{"req":{}}`)},
 			wantStatus: types.TestExecutionStatusSucceeded, wantOutput: `{"got":{}}`, wantNext: "After", wantCalls: 1},
-		{name: "a failure a retrier retries is RETRIABLE", in: sfn.TestStateInput{Definition: s(taskState),
+		{name: "a failure a retrier retries is RETRIABLE", in: sfn.TestStateInput{Definition: s(taskState), RoleArn: s(role),
 			Input: s(`{"req":{"fail":true}}`), InspectionLevel: types.InspectionLevelDebug,
 			StateConfiguration: &types.TestStateConfiguration{RetrierRetryCount: aws.Int32(1)}},
 			wantStatus: types.TestExecutionStatusRetriable, wantError: "Boom", wantCalls: 1,
-			wantInsp: &types.InspectionData{ErrorDetails: &types.InspectionErrorDetails{RetryIndex: aws.Int32(0), RetryBackoffIntervalSeconds: aws.Int32(6)}}},
-		{name: "once the retrier is spent the catcher handles it", in: sfn.TestStateInput{Definition: s(taskState),
+			wantInsp: &types.InspectionData{Input: s(`{"req":{"fail":true}}`), AfterInputPath: s(`{"fail":true}`),
+				AfterParameters: s(`{"FunctionName":"f","Payload":{"fail":true}}`),
+				ErrorDetails:    &types.InspectionErrorDetails{RetryIndex: aws.Int32(0), RetryBackoffIntervalSeconds: aws.Int32(6)}}},
+		{name: "once the retrier is spent the catcher handles it", in: sfn.TestStateInput{Definition: s(taskState), RoleArn: s(role),
 			Input: s(`{"req":{"fail":true}}`), InspectionLevel: types.InspectionLevelDebug,
 			StateConfiguration: &types.TestStateConfiguration{RetrierRetryCount: aws.Int32(2)}},
 			wantStatus: types.TestExecutionStatusCaughtError, wantNext: "Handler", wantError: "Boom", wantCalls: 1,
 			wantOutput: `{"req":{"fail":true},"err":{"Error":"Boom","Cause":"{\"errorMessage\":\"it failed\",\"errorType\":\"Boom\"}"}}`,
-			wantInsp:   &types.InspectionData{ErrorDetails: &types.InspectionErrorDetails{CatchIndex: aws.Int32(0)}}},
+			wantInsp: &types.InspectionData{Input: s(`{"req":{"fail":true}}`), AfterInputPath: s(`{"fail":true}`),
+				AfterParameters: s(`{"FunctionName":"f","Payload":{"fail":true}}`),
+				AfterResultPath: s(`{"req":{"fail":true},"err":{"Error":"Boom","Cause":"{\"errorMessage\":\"it failed\",\"errorType\":\"Boom\"}"}}`),
+				ErrorDetails:    &types.InspectionErrorDetails{CatchIndex: aws.Int32(0)}}},
 		{name: "mocked result, the function not called", in: sfn.TestStateInput{Definition: s(taskState), Input: s(`{"req":{}}`),
 			Mock: &types.MockInput{Result: s(`{"Payload":{"echo":"mocked"}}`)}},
 			wantStatus: types.TestExecutionStatusSucceeded, wantOutput: `{"got":"mocked"}`, wantNext: "After"},
@@ -92,7 +107,11 @@ func TestTestState(t *testing.T) {
 			Context:    s(`{"Execution":{"Id":"exec-1"}}`), InspectionLevel: types.InspectionLevelDebug,
 			Mock: &types.MockInput{Result: s(`{}`)}},
 			wantStatus: types.TestExecutionStatusSucceeded, wantOutput: `{}`,
-			wantInsp: &types.InspectionData{AfterParameters: s(`{"FunctionName":"f","Payload":{"id":"exec-1"}}`)}},
+			wantInsp: &types.InspectionData{Input: s(`{}`), AfterInputPath: s(`{}`), AfterParameters: s(`{"FunctionName":"f","Payload":{"id":"exec-1"}}`),
+				Result: s(`{}`), AfterResultSelector: s(`{}`), AfterResultPath: s(`{}`)}},
+		{name: "the context object without a context", in: sfn.TestStateInput{
+			Definition: s(`{"Type":"Pass","Parameters":{"ctx.$":"$$"},"End":true}`), Input: s(`{"k":1}`)},
+			wantStatus: types.TestExecutionStatusSucceeded, wantContext: true},
 		{name: "choice", in: sfn.TestStateInput{
 			Definition: s(`{"Type":"Choice","Choices":[{"Variable":"$.n","NumericGreaterThan":1,"Next":"Big"}],"Default":"Small"}`),
 			Input:      s(`{"n":5}`)},
@@ -102,6 +121,20 @@ func TestTestState(t *testing.T) {
 		{name: "a state of a whole definition", in: sfn.TestStateInput{Definition: s(passChoice), StateName: s("Init"),
 			Input: s(`{}`)},
 			wantStatus: types.TestExecutionStatusSucceeded, wantOutput: `{"r":{"n":1}}`, wantNext: "Check"},
+		{name: "map runs its iterations", in: sfn.TestStateInput{
+			Definition: s(`{"Type":"Map","ItemsPath":"$.items","ItemSelector":{"v.$":"$$.Map.Item.Value","i.$":"$$.Map.Item.Index"},
+			  "ItemProcessor":{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}},"MaxConcurrency":1,"ResultPath":"$.all","End":true}`),
+			Input: s(`{"items":["a","b"]}`), InspectionLevel: types.InspectionLevelDebug},
+			wantStatus: types.TestExecutionStatusSucceeded, wantOutput: `{"items":["a","b"],"all":[{"v":"a","i":0},{"v":"b","i":1}]}`,
+			wantInsp: &types.InspectionData{Input: s(`{"items":["a","b"]}`), AfterInputPath: s(`{"items":["a","b"]}`), MaxConcurrency: aws.Int32(1),
+				Result: s(`[{"v":"a","i":0},{"v":"b","i":1}]`), AfterResultSelector: s(`[{"v":"a","i":0},{"v":"b","i":1}]`),
+				AfterResultPath: s(`{"items":["a","b"],"all":[{"v":"a","i":0},{"v":"b","i":1}]}`)}},
+		{name: "parallel runs its branches, a failure caught", in: sfn.TestStateInput{
+			Definition: s(`{"Type":"Parallel","Branches":[{"StartAt":"A","States":{"A":{"Type":"Pass","End":true}}},
+			  {"StartAt":"B","States":{"B":{"Type":"Fail","Error":"BranchBoom","Cause":"b"}}}],
+			  "Catch":[{"ErrorEquals":["BranchBoom"],"Next":"Recover"}],"End":true}`), Input: s(`{}`)},
+			wantStatus: types.TestExecutionStatusCaughtError, wantNext: "Recover", wantError: "BranchBoom",
+			wantOutput: `{"Error":"BranchBoom","Cause":"b"}`},
 		{name: "map with a mock", in: sfn.TestStateInput{
 			Definition: s(`{"Type":"Map","ItemProcessor":{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}},"ResultPath":"$.all","End":true}`),
 			Input:      s(`{"items":[1]}`), Mock: &types.MockInput{Result: s(`[1,2]`)}},
@@ -113,6 +146,10 @@ func TestTestState(t *testing.T) {
 			out, err := c.TestState(ctx, &tc.in)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if tc.wantContext {
+				checkTestContext(t, aws.ToString(out.Output))
+				tc.wantOutput = aws.ToString(out.Output)
 			}
 			if out.Status != tc.wantStatus || aws.ToString(out.Output) != tc.wantOutput ||
 				aws.ToString(out.NextState) != tc.wantNext || aws.ToString(out.Error) != tc.wantError {
@@ -137,9 +174,16 @@ func TestTestState(t *testing.T) {
 					{"afterParameters", got.AfterParameters, w.AfterParameters}, {"result", got.Result, w.Result},
 					{"afterResultSelector", got.AfterResultSelector, w.AfterResultSelector},
 					{"afterResultPath", got.AfterResultPath, w.AfterResultPath}} {
-					if f.want != nil && aws.ToString(f.got) != *f.want {
-						t.Errorf("%s = %s, want %s", f.name, aws.ToString(f.got), *f.want)
+					got, want := aws.ToString(f.got), aws.ToString(f.want)
+					if prefix, ok := strings.CutSuffix(want, "…"); ok && strings.HasPrefix(got, prefix) {
+						continue
 					}
+					if (f.got == nil) != (f.want == nil) || got != want {
+						t.Errorf("%s = %v, want %v", f.name, got, want)
+					}
+				}
+				if aws.ToInt32(got.MaxConcurrency) != aws.ToInt32(w.MaxConcurrency) || (got.MaxConcurrency == nil) != (w.MaxConcurrency == nil) {
+					t.Errorf("maxConcurrency = %v, want %v", got.MaxConcurrency, w.MaxConcurrency)
 				}
 				if w.ErrorDetails != nil {
 					g := got.ErrorDetails
@@ -176,8 +220,8 @@ func TestTestStateErrors(t *testing.T) {
 			new(*types.ValidationException), "a mock can only be specified for Task, Map, or Parallel states"},
 		{"context without a mock", sfn.TestStateInput{Definition: s(`{"Type":"Pass","End":true}`), Context: s(`{}`)},
 			new(*types.ValidationException), "a context may only be specified with a mock"},
-		{"map without a mock", sfn.TestStateInput{Definition: s(`{"Type":"Map","ItemProcessor":{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}},"End":true}`)},
-			new(*types.ValidationException), "Map states can only be tested with a mock"},
+		{"task without a role or a mock", sfn.TestStateInput{Definition: s(taskState)},
+			new(*types.ValidationException), "RoleArn must be specified when testing a Task state"},
 		{"unknown state name", sfn.TestStateInput{Definition: s(passChoice), StateName: s("Nope")},
 			new(*types.ValidationException), `the definition has no state "Nope"`},
 		{"bad inspection level", sfn.TestStateInput{Definition: s(`{"Type":"Pass","End":true}`), InspectionLevel: "LOUD"},
@@ -194,5 +238,38 @@ func TestTestStateErrors(t *testing.T) {
 				t.Fatalf("message = %v, want %q", err, tc.wantMsg)
 			}
 		})
+	}
+}
+
+// checkTestContext checks the context object a state tested alone sees, against AWS's recorded ones: an Express
+// execution's ARN (express:<state machine>:<name>) without RedriveCount, a null RoleArn without a role, and the state
+// named StateName.
+func checkTestContext(t *testing.T, output string) {
+	t.Helper()
+	var out struct {
+		Ctx struct {
+			Execution    map[string]any
+			StateMachine map[string]any
+			State        map[string]any
+		}
+	}
+	if err := json.Unmarshal([]byte(output), &out); err != nil {
+		t.Fatalf("output %s: %v", output, err)
+	}
+	exec, sm := out.Ctx.Execution, out.Ctx.StateMachine
+	smName, _ := sm["Name"].(string)
+	name, _ := exec["Name"].(string)
+	if smName == "" || name == "" || exec["Id"] != "arn:aws:states:us-east-1:123456789012:express:"+smName+":"+name ||
+		sm["Id"] != "arn:aws:states:us-east-1:123456789012:stateMachine:"+smName {
+		t.Errorf("context = %s", output)
+	}
+	if _, ok := exec["RedriveCount"]; ok {
+		t.Errorf("Execution.RedriveCount in %s", output)
+	}
+	if role, ok := exec["RoleArn"]; !ok || role != nil {
+		t.Errorf("Execution.RoleArn = %v, want null", role)
+	}
+	if out.Ctx.State["Name"] != "StateName" {
+		t.Errorf("State.Name = %v, want StateName", out.Ctx.State["Name"])
 	}
 }

@@ -517,7 +517,7 @@ func (e *Engine) StartExecution(ctx context.Context, in StartInput) (*ExecutionR
 	m, smName, in, input := st.m, st.smName, st.in, st.input
 	if m.sm.Type == TypeExpress {
 		// Express: at-least-once, so a name is not checked for use, and nothing is saved.
-		return e.startExpress(m, smName, in.Name, in.Input, input).meta(), nil
+		return e.startExpress(m, smName, in.Name, in.Input, input, false).meta(), nil
 	}
 	e.mu.Lock()
 	if cur, ok := e.sms[in.StateMachineArn]; ok {

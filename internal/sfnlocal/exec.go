@@ -22,6 +22,9 @@ type execution struct {
 	input any
 	// express: an Express execution (express.go), run like any other but never saved, listed or published.
 	express bool
+	// synchronous: run by StartSyncExecution or TestState, whose context objects have no Execution.RedriveCount
+	// (and, in TestState without a role, a null RoleArn), as AWS's recorded ones show.
+	synchronous bool
 
 	// ctxOnce builds the parts of the context object ($$) that do not change during the execution.
 	ctxOnce         sync.Once
@@ -328,8 +331,17 @@ var (
 // during the execution, building them on first use.
 func (x *execution) contextConstants() (*jsonvalue.Object, *jsonvalue.Object) {
 	x.ctxOnce.Do(func() {
-		x.ctxExecution = jsonvalue.FromPairs("Id", x.rec.Arn, "Input", x.input, "StartTime", formatTime(x.rec.StartDate),
-			"Name", x.rec.Name, "RoleArn", x.m.sm.RoleArn, "RedriveCount", jsonInt(0))
+		if x.synchronous {
+			var role any = x.m.sm.RoleArn
+			if x.m.sm.RoleArn == "" {
+				role = nil
+			}
+			x.ctxExecution = jsonvalue.FromPairs("Id", x.rec.Arn, "Input", x.input, "StartTime", formatTime(x.rec.StartDate),
+				"Name", x.rec.Name, "RoleArn", role)
+		} else {
+			x.ctxExecution = jsonvalue.FromPairs("Id", x.rec.Arn, "Input", x.input, "StartTime", formatTime(x.rec.StartDate),
+				"Name", x.rec.Name, "RoleArn", x.m.sm.RoleArn, "RedriveCount", jsonInt(0))
+		}
 		x.ctxStateMachine = jsonvalue.FromPairs("Id", x.m.sm.Arn, "Name", x.m.sm.Name)
 	})
 	return x.ctxExecution, x.ctxStateMachine

@@ -34,8 +34,9 @@ func (e *Engine) expressArn(smName, name string) string {
 // startExpress starts an Express execution and returns it. Express executions are not saved in the Store, not
 // listed, not described and publish no status-change events, as on AWS: once closed, only the caller that
 // started one (StartSyncExecution) learns its outcome.
-func (e *Engine) startExpress(m *machine, smName, name, rawInput string, input any) *execution {
+func (e *Engine) startExpress(m *machine, smName, name, rawInput string, input any, synchronous bool) *execution {
 	x := newExecution(e, m, e.expressArn(smName, name), name, rawInput, input)
+	x.synchronous = synchronous
 	e.wg.Add(1)
 	e.runExecution(x)
 	return x
@@ -49,7 +50,7 @@ func (e *Engine) StartSyncExecution(ctx context.Context, in StartInput) (*Execut
 	if err != nil {
 		return nil, err
 	}
-	x := e.startExpress(st.m, st.smName, st.in.Name, st.in.Input, st.input)
+	x := e.startExpress(st.m, st.smName, st.in.Name, st.in.Input, st.input, true)
 	select {
 	case <-x.done:
 	case <-ctx.Done():

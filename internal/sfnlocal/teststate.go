@@ -20,14 +20,14 @@ const (
 	TestCaughtError = "CAUGHT_ERROR"
 )
 
-// TestStateName is the name a state tested on its own (TestStateInput.StateName empty) runs under, as error
-// causes show it.
-const TestStateName = "TestState"
+// TestStateName is the name a state tested on its own (TestStateInput.StateName empty) runs under, as
+// $$.State.Name and error causes show it: AWS's, as its recorded TestState context objects show.
+const TestStateName = "StateName"
 
 // ErrTestStateInput is returned by TestState for a request the local engine refuses (a mock on a state that cannot
-// have one, a Map or Parallel state or a callback or activity task without a mock, a StateName the definition does
-// not have, a context without a mock, JSON that does not decode); the message says which. sfnapi answers it as a
-// ValidationException.
+// have one, a callback or activity task without a mock, a Task without a mock or a role, a StateName the
+// definition does not have, a context without a mock, JSON that does not decode); the message says which. sfnapi
+// answers it as a ValidationException.
 var ErrTestStateInput = errors.New("sfnlocal: invalid TestState request")
 
 // TestStateInput is the input of TestState, as the API's TestStateInput.
@@ -76,11 +76,14 @@ type Inspection struct {
 	// (-1 otherwise).
 	RetryIndex, CatchIndex int
 	RetryBackoffSeconds    int64
+	// MaxConcurrency is a Map state's (0 when it has none, as AWS reports it).
+	MaxConcurrency *int32
 }
 
 // TestState runs one state on an input, as the Step Functions TestState API does, with the engine's compiled state
 // code: InputPath, Parameters, the Task's call (or its mock), ResultSelector, ResultPath and OutputPath for Pass and
-// Task states; InputPath, the rules and OutputPath for Choice; Succeed and Fail; Wait states do not wait. A failure
+// Task states; the iterations or branches (or the mock) of Map and Parallel states; InputPath, the rules and
+// OutputPath for Choice; Succeed and Fail; Wait states do not wait. A failure
 // that a retrier of the state would retry is RETRIABLE (nothing is retried), one a catcher handles is CAUGHT_ERROR
 // with the catcher's Next, anything else FAILED. It runs for at most ExpressMaxDuration.
 func (e *Engine) TestState(ctx context.Context, in TestStateInput) (*TestStateOutput, error) {
@@ -99,10 +102,14 @@ func (e *Engine) TestState(ctx context.Context, in TestStateInput) (*TestStateOu
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidExecutionInput, err)
 	}
-	m := &machine{sm: StateMachine{Arn: e.StateMachineArn(TestStateName), Name: TestStateName, RoleArn: in.RoleArn,
-		Type: TypeStandard, Definition: in.Definition, CreationDate: e.opts.Clock.Now()}, def: def}
-	id := e.opts.NewID()
-	x := newExecution(e, m, e.executionArn(TestStateName, id), id, in.Input, input)
+	// The context object is an Express execution's of a state machine with a generated name, as AWS's recorded
+	// ones are (express:<state machine>:<execution>, without RedriveCount).
+	smName, id := e.opts.NewID(), e.opts.NewID()
+	m := &machine{sm: StateMachine{Arn: e.StateMachineArn(smName), Name: smName, RoleArn: in.RoleArn,
+		Type: TypeExpress, Definition: in.Definition, CreationDate: e.opts.Clock.Now()}, def: def}
+	arn := "arn:aws:states:" + e.opts.Region + ":" + e.opts.AccountID + ":express:" + smName + ":" + id
+	x := newExecution(e, m, arn, id, in.Input, input)
+	x.synchronous = true
 	defer x.cancel(nil)
 	run := &testRun{x: x, in: in, st: st, insp: &Inspection{Input: in.Input, RetryIndex: -1, CatchIndex: -1, Variables: in.Variables}}
 	if in.Context != "" {
@@ -184,7 +191,8 @@ func testDefinition(text, stateName string) (*asl.Definition, string, error) {
 }
 
 // checkTestRequest refuses what TestState does not run: AWS's documented limits (a mock only for Task, Map and
-// Parallel states; a context only with a mock; Map, Parallel, activity and callback tasks only with a mock).
+// Parallel states; a context only with a mock; activity and callback tasks only with a mock; a role for a Task
+// that is not mocked).
 func checkTestRequest(st *asl.State, in TestStateInput) error {
 	mockable := st.Type == asl.TypeTask || st.Type == asl.TypeMap || st.Type == asl.TypeParallel
 	switch {
@@ -192,8 +200,8 @@ func checkTestRequest(st *asl.State, in TestStateInput) error {
 		return fmt.Errorf("%w: a mock can only be specified for Task, Map, or Parallel states", ErrTestStateInput)
 	case in.Context != "" && in.Mock == nil:
 		return fmt.Errorf("%w: a context may only be specified with a mock", ErrTestStateInput)
-	case in.Mock == nil && (st.Type == asl.TypeMap || st.Type == asl.TypeParallel):
-		return fmt.Errorf("%w: %s states can only be tested with a mock", ErrTestStateInput, st.Type)
+	case st.Type == asl.TypeTask && in.Mock == nil && in.RoleArn == "":
+		return fmt.Errorf("%w: RoleArn must be specified when testing a Task state", ErrTestStateInput) // recorded
 	}
 	if st.Type == asl.TypeTask && in.Mock == nil {
 		integ, err := resolveResource(st.Resource)
@@ -257,42 +265,70 @@ func (r *testRun) run(ctx context.Context, input any) *TestStateOutput {
 		return r.output(sr, eff, st.Next)
 	}
 	params := eff
-	if sr.sp.parameters != nil {
+	if sr.sp.parameters != nil && (st.Type == asl.TypePass || st.Type == asl.TypeTask) {
 		if params, fail = x.payload(sr, sr.sp.parameters, eff); fail != nil {
 			return r.failed(fail)
 		}
 	}
-	r.insp.AfterParameters = marshal(params)
+	if st.Type == asl.TypeMap {
+		n := int32(st.MaxConcurrency)
+		r.insp.MaxConcurrency = &n
+	}
 	var result any
 	switch {
+	case st.Type == asl.TypePass && st.HasResult:
+		// AWS reports a Pass state with Result without InputPath and Parameters steps (recorded).
+		r.insp.AfterInputPath = ""
+		result = st.Result
+		r.insp.Result = marshal(result)
 	case st.Type == asl.TypePass:
+		r.insp.AfterParameters = marshal(params)
 		result = params
-		if st.HasResult {
-			result = st.Result
-		}
 	case r.in.Mock != nil && r.in.Mock.Error != "":
 		fail = &failure{Error: r.in.Mock.Error, Cause: r.in.Mock.Cause}
 	case r.in.Mock != nil:
 		result, _ = jsonvalue.DecodeString(r.in.Mock.Result) // checked by checkTestRequest
+	case st.Type == asl.TypeMap || st.Type == asl.TypeParallel:
+		result, fail = r.branches(ctx, sr, eff, input)
 	default:
+		r.insp.AfterParameters = marshal(params)
 		result, fail = r.call(ctx, sr, params)
+	}
+	if st.Type == asl.TypeTask && r.in.Mock != nil {
+		r.insp.AfterParameters = marshal(params)
 	}
 	if fail != nil {
 		return r.handle(sr, input, fail)
 	}
-	r.insp.Result = marshal(result)
+	if st.Type != asl.TypePass {
+		r.insp.Result = marshal(result)
+	}
 	if st.Type != asl.TypePass && sr.sp.resultSel != nil {
 		if result, fail = x.payload(sr, sr.sp.resultSel, result); fail != nil {
 			return r.failed(fail)
 		}
-		r.insp.AfterResultSelector = marshal(result)
 	}
+	r.insp.AfterResultSelector = marshal(result) // the result itself when the state has no ResultSelector (recorded)
 	out, fail := x.resultPath(sr, sr.sp.resultPath, input, result)
 	if fail != nil {
 		return r.failed(fail)
 	}
 	r.insp.AfterResultPath = marshal(out)
 	return r.output(sr, out, st.Next)
+}
+
+// branches runs a Map's iterations or a Parallel's branches with the engine's code (items, ItemSelector or
+// Parameters, MaxConcurrency, the first failure) and returns their results, before ResultSelector, ResultPath and
+// OutputPath, which run applies as for any state.
+func (r *testRun) branches(ctx context.Context, sr *stateRun, eff, input any) (any, *failure) {
+	raw := *sr.sp
+	raw.resultSel, raw.resultPath, raw.outputPath = nil, compileResultPath(asl.OptPath{}), compileSelector(asl.OptPath{})
+	rsr := *sr
+	rsr.sp = &raw
+	if r.st.Type == asl.TypeMap {
+		return r.x.attemptMap(ctx, &rsr, eff, input, &thread{})
+	}
+	return r.x.attemptParallel(ctx, &rsr, eff, input, &thread{})
 }
 
 // call runs the Task's integration, with the task's TimeoutSeconds.
