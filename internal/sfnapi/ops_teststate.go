@@ -45,6 +45,9 @@ func (s *Server) testState(ctx context.Context, body json.RawMessage) (any, erro
 		return nil, errorf(codeValidation, "The variables are not a JSON object")
 	}
 	if m := in.Mock; m != nil {
+		if mode := m.FieldValidationMode; mode != "" && !contains([]string{"STRICT", "PRESENT", "NONE"}, mode) {
+			return nil, errorf(codeValidation, "1 validation error detected: Value '%s' at 'mock.fieldValidationMode' failed to satisfy constraint: Member must satisfy enum value set: [STRICT, PRESENT, NONE]", mode)
+		}
 		switch {
 		case m.Result != nil && m.ErrorOutput != nil:
 			return nil, errorf(codeValidation, "A mock may have a result or an errorOutput, not both")

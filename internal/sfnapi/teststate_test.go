@@ -220,6 +220,8 @@ func TestTestStateErrors(t *testing.T) {
 			new(*types.ValidationException), "a mock can only be specified for Task, Map, or Parallel states"},
 		{"context without a mock", sfn.TestStateInput{Definition: s(`{"Type":"Pass","End":true}`), Context: s(`{}`)},
 			new(*types.ValidationException), "a context may only be specified with a mock"},
+		{"bad mock field validation mode", sfn.TestStateInput{Definition: s(taskState), Mock: &types.MockInput{Result: s(`{}`), FieldValidationMode: "LOOSE"}},
+			new(*types.ValidationException), "1 validation error detected: Value 'LOOSE' at 'mock.fieldValidationMode' failed to satisfy constraint: Member must satisfy enum value set: [STRICT, PRESENT, NONE]"},
 		{"task without a role or a mock", sfn.TestStateInput{Definition: s(taskState)},
 			new(*types.ValidationException), "RoleArn must be specified when testing a Task state"},
 		{"unknown state name", sfn.TestStateInput{Definition: s(passChoice), StateName: s("Nope")},

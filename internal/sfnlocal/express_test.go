@@ -110,3 +110,35 @@ func TestStartSyncExecutionCallerGoesAway(t *testing.T) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 }
+
+// TestExpressHasNoHistoryQuota: an Express execution is not bound by the 25,000-event history quota of Standard
+// executions (it has no history), so a loop longer than that succeeds.
+func TestExpressHasNoHistoryQuota(t *testing.T) {
+	eng := sfnlocal.New(sfnlocal.Options{MaxHistoryEvents: 100})
+	defer eng.Close()
+	ctx := context.Background()
+	def := `{"StartAt":"Init","States":{
+	  "Init":{"Type":"Pass","Result":{"i":0},"Next":"Loop"},
+	  "Loop":{"Type":"Pass","Parameters":{"i.$":"States.MathAdd($.i, 1)"},"Next":"Check"},
+	  "Check":{"Type":"Choice","Choices":[{"Variable":"$.i","NumericLessThan":200,"Next":"Loop"}],"Default":"Done"},
+	  "Done":{"Type":"Succeed"}}}`
+	for _, typ := range []string{sfnlocal.TypeStandard, sfnlocal.TypeExpress} {
+		sm, err := eng.CreateStateMachine(ctx, sfnlocal.CreateInput{Name: "loop-" + typ, RoleArn: "arn:aws:iam::123456789012:role/r", Type: typ, Definition: def})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec *sfnlocal.ExecutionRecord
+		if typ == sfnlocal.TypeExpress {
+			rec, err = eng.StartSyncExecution(ctx, sfnlocal.StartInput{StateMachineArn: sm.Arn})
+		} else if rec, err = eng.StartExecution(ctx, sfnlocal.StartInput{StateMachineArn: sm.Arn}); err == nil {
+			rec, err = eng.Wait(ctx, rec.Arn)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{sfnlocal.TypeStandard: sfnlocal.StatusFailed, sfnlocal.TypeExpress: sfnlocal.StatusSucceeded}[typ]
+		if rec.Status != want {
+			t.Errorf("%s: status %s, want %s", typ, rec.Status, want)
+		}
+	}
+}
