@@ -348,7 +348,8 @@ type CreateInput struct {
 }
 
 // CreateStateMachine validates and stores a state machine. It returns ErrInvalidName, a *DefinitionError
-// (matching ErrInvalidDefinition) or ErrStateMachineExists when one with that name but another definition exists.
+// (matching ErrInvalidDefinition; for an EXPRESS one also when it has what Express workflows cannot run) or
+// ErrStateMachineExists when one with that name but another definition exists.
 func (e *Engine) CreateStateMachine(ctx context.Context, in CreateInput) (StateMachine, error) {
 	if !ValidName(in.Name) {
 		return StateMachine{}, fmt.Errorf("%w: %q", ErrInvalidName, in.Name)
@@ -464,13 +465,13 @@ func (e *Engine) UpdateStateMachine(ctx context.Context, arn, definition, roleAr
 	sm := old.sm
 	if def == nil {
 		def = old.def
-	} else if sm.Type == TypeExpress {
-		if err := expressProblems(def); err != nil {
-			e.mu.Unlock()
-			return StateMachine{}, err
-		}
-		sm.Definition = definition
 	} else {
+		if sm.Type == TypeExpress {
+			if err := expressProblems(def); err != nil {
+				e.mu.Unlock()
+				return StateMachine{}, err
+			}
+		}
 		sm.Definition = definition
 	}
 	if roleArn != "" {
@@ -508,7 +509,8 @@ type StartInput struct {
 // (ErrInvalidArn), the state machine (ErrStateMachineDoesNotExist), the name (ErrInvalidName), the input
 // (ErrInvalidExecutionInput: over MaxPayloadBytes, or not JSON), then the name's use. The execution is saved in the
 // Store before StartExecution returns (a failed save is an error, and nothing runs), so an engine restarted after a
-// crash runs it.
+// crash runs it. An execution of an Express state machine is started as Express executions are (express.go): a new
+// execution for every call, never saved.
 func (e *Engine) StartExecution(ctx context.Context, in StartInput) (*ExecutionRecord, error) {
 	st, err := e.prepareStart(in, false)
 	if err != nil {
