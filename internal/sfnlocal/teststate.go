@@ -83,9 +83,9 @@ type Inspection struct {
 // TestState runs one state on an input, as the Step Functions TestState API does, with the engine's compiled state
 // code: InputPath, Parameters, the Task's call (or its mock), ResultSelector, ResultPath and OutputPath for Pass and
 // Task states; the iterations or branches (or the mock) of Map and Parallel states; InputPath, the rules and
-// OutputPath for Choice; Succeed and Fail; Wait states do not wait. A failure
-// that a retrier of the state would retry is RETRIABLE (nothing is retried), one a catcher handles is CAUGHT_ERROR
-// with the catcher's Next, anything else FAILED. It runs for at most ExpressMaxDuration.
+// OutputPath for Choice; Succeed and Fail; Wait states do not wait. A failure that a retrier of the state would
+// retry is RETRIABLE (nothing is retried), one a catcher handles is CAUGHT_ERROR with the catcher's Next, anything
+// else FAILED. It runs for at most ExpressMaxDuration.
 func (e *Engine) TestState(ctx context.Context, in TestStateInput) (*TestStateOutput, error) {
 	def, name, err := testDefinition(in.Definition, in.StateName)
 	if err != nil {
