@@ -10,6 +10,7 @@ export TRANSFERFLOW_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/transferflow
 CACHED_INSTALL := tools/cached-install.sh
 VENV       := .venv
 CHECKOV    := .venv-checkov
+AWSCLI     := .venv-awscli
 SAM        := SAM_CLI_TELEMETRY=0 $(VENV)/bin/sam
 ENV        ?= default
 REGION     ?=
@@ -183,14 +184,17 @@ lint-asl: node-deps
 # AWS's own Python tools live in private virtual environments: .venv has tools/requirements.txt (cfn-lint,
 # aws-sam-translator for the template transform test in internal/deploy, and the SAM CLI for `sam validate --lint`,
 # `sam build` and `sam deploy`); .venv-checkov has checkov (tools/checkov-requirements.txt), apart because its pins
-# conflict with the SAM CLI's. Both are links to virtual environments in the cache, one per content of the
-# requirements file (and Python version): changing a pin creates a new one, a fresh clone links to the existing one.
+# conflict with the SAM CLI's; .venv-awscli has the AWS CLI (tools/awscli-requirements.txt), apart because awscli
+# pins its dependencies exactly, for internal/sfnapi's tests of `aws stepfunctions` against the local API. All are
+# links to virtual environments in the cache, one per content of the requirements file (and Python version):
+# changing a pin creates a new one, a fresh clone links to the existing one.
 # Without python3 on the machine the step says so and is skipped (the template checks with it); under CI it is
 # required.
 ifneq ($(PYTHON3),)
 venv:
 	@$(CACHED_INSTALL) venv $(VENV) tools/requirements.txt
 	@$(CACHED_INSTALL) venv $(CHECKOV) tools/checkov-requirements.txt
+	@$(CACHED_INSTALL) venv $(AWSCLI) tools/awscli-requirements.txt
 else
 venv:
 	@if [ -n "$${CI:-}" ]; then echo "python3 is required under CI for the template checks"; exit 1; fi
@@ -275,4 +279,4 @@ chaos-quick: deps
 # The clone's installs and builds; the cache of installs ($(TRANSFERFLOW_CACHE)) stays for the next clone (rm -rf it
 # to reclaim its space).
 clean:
-	rm -rf node_modules $(VENV) $(CHECKOV) .aws-sam bin
+	rm -rf node_modules $(VENV) $(CHECKOV) $(AWSCLI) .aws-sam bin

@@ -27,7 +27,9 @@ import (
 // the slowest legitimate answer:
 //   - the API: the body (30 s) and API Gateway's integration timeout (29 s, after which the gateway answers 504
 //     itself), 90 s in all;
-//   - the Step Functions API: its operations answer from memory, in milliseconds (none long-polls); 60 s;
+//   - the Step Functions API: its operations answer from memory, in milliseconds (none long-polls); 60 s
+//     (StartSyncExecution and TestState, which answer when an Express execution or a tested state ends, extend
+//     their own deadline to six minutes: internal/sfnapi);
 //   - pprof: a CPU profile or trace lasts its ?seconds= (30 by default); 10 minutes, so profiles up to that length
 //     work (net/http/pprof refuses longer ones with 400).
 var (

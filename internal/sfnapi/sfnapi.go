@@ -33,6 +33,7 @@ const (
 	codeInvalidDefinition         = "InvalidDefinition"
 	codeInvalidExecutionInput     = "InvalidExecutionInput"
 	codeInvalidToken              = "InvalidToken"
+	codeTypeNotSupported          = "StateMachineTypeNotSupported"
 	codeValidation                = "ValidationException"
 	codeSerialization             = "SerializationException"
 	codeUnknownOperation          = "UnknownOperationException"
@@ -73,6 +74,8 @@ func New(eng *sfnlocal.Engine, logger *slog.Logger) *Server {
 		"UpdateStateMachine":               s.updateStateMachine,
 		"ValidateStateMachineDefinition":   s.validateDefinition,
 		"StartExecution":                   s.startExecution,
+		"StartSyncExecution":               s.startSyncExecution,
+		"TestState":                        s.testState,
 		"DescribeExecution":                s.describeExecution,
 		"DescribeStateMachineForExecution": s.describeStateMachineForExecution,
 		"ListExecutions":                   s.listExecutions,
@@ -118,9 +121,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.write(w, nil, err)
 		return
 	}
+	if longOps[strings.TrimPrefix(target, targetPrefix)] {
+		// Runs up to five minutes: the server's write timeout (internal/localstack) is extended for it.
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(sfnlocal.ExpressMaxDuration + time.Minute))
+	}
 	out, err := op(r.Context(), body)
 	s.write(w, out, err)
 }
+
+// longOps are the operations that answer when an execution (or a tested state) ends, up to
+// sfnlocal.ExpressMaxDuration later.
+var longOps = map[string]bool{"StartSyncExecution": true, "TestState": true}
 
 // readBody reads the request body, at most MaxRequestBytes of it: a larger body (by its Content-Length, or once
 // that much has been read) is refused with HTTP 413 without reading the rest, and the connection is closed.
@@ -181,6 +192,9 @@ func toAPIError(err error) *apiError {
 	}
 	for _, m := range wireErrors {
 		if errors.Is(err, m.target) {
+			if !strings.Contains(m.format, "%s") {
+				return errorf(m.code, "%s", m.format)
+			}
 			return errorf(m.code, m.format, subject(err, m.target))
 		}
 	}
@@ -201,6 +215,10 @@ var wireErrors = []struct {
 	{sfnlocal.ErrExecutionDoesNotExist, codeExecutionDoesNotExist, "Execution Does Not Exist: '%s'"},
 	{sfnlocal.ErrExecutionAlreadyExists, codeExecutionAlreadyExists, "Execution Already Exists: '%s'"},
 	{sfnlocal.ErrInvalidExecutionInput, codeInvalidExecutionInput, "Invalid State Machine Execution Input: '%s'"},
+	// AWS's message for ListExecutions of an Express state machine (recorded); StartSyncExecution of a Standard one
+	// answers the same type, its message not recorded.
+	{sfnlocal.ErrTestStateInput, codeValidation, "%s"},
+	{sfnlocal.ErrStateMachineTypeNotSupported, codeTypeNotSupported, "This operation is not supported by this type of state machine"},
 }
 
 // subject returns what an engine error wrapping target is about: the engine writes "<target>: <subject>", the
@@ -211,7 +229,7 @@ func subject(err, target error) string {
 	if u, uerr := strconv.Unquote(s); uerr == nil {
 		s = u
 	}
-	if target == sfnlocal.ErrInvalidArn && !strings.HasPrefix(s, "arn:") {
+	if target == sfnlocal.ErrInvalidArn && !strings.HasPrefix(s, "arn:") && !strings.HasPrefix(s, "Resource type not valid") {
 		s = "Invalid ARN prefix: " + s
 	}
 	return s

@@ -37,11 +37,11 @@ func StartT(t Tester, opts sfnlocal.Options) *TestServer {
 }
 
 // Client returns an aws-sdk-go-v2 Step Functions client pointed at the server (region us-east-1, static
-// credentials).
-func (s *TestServer) Client() *sfn.Client {
+// credentials), with WithoutHostPrefix and then optFns applied.
+func (s *TestServer) Client(optFns ...func(*sfn.Options)) *sfn.Client {
 	return sfn.New(sfn.Options{
 		Region:       "us-east-1",
 		BaseEndpoint: aws.String(s.URL),
 		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
-	})
+	}, append([]func(*sfn.Options){WithoutHostPrefix}, optFns...)...)
 }

@@ -352,7 +352,8 @@ type CreateInput struct {
 }
 
 // CreateStateMachine validates and stores a state machine. It returns ErrInvalidName, a *DefinitionError
-// (matching ErrInvalidDefinition) or ErrStateMachineExists when one with that name but another definition exists.
+// (matching ErrInvalidDefinition; for an EXPRESS one also when it has what Express workflows cannot run) or
+// ErrStateMachineExists when one with that name but another definition exists.
 func (e *Engine) CreateStateMachine(ctx context.Context, in CreateInput) (StateMachine, error) {
 	if !ValidName(in.Name) {
 		return StateMachine{}, fmt.Errorf("%w: %q", ErrInvalidName, in.Name)
@@ -362,7 +363,12 @@ func (e *Engine) CreateStateMachine(ctx context.Context, in CreateInput) (StateM
 		return StateMachine{}, &DefinitionError{Err: err}
 	}
 	if in.Type == "" {
-		in.Type = "STANDARD"
+		in.Type = TypeStandard
+	}
+	if in.Type == TypeExpress {
+		if err := expressProblems(def); err != nil {
+			return StateMachine{}, err
+		}
 	}
 	arn := e.StateMachineArn(in.Name)
 	e.mu.Lock()
@@ -404,8 +410,12 @@ func arnName(arn, kind string) (string, error) {
 		field[i], rest = f, r
 	}
 	field[6], _, _ = strings.Cut(rest, ":")
-	if field[0] != "arn" || field[2] != "states" || field[5] != kind {
+	if field[0] != "arn" || field[2] != "states" {
 		return "", fmt.Errorf("%w: %q", ErrInvalidArn, arn)
+	}
+	if field[5] != kind {
+		// AWS's words, e.g. for an Express execution's ARN given to DescribeExecution (recorded).
+		return "", fmt.Errorf("%w: %s", ErrInvalidArn, "Resource type not valid in this context: "+field[5])
 	}
 	return field[6], nil
 }
@@ -460,6 +470,12 @@ func (e *Engine) UpdateStateMachine(ctx context.Context, arn, definition, roleAr
 	if def == nil {
 		def = old.def
 	} else {
+		if sm.Type == TypeExpress {
+			if err := expressProblems(def); err != nil {
+				e.mu.Unlock()
+				return StateMachine{}, err
+			}
+		}
 		sm.Definition = definition
 	}
 	if roleArn != "" {
@@ -497,33 +513,17 @@ type StartInput struct {
 // (ErrInvalidArn), the state machine (ErrStateMachineDoesNotExist), the name (ErrInvalidName), the input
 // (ErrInvalidExecutionInput: over MaxPayloadBytes, or not JSON), then the name's use. The execution is saved in the
 // Store before StartExecution returns (a failed save is an error, and nothing runs), so an engine restarted after a
-// crash runs it.
+// crash runs it. An execution of an Express state machine is started as Express executions are (express.go): a new
+// execution for every call, never saved.
 func (e *Engine) StartExecution(ctx context.Context, in StartInput) (*ExecutionRecord, error) {
-	smName, err := arnName(in.StateMachineArn, "stateMachine")
+	st, err := e.prepareStart(in, false)
 	if err != nil {
 		return nil, err
 	}
-	e.expire()
-	e.mu.Lock()
-	m, ok := e.sms[in.StateMachineArn]
-	e.mu.Unlock()
-	if !ok {
-		return nil, fmt.Errorf("%w: %s", ErrStateMachineDoesNotExist, in.StateMachineArn)
-	}
-	if in.Name == "" {
-		in.Name = e.opts.NewID()
-	} else if !ValidName(in.Name) {
-		return nil, fmt.Errorf("%w: %q", ErrInvalidName, in.Name)
-	}
-	if in.Input == "" {
-		in.Input = "{}"
-	}
-	if len(in.Input) > MaxPayloadBytes {
-		return nil, fmt.Errorf("%w: input exceeds %d bytes", ErrInvalidExecutionInput, MaxPayloadBytes)
-	}
-	input, err := jsonvalue.DecodeString(in.Input)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidExecutionInput, err)
+	m, smName, in, input := st.m, st.smName, st.in, st.input
+	if m.sm.Type == TypeExpress {
+		// Express: at-least-once, so a name is not checked for use, and nothing is saved.
+		return e.startExpress(m, smName, in.Name, in.Input, input, false).meta(), nil
 	}
 	e.mu.Lock()
 	if cur, ok := e.sms[in.StateMachineArn]; ok {
@@ -563,6 +563,50 @@ func (e *Engine) StartExecution(ctx context.Context, in StartInput) (*ExecutionR
 	}
 	e.runExecution(x)
 	return rec, nil
+}
+
+// start is a checked StartExecution or StartSyncExecution request.
+type start struct {
+	m      *machine
+	smName string
+	in     StartInput // Name and Input filled in
+	input  any
+}
+
+// prepareStart checks a start request in AWS's order: the ARN (ErrInvalidArn), the state machine
+// (ErrStateMachineDoesNotExist), for a synchronous start its type (ErrStateMachineTypeNotSupported), the name
+// (ErrInvalidName), then the input (ErrInvalidExecutionInput: over MaxPayloadBytes, or not JSON).
+func (e *Engine) prepareStart(in StartInput, sync bool) (start, error) {
+	smName, err := arnName(in.StateMachineArn, "stateMachine")
+	if err != nil {
+		return start{}, err
+	}
+	e.expire()
+	e.mu.Lock()
+	m, ok := e.sms[in.StateMachineArn]
+	e.mu.Unlock()
+	if !ok {
+		return start{}, fmt.Errorf("%w: %s", ErrStateMachineDoesNotExist, in.StateMachineArn)
+	}
+	if sync && m.sm.Type != TypeExpress {
+		return start{}, fmt.Errorf("%w: %s", ErrStateMachineTypeNotSupported, in.StateMachineArn)
+	}
+	if in.Name == "" {
+		in.Name = e.opts.NewID()
+	} else if !ValidName(in.Name) {
+		return start{}, fmt.Errorf("%w: %q", ErrInvalidName, in.Name)
+	}
+	if in.Input == "" {
+		in.Input = "{}"
+	}
+	if len(in.Input) > MaxPayloadBytes {
+		return start{}, fmt.Errorf("%w: input exceeds %d bytes", ErrInvalidExecutionInput, MaxPayloadBytes)
+	}
+	input, err := jsonvalue.DecodeString(in.Input)
+	if err != nil {
+		return start{}, fmt.Errorf("%w: %v", ErrInvalidExecutionInput, err)
+	}
+	return start{m: m, smName: smName, in: in, input: input}, nil
 }
 
 // runnerIdle is how long a runner goroutine waits for another execution before it exits.
@@ -669,9 +713,13 @@ func (e *Engine) ListExecutions(_ context.Context, smArn, status string) ([]*Exe
 			out = append(out, c.record())
 		}
 	}
+	sm := e.sms[smArn]
 	e.mu.Unlock()
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", ErrStateMachineDoesNotExist, smArn)
+	}
+	if sm.sm.Type == TypeExpress {
+		return nil, fmt.Errorf("%w: %s", ErrStateMachineTypeNotSupported, smArn)
 	}
 	for _, x := range xs {
 		r := x.meta()

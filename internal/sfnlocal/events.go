@@ -71,6 +71,9 @@ func (x *execution) statusChangeEvent() []byte {
 
 // publish sends the current status to every subscriber.
 func (x *execution) publish() {
+	if x.express { // Step Functions sends status-change events for Standard workflows only
+		return
+	}
 	x.eng.mu.Lock()
 	subs := append([]Subscriber(nil), x.eng.opts.Subscribers...)
 	x.eng.mu.Unlock()

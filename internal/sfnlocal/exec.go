@@ -20,6 +20,11 @@ type execution struct {
 	m     *machine
 	prog  *program
 	input any
+	// express: an Express execution (express.go), run like any other but never saved, listed or published.
+	express bool
+	// synchronous: run by StartSyncExecution or TestState, whose context objects have no Execution.RedriveCount
+	// (and, in TestState without a role, a null RoleArn), as AWS's recorded ones show.
+	synchronous bool
 
 	// ctxOnce builds the parts of the context object ($$) that do not change during the execution.
 	ctxOnce         sync.Once
@@ -55,7 +60,8 @@ func newExecution(e *Engine, m *machine, arn, name, rawInput string, input any) 
 	ctx, cancel := context.WithCancelCause(e.ctx)
 	rec := &ExecutionRecord{Arn: arn, StateMachineArn: m.sm.Arn, Name: name, Status: StatusRunning, Input: rawInput,
 		StartDate: e.opts.Clock.Now()}
-	return &execution{eng: e, m: m, prog: m.program(), input: input, rec: rec, ctx: ctx, cancel: cancel, done: make(chan struct{})}
+	return &execution{eng: e, m: m, prog: m.program(), input: input, express: m.sm.Type == TypeExpress, rec: rec,
+		ctx: ctx, cancel: cancel, done: make(chan struct{})}
 }
 
 func (x *execution) snapshot() *ExecutionRecord {
@@ -82,6 +88,16 @@ func (x *execution) emitAt(at time.Time, th *thread, advance bool, typ, key stri
 	defer x.mu.Unlock()
 	if x.closed || x.ctx.Err() != nil {
 		return 0
+	}
+	if x.express {
+		// No one can read an Express execution's history (AWS has none either, and no 25,000-event quota): only
+		// the ids are kept, for previousEventId.
+		x.log.n++
+		id := int64(x.log.n)
+		if advance {
+			th.prev = id
+		}
+		return id
 	}
 	if x.log.n >= x.eng.opts.MaxHistoryEvents-1 {
 		x.cancel(&stopCause{status: StatusFailed, fail: &failure{Error: ErrNameRuntime,
@@ -179,10 +195,7 @@ func (x *execution) resume(cp Checkpoint, input any) {
 // returns nil.
 func (x *execution) startTimer(timeoutSeconds int64) (stop func() bool) {
 	e := x.eng
-	timeout := time.Duration(timeoutSeconds) * time.Second
-	if e.opts.ExecutionTimeout > 0 {
-		timeout = e.opts.ExecutionTimeout
-	}
+	timeout := x.executionTimeout(timeoutSeconds)
 	if timeout <= 0 {
 		return nil
 	}
@@ -205,7 +218,7 @@ func (x *execution) startTimer(timeoutSeconds int64) (stop func() bool) {
 // checkpoint records, before a top-level state is entered, where a restarted engine would resume, and saves the
 // execution when Options.CheckpointEveryState is set.
 func (x *execution) checkpoint(state string, input any, th *thread) {
-	if !x.eng.opts.CheckpointEveryState {
+	if !x.eng.opts.CheckpointEveryState || x.express {
 		return
 	}
 	x.mu.Lock()
@@ -283,7 +296,7 @@ func (x *execution) finish(th *thread, out any, fail *failure) {
 		e.opts.Logger.Error("save execution", "executionArn", rec.Arn, "error", err)
 	}
 	x.publish()
-	if err == nil {
+	if err == nil && !x.express {
 		e.retire(x)
 	}
 }
@@ -328,8 +341,17 @@ var (
 // during the execution, building them on first use.
 func (x *execution) contextConstants() (*jsonvalue.Object, *jsonvalue.Object) {
 	x.ctxOnce.Do(func() {
-		x.ctxExecution = jsonvalue.FromPairs("Id", x.rec.Arn, "Input", x.input, "StartTime", formatTime(x.rec.StartDate),
-			"Name", x.rec.Name, "RoleArn", x.m.sm.RoleArn, "RedriveCount", jsonInt(0))
+		if x.synchronous {
+			var role any = x.m.sm.RoleArn
+			if x.m.sm.RoleArn == "" {
+				role = nil
+			}
+			x.ctxExecution = jsonvalue.FromPairs("Id", x.rec.Arn, "Input", x.input, "StartTime", formatTime(x.rec.StartDate),
+				"Name", x.rec.Name, "RoleArn", role)
+		} else {
+			x.ctxExecution = jsonvalue.FromPairs("Id", x.rec.Arn, "Input", x.input, "StartTime", formatTime(x.rec.StartDate),
+				"Name", x.rec.Name, "RoleArn", x.m.sm.RoleArn, "RedriveCount", jsonInt(0))
+		}
 		x.ctxStateMachine = jsonvalue.FromPairs("Id", x.m.sm.Arn, "Name", x.m.sm.Name)
 	})
 	return x.ctxExecution, x.ctxStateMachine

@@ -3,8 +3,12 @@ package sfnlocal
 import "context"
 
 // save hands the execution's description and the events it has not yet saved to the Store. It is called before
-// the execution's goroutine starts and then only from it, so two saves of one execution never overlap.
+// the execution's goroutine starts and then only from it, so two saves of one execution never overlap. An Express
+// execution is never saved.
 func (x *execution) save(ctx context.Context) error {
+	if x.express { // AWS keeps no state of Express executions; neither does the Store
+		return nil
+	}
 	x.mu.Lock()
 	rec := x.rec.Clone()
 	end := len(x.log.data)
