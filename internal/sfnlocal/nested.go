@@ -18,6 +18,9 @@ import (
 //     answer with capitalised keys, its Input and Output as JSON text;
 //   - startExecution.sync:2: the same, with Input and Output as JSON values.
 //
+// A .sync child of an EXPRESS state machine runs as StartSyncExecution runs it (an Express execution keeps no state
+// that could be waited on), with the same result.
+//
 // A child that fails, times out or is aborted fails a .sync task with States.TaskFailed and the child's
 // description as the cause. A .sync task that is stopped (the parent stopped, timed out, or the task's own
 // TimeoutSeconds passed) stops its child, as AWS does for its .sync jobs. A refused start is named
@@ -66,6 +69,20 @@ func callStartExecution(ctx context.Context, x *execution, params any, sync, par
 		return nil, f
 	}
 	eng := x.eng
+	if sync {
+		// An Express child keeps no state to wait on: it runs as StartSyncExecution runs it, which stops it when
+		// this task's context ends.
+		if sm, err := eng.DescribeStateMachine(ctx, in.StateMachineArn); err == nil && sm.Type == TypeExpress {
+			done, err := eng.StartSyncExecution(ctx, in)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, stopped
+				}
+				return nil, nestedFailure(err)
+			}
+			return syncResult(done, parsed)
+		}
+	}
 	rec, err := eng.StartExecution(ctx, in)
 	if err != nil {
 		return nil, nestedFailure(err)
@@ -87,6 +104,12 @@ func callStartExecution(ctx context.Context, x *execution, params any, sync, par
 		}
 		return nil, &failure{Error: ErrNameTaskFailed, Cause: fmt.Sprintf("wait for the nested execution %s: %v", rec.Arn, err)}
 	}
+	return syncResult(done, parsed)
+}
+
+// syncResult is a .sync task's outcome for its closed child: the child's description, or States.TaskFailed with
+// the description as the cause when the child did not succeed.
+func syncResult(done *ExecutionRecord, parsed bool) (any, *failure) {
 	desc := describeNested(done, parsed)
 	if done.Status != StatusSucceeded {
 		return nil, &failure{Error: ErrNameTaskFailed, Cause: marshal(desc)}

@@ -121,6 +121,27 @@ func TestNestedStartExecution(t *testing.T) {
 	})
 }
 
+// TestNestedSyncExpressChild: a .sync:2 task whose child is an EXPRESS state machine waits for it as for a Standard
+// one and returns its description with an express execution ARN.
+func TestNestedSyncExpressChild(t *testing.T) {
+	eng := newEngine(t, sfnlocal.Options{})
+	sm, err := eng.CreateStateMachine(context.Background(), sfnlocal.CreateInput{Name: "express-child", Definition: childDefinition,
+		RoleArn: testRoleArn, Type: sfnlocal.TypeExpress})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := run(t, eng, parentDefinition("startExecution.sync:2", sm.Arn), `{"n":5,"decline":false,"name":"fast"}`)
+	var out map[string]any
+	if err := json.Unmarshal([]byte(*rec.Output), &out); err != nil {
+		t.Fatal(err)
+	}
+	arn, _ := out["ExecutionArn"].(string)
+	if out["Status"] != "SUCCEEDED" || !jsonEqual(out["Output"], map[string]any{"doubled": 10.0}) ||
+		!strings.HasPrefix(arn, "arn:aws:states:us-east-1:123456789012:express:express-child:fast:") {
+		t.Fatalf("output %s, want the Express child's description with {\"doubled\":10}", *rec.Output)
+	}
+}
+
 // TestNestedSyncStopStopsTheChild: stopping a parent that waits in a .sync task aborts the child too.
 func TestNestedSyncStopStopsTheChild(t *testing.T) {
 	eng := newEngine(t, sfnlocal.Options{})
