@@ -86,6 +86,17 @@ func New(eng *sfnlocal.Engine, logger *slog.Logger) *Server {
 		"ListActivities":                   s.listActivities,
 		"DeleteActivity":                   s.deleteActivity,
 		"GetActivityTask":                  s.getActivityTask,
+		"TagResource":                      s.tagResource,
+		"UntagResource":                    s.untagResource,
+		"ListTagsForResource":              s.listTagsForResource,
+		"PublishStateMachineVersion":       s.publishStateMachineVersion,
+		"ListStateMachineVersions":         s.listStateMachineVersions,
+		"DeleteStateMachineVersion":        s.deleteStateMachineVersion,
+		"CreateStateMachineAlias":          s.createStateMachineAlias,
+		"DescribeStateMachineAlias":        s.describeStateMachineAlias,
+		"UpdateStateMachineAlias":          s.updateStateMachineAlias,
+		"DeleteStateMachineAlias":          s.deleteStateMachineAlias,
+		"ListStateMachineAliases":          s.listStateMachineAliases,
 	}
 	return s
 }

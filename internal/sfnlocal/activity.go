@@ -112,6 +112,9 @@ func (e *Engine) CreateActivity(ctx context.Context, name string, tags map[strin
 	if !ValidName(name) {
 		return Activity{}, fmt.Errorf("%w: %q", ErrInvalidName, name)
 	}
+	if len(tags) > MaxTags {
+		return Activity{}, fmt.Errorf("%w: %d tags, more than %d", ErrTooManyTags, len(tags), MaxTags)
+	}
 	arn := e.ActivityArn(name)
 	r := &e.activities
 	r.mu.Lock()

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/big"
 	"regexp"
 	"sort"
@@ -102,8 +103,13 @@ type Options struct {
 type Engine struct {
 	opts Options
 
-	mu  sync.Mutex
-	sms map[string]*machine // by ARN
+	// smMu serializes the changes to state machines and their saves (changeMachine), so that the Store gets them in
+	// order. It is taken before mu.
+	smMu sync.Mutex
+	mu   sync.Mutex
+	sms  map[string]*machine // by ARN
+	// vms holds the machines of the versions that have run, by version ARN (versionMachineLocked).
+	vms map[string]*machine
 	// exec holds the running executions, and closed ones until the Store has them; closed the summaries of the
 	// others. queue[head:] is closed in the order of the stop dates, for retention.
 	exec   map[string]*execution
@@ -209,6 +215,12 @@ func (e *Engine) Restore(ctx context.Context) error {
 	var closed []*closedExecution
 	for _, r := range recs {
 		m := e.sms[r.StateMachineArn]
+		if m != nil && r.StateMachineVersionArn != "" {
+			m = nil
+			if v, ok := e.sms[r.StateMachineArn].sm.version(r.StateMachineVersionArn); ok {
+				m, _ = e.versionMachineLocked(e.sms[r.StateMachineArn], v)
+			}
+		}
 		if r.Status == StatusRunning && m != nil {
 			if run := e.restartLocked(m, r); run != nil {
 				e.wg.Add(1)
@@ -345,10 +357,18 @@ type CreateInput struct {
 	Definition string
 	RoleArn    string
 	Type       string // STANDARD (default) or EXPRESS
+	// Config is the logging, tracing and encryption configuration; what it leaves out gets AWS's defaults.
+	Config Config
+	// Tags are the state machine's tags (at most MaxTags).
+	Tags map[string]string
+	// Publish publishes the state machine's first revision as version 1, described by VersionDescription.
+	CreateOptions
 }
 
 // CreateStateMachine validates and stores a state machine. It returns ErrInvalidName, a *DefinitionError
-// (matching ErrInvalidDefinition) or ErrStateMachineExists when one with that name but another definition exists.
+// (matching ErrInvalidDefinition), ErrTooManyTags, or ErrStateMachineExists when one with that name exists with
+// another definition, type, configuration or publish request. As on AWS, a different role or other tags are
+// ignored: the existing state machine is returned unchanged.
 func (e *Engine) CreateStateMachine(ctx context.Context, in CreateInput) (StateMachine, error) {
 	if !ValidName(in.Name) {
 		return StateMachine{}, fmt.Errorf("%w: %q", ErrInvalidName, in.Name)
@@ -357,25 +377,42 @@ func (e *Engine) CreateStateMachine(ctx context.Context, in CreateInput) (StateM
 	if err != nil {
 		return StateMachine{}, &DefinitionError{Err: err}
 	}
+	if len(in.Tags) > MaxTags {
+		return StateMachine{}, fmt.Errorf("%w: %d tags, more than %d", ErrTooManyTags, len(in.Tags), MaxTags)
+	}
 	if in.Type == "" {
 		in.Type = "STANDARD"
 	}
 	arn := e.StateMachineArn(in.Name)
+	e.smMu.Lock()
+	defer e.smMu.Unlock()
 	e.mu.Lock()
-	if old, ok := e.sms[arn]; ok {
-		e.mu.Unlock()
-		if old.sm.Definition == in.Definition && old.sm.RoleArn == in.RoleArn && old.sm.Type == in.Type {
+	old, ok := e.sms[arn]
+	e.mu.Unlock()
+	if ok {
+		if old.sm.Definition == in.Definition && old.sm.Type == in.Type && old.sm.Config.equal(in.Config) &&
+			old.sm.Created == in.CreateOptions {
 			return old.sm, nil
 		}
 		return StateMachine{}, fmt.Errorf("%w: %s", ErrStateMachineExists, arn)
 	}
 	sm := StateMachine{Arn: arn, Name: in.Name, Definition: in.Definition, RoleArn: in.RoleArn, Type: in.Type,
-		CreationDate: e.opts.Clock.Now()}
-	e.sms[arn] = &machine{sm: sm, def: def}
-	e.mu.Unlock()
+		CreationDate: e.opts.Clock.Now(), Config: in.Config.WithDefaults(), Tags: maps.Clone(in.Tags),
+		Created: in.CreateOptions}
+	if len(sm.Tags) == 0 {
+		sm.Tags = nil
+	}
+	if in.Publish {
+		if _, err := e.publish(&sm, in.VersionDescription, ""); err != nil {
+			return StateMachine{}, err
+		}
+	}
 	if err := e.opts.Store.SaveStateMachine(ctx, sm); err != nil {
 		return StateMachine{}, fmt.Errorf("save state machine %s: %w", arn, err)
 	}
+	e.mu.Lock()
+	e.sms[arn] = &machine{sm: sm, def: def}
+	e.mu.Unlock()
 	return sm, nil
 }
 
@@ -406,18 +443,28 @@ func arnName(arn, kind string) (string, error) {
 	return field[6], nil
 }
 
-// DescribeStateMachine returns the state machine with the ARN.
+// DescribeStateMachine returns the state machine with the ARN or, given a version ARN, that version (as a
+// StateMachine whose Arn is the version's, with its Description).
 func (e *Engine) DescribeStateMachine(_ context.Context, arn string) (StateMachine, error) {
-	if _, err := ParseArn(arn, "stateMachine"); err != nil {
+	base, q, err := splitMachineArn(arn)
+	if err != nil {
 		return StateMachine{}, err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	m, ok := e.sms[arn]
+	m, ok := e.sms[base]
 	if !ok {
 		return StateMachine{}, fmt.Errorf("%w: %s", ErrStateMachineDoesNotExist, arn)
 	}
-	return m.sm, nil
+	if q == "" {
+		return m.sm, nil
+	}
+	v, ok := m.sm.version(arn)
+	if !ok {
+		return StateMachine{}, fmt.Errorf("%w: %s", ErrStateMachineDoesNotExist, arn)
+	}
+	return StateMachine{Arn: v.Arn, Name: m.sm.Name, Definition: v.Definition, RoleArn: v.RoleArn, Type: m.sm.Type,
+		CreationDate: v.CreationDate, Config: v.Config, RevisionID: v.RevisionID, Description: v.Description}, nil
 }
 
 // ListStateMachines returns every state machine, by name.
@@ -435,48 +482,106 @@ func (e *Engine) ListStateMachines(_ context.Context) []StateMachine {
 // UpdateStateMachine replaces the definition and/or role of a state machine (empty values keep the current ones)
 // and returns the updated state machine. Running executions keep the definition they started with.
 func (e *Engine) UpdateStateMachine(ctx context.Context, arn, definition, roleArn string) (StateMachine, error) {
-	if _, err := ParseArn(arn, "stateMachine"); err != nil {
-		return StateMachine{}, err
+	sm, _, err := e.Update(ctx, UpdateInput{StateMachineArn: arn, Definition: definition, RoleArn: roleArn})
+	return sm, err
+}
+
+// UpdateInput is the input of Update: what is empty (nil) is kept.
+type UpdateInput struct {
+	StateMachineArn string
+	Definition      string
+	RoleArn         string
+	Config          Config
+	// Publish publishes the revision the update makes (or the current one, when nothing changes) as a version,
+	// described by VersionDescription.
+	Publish            bool
+	VersionDescription string
+}
+
+// Update changes a state machine's definition, role and configuration (what in leaves empty is kept) and returns
+// it, with the version published when in.Publish is set. A change makes a new revision (a new RevisionID); an
+// update that changes nothing keeps the revision. Running executions keep the definition they started with. A
+// version or alias ARN is ErrInvalidArn.
+func (e *Engine) Update(ctx context.Context, in UpdateInput) (StateMachine, *StateMachineVersion, error) {
+	base, q, err := splitMachineArn(in.StateMachineArn)
+	if err != nil {
+		return StateMachine{}, nil, err
+	}
+	if q != "" {
+		return StateMachine{}, nil, fmt.Errorf("%w: %q", ErrInvalidArn, in.StateMachineArn)
 	}
 	var def *asl.Definition
-	if definition != "" {
-		d, err := asl.Load([]byte(definition))
+	if in.Definition != "" {
+		d, err := asl.Load([]byte(in.Definition))
 		if err != nil {
-			return StateMachine{}, &DefinitionError{Err: err}
+			return StateMachine{}, nil, &DefinitionError{Err: err}
 		}
 		def = d
 	}
+	e.smMu.Lock()
+	defer e.smMu.Unlock()
 	e.mu.Lock()
-	old, ok := e.sms[arn]
+	old, ok := e.sms[base]
+	e.mu.Unlock()
 	if !ok {
-		e.mu.Unlock()
-		return StateMachine{}, fmt.Errorf("%w: %s", ErrStateMachineDoesNotExist, arn)
+		return StateMachine{}, nil, fmt.Errorf("%w: %s", ErrStateMachineDoesNotExist, base)
 	}
 	sm := old.sm
 	if def == nil {
 		def = old.def
 	} else {
-		sm.Definition = definition
+		sm.Definition = in.Definition
 	}
-	if roleArn != "" {
-		sm.RoleArn = roleArn
+	if in.RoleArn != "" {
+		sm.RoleArn = in.RoleArn
 	}
-	e.sms[arn] = &machine{sm: sm, def: def}
-	e.mu.Unlock()
+	sm.Config = sm.Config.over(in.Config)
+	if sm.Definition != old.sm.Definition || sm.RoleArn != old.sm.RoleArn || !sm.Config.equal(old.sm.Config) {
+		sm.RevisionID = e.opts.NewID()
+		sm.UpdateDate = e.opts.Clock.Now()
+	}
+	var published *StateMachineVersion
+	if in.Publish {
+		v, err := e.publish(&sm, in.VersionDescription, "")
+		if err != nil {
+			return StateMachine{}, nil, err
+		}
+		published = &v
+	}
 	if err := e.opts.Store.SaveStateMachine(ctx, sm); err != nil {
-		return StateMachine{}, fmt.Errorf("save state machine %s: %w", arn, err)
+		return StateMachine{}, nil, fmt.Errorf("save state machine %s: %w", base, err)
 	}
-	return sm, nil
+	e.mu.Lock()
+	e.sms[base] = &machine{sm: sm, def: def}
+	e.mu.Unlock()
+	return sm, published, nil
 }
 
-// DeleteStateMachine removes a state machine; its executions are kept.
-func (e *Engine) DeleteStateMachine(_ context.Context, arn string) error {
-	if _, err := ParseArn(arn, "stateMachine"); err != nil {
+// DeleteStateMachine removes a state machine, its versions and its aliases; its executions are kept, and those
+// running go on. A version or alias ARN is ErrInvalidArn.
+func (e *Engine) DeleteStateMachine(ctx context.Context, arn string) error {
+	base, q, err := splitMachineArn(arn)
+	if err != nil {
 		return err
+	}
+	if q != "" {
+		return fmt.Errorf("%w: %q", ErrInvalidArn, arn)
+	}
+	e.smMu.Lock()
+	defer e.smMu.Unlock()
+	if d, ok := e.opts.Store.(stateMachineDeleter); ok {
+		if err := d.DeleteStateMachine(ctx, base); err != nil {
+			return fmt.Errorf("delete state machine %s: %w", base, err)
+		}
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	delete(e.sms, arn)
+	if m, ok := e.sms[base]; ok {
+		for _, v := range m.sm.Versions {
+			delete(e.vms, v.Arn)
+		}
+	}
+	delete(e.sms, base)
 	return nil
 }
 
@@ -501,10 +606,10 @@ func (e *Engine) StartExecution(ctx context.Context, in StartInput) (*ExecutionR
 	}
 	e.expire()
 	e.mu.Lock()
-	m, ok := e.sms[in.StateMachineArn]
+	m, versionArn, aliasArn, err := e.targetLocked(in.StateMachineArn)
 	e.mu.Unlock()
-	if !ok {
-		return nil, fmt.Errorf("%w: %s", ErrStateMachineDoesNotExist, in.StateMachineArn)
+	if err != nil {
+		return nil, err
 	}
 	if in.Name == "" {
 		in.Name = e.opts.NewID()
@@ -522,7 +627,7 @@ func (e *Engine) StartExecution(ctx context.Context, in StartInput) (*ExecutionR
 		return nil, fmt.Errorf("%w: %v", ErrInvalidExecutionInput, err)
 	}
 	e.mu.Lock()
-	if cur, ok := e.sms[in.StateMachineArn]; ok {
+	if cur, ok := e.sms[in.StateMachineArn]; ok && versionArn == "" {
 		m = cur // updated meanwhile: the execution runs the current definition
 	}
 	arn := e.executionArn(smName, in.Name)
@@ -539,6 +644,7 @@ func (e *Engine) StartExecution(ctx context.Context, in StartInput) (*ExecutionR
 		return nil, fmt.Errorf("%w: %s", ErrExecutionAlreadyExists, arn)
 	}
 	x := newExecution(e, m, arn, in.Name, in.Input, input)
+	x.rec.StateMachineVersionArn, x.rec.StateMachineAliasArn = versionArn, aliasArn
 	if n := min(m.logSize.Load(), maxLogPrealloc); n > 0 {
 		x.log.data = make([]byte, 0, n+n/16)
 	}
