@@ -190,22 +190,22 @@ func (e *Engine) PublishStateMachineVersion(ctx context.Context, arn, descriptio
 	return v, err
 }
 
-// ListStateMachineVersions returns the versions of a state machine, newest first.
+// ListStateMachineVersions returns the versions of a state machine, newest first: none for a state machine that
+// does not exist (AWS's ListStateMachineVersions has no error for it). A version or alias ARN is ErrInvalidArn.
 func (e *Engine) ListStateMachineVersions(_ context.Context, arn string) ([]StateMachineVersion, error) {
 	base, q, err := splitMachineArn(arn)
 	if err != nil {
 		return nil, err
 	}
+	if q != "" {
+		return nil, fmt.Errorf("%w: %q", ErrInvalidArn, arn)
+	}
 	e.mu.Lock()
-	m, ok := e.sms[base]
 	var vs []StateMachineVersion
-	if ok {
+	if m, ok := e.sms[base]; ok {
 		vs = slices.Clone(m.sm.Versions)
 	}
 	e.mu.Unlock()
-	if !ok || q != "" {
-		return nil, fmt.Errorf("%w: %s", ErrStateMachineDoesNotExist, arn)
-	}
 	slices.Reverse(vs)
 	return vs, nil
 }
@@ -430,7 +430,8 @@ func (e *Engine) DeleteStateMachineAlias(ctx context.Context, arn string) error 
 }
 
 // ListStateMachineAliases returns the aliases of a state machine by name or, given a version ARN, the aliases that
-// route to that version.
+// route to that version. It returns ErrStateMachineDoesNotExist, or ErrResourceNotFound for a version that does not
+// exist.
 func (e *Engine) ListStateMachineAliases(_ context.Context, arn string) ([]StateMachineAlias, error) {
 	base, q, err := splitMachineArn(arn)
 	if err != nil {
@@ -447,7 +448,7 @@ func (e *Engine) ListStateMachineAliases(_ context.Context, arn string) ([]State
 	e.mu.Unlock()
 	switch {
 	case !ok:
-		return nil, fmt.Errorf("%w: %s", ErrResourceNotFound, arn)
+		return nil, fmt.Errorf("%w: %s", ErrStateMachineDoesNotExist, base)
 	case q != "" && versionNumber(q) == 0:
 		return nil, fmt.Errorf("%w: %q", ErrInvalidArn, arn)
 	case q != "" && !hasVersion:
