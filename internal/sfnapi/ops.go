@@ -333,6 +333,12 @@ func (s *Server) listExecutions(ctx context.Context, body json.RawMessage) (any,
 		if r.StopDate != nil {
 			item["stopDate"] = epoch(*r.StopDate)
 		}
+		if r.StateMachineVersionArn != "" {
+			item["stateMachineVersionArn"] = r.StateMachineVersionArn
+		}
+		if r.StateMachineAliasArn != "" {
+			item["stateMachineAliasArn"] = r.StateMachineAliasArn
+		}
 		items = append(items, item)
 	}
 	return withNextToken(map[string]any{"executions": items}, next), nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -165,6 +166,34 @@ func TestAliases(t *testing.T) {
 	e := run(t, srv, alias)
 	if aws.ToString(e.Output) != `"v1"` || aws.ToString(e.StateMachineAliasArn) != alias || aws.ToString(e.StateMachineVersionArn) != v1 {
 		t.Fatalf("execution of the alias: output %s, alias %s, version %s", aws.ToString(e.Output), aws.ToString(e.StateMachineAliasArn), aws.ToString(e.StateMachineVersionArn))
+	}
+	_, events := historyTypes(t, c, aws.ToString(e.ExecutionArn))
+	if sd := events[0].ExecutionStartedEventDetails; sd == nil || aws.ToString(sd.StateMachineAliasArn) != alias || aws.ToString(sd.StateMachineVersionArn) != v1 {
+		t.Fatalf("ExecutionStarted details = %+v", sd)
+	}
+	direct := run(t, srv, v1)
+	executions := func(arn string) []string {
+		t.Helper()
+		out, err := c.ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: aws.String(arn)})
+		if err != nil {
+			t.Fatalf("ListExecutions %s: %v", arn, err)
+		}
+		var s []string
+		for _, x := range out.Executions {
+			s = append(s, aws.ToString(x.ExecutionArn)+" "+aws.ToString(x.StateMachineVersionArn)+" "+aws.ToString(x.StateMachineAliasArn))
+		}
+		return s
+	}
+	viaAlias := aws.ToString(e.ExecutionArn) + " " + v1 + " " + alias
+	viaVersion := aws.ToString(direct.ExecutionArn) + " " + v1 + " "
+	if got := executions(alias); len(got) != 1 || got[0] != viaAlias {
+		t.Fatalf("executions of the alias = %q", got)
+	}
+	if got := executions(v1); len(got) != 2 || !slices.Contains(got, viaAlias) || !slices.Contains(got, viaVersion) {
+		t.Fatalf("executions of version 1 = %q", got)
+	}
+	if got := executions(arn); len(got) != 2 {
+		t.Fatalf("executions of the state machine = %q", got)
 	}
 	if _, err := c.DeleteStateMachineVersion(ctx, &sfn.DeleteStateMachineVersionInput{StateMachineVersionArn: aws.String(v1)}); !errors.As(err, &conflict) {
 		t.Fatalf("deleting a version an alias routes to: %v, want ConflictException", err)

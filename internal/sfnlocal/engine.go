@@ -753,22 +753,42 @@ func (e *Engine) History(ctx context.Context, arn string) ([]Event, error) {
 }
 
 // ListExecutions returns the state machine's executions, newest first, optionally only those with status. The
-// records carry what ListExecutions shows: ARNs, name, status and dates, without History, Input or Output.
+// records carry what ListExecutions shows: ARNs, name, status and dates, without History, Input or Output. Given
+// a version ARN, it returns only the executions that ran that version (started with it or with an alias that
+// picked it); given an alias ARN, those started with that alias; and ErrStateMachineDoesNotExist when the version
+// or alias does not exist.
 func (e *Engine) ListExecutions(_ context.Context, smArn, status string) ([]*ExecutionRecord, error) {
-	if _, err := ParseArn(smArn, "stateMachine"); err != nil {
+	base, q, err := splitMachineArn(smArn)
+	if err != nil {
 		return nil, err
+	}
+	// matches reports whether an execution of the state machine is listed.
+	matches := func(r *ExecutionRecord) bool {
+		switch {
+		case q == "":
+			return true
+		case versionNumber(q) != 0:
+			return r.StateMachineVersionArn == smArn
+		}
+		return r.StateMachineAliasArn == smArn
 	}
 	e.expire()
 	e.mu.Lock()
-	_, ok := e.sms[smArn]
+	m, ok := e.sms[base]
+	if ok && q != "" {
+		_, isVersion := m.sm.version(smArn)
+		ok = isVersion || m.sm.alias(smArn) >= 0
+	}
 	var xs []*execution
 	var out []*ExecutionRecord
 	for _, x := range e.exec {
 		xs = append(xs, x)
 	}
 	for _, c := range e.closed {
-		if !c.forgetting && c.stateMachineArn == smArn && (status == "" || c.status == status) {
-			out = append(out, c.record())
+		if !c.forgetting && c.stateMachineArn == base && (status == "" || c.status == status) {
+			if r := c.record(); matches(r) {
+				out = append(out, r)
+			}
 		}
 	}
 	e.mu.Unlock()
@@ -777,7 +797,7 @@ func (e *Engine) ListExecutions(_ context.Context, smArn, status string) ([]*Exe
 	}
 	for _, x := range xs {
 		r := x.meta()
-		if r.StateMachineArn != smArn || (status != "" && r.Status != status) {
+		if r.StateMachineArn != base || (status != "" && r.Status != status) || !matches(r) {
 			continue
 		}
 		r.Input, r.Output, r.Error, r.Cause, r.Checkpoint = "", nil, nil, nil, nil

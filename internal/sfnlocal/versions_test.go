@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -209,5 +211,89 @@ func TestVersionsAndAliasesAcrossRestart(t *testing.T) {
 		done.StateMachineAliasArn != alias.Arn || done.StateMachineArn != sm.Arn {
 		t.Fatalf("resumed execution = %s %v, version %s, alias %s, state machine %s", done.Status, done.Output,
 			done.StateMachineVersionArn, done.StateMachineAliasArn, done.StateMachineArn)
+	}
+}
+
+// brokenDiskStore is a MemoryStore whose state machine saves fail while failing is set.
+type brokenDiskStore struct {
+	*sfnlocal.MemoryStore
+	failing bool
+}
+
+func (s *brokenDiskStore) SaveStateMachine(ctx context.Context, sm sfnlocal.StateMachine) error {
+	if s.failing {
+		return errors.New("disk full")
+	}
+	return s.MemoryStore.SaveStateMachine(ctx, sm)
+}
+
+// TestFailedSaveChangesNothing: when the Store cannot save a state machine, a tag, a version, an alias or an
+// update is an error and the engine keeps the state machine as it was.
+func TestFailedSaveChangesNothing(t *testing.T) {
+	ctx := context.Background()
+	store := &brokenDiskStore{MemoryStore: sfnlocal.NewMemoryStore()}
+	eng := sfnlocal.New(sfnlocal.Options{Store: store})
+	defer eng.Close()
+	sm := mustCreate(t, eng, sfnlocal.CreateInput{Name: "sm", Definition: passResult("v1"), Tags: map[string]string{"a": "1"},
+		CreateOptions: sfnlocal.CreateOptions{Publish: true}})
+	store.failing = true
+	route := []sfnlocal.Route{{VersionArn: sm.Arn + ":1", Weight: 100}}
+	for name, call := range map[string]func() error{
+		"tag":   func() error { return eng.TagResource(ctx, sm.Arn, map[string]string{"b": "2"}) },
+		"untag": func() error { return eng.UntagResource(ctx, sm.Arn, []string{"a"}) },
+		"publish": func() error {
+			_, _, err := eng.Update(ctx, sfnlocal.UpdateInput{StateMachineArn: sm.Arn, Definition: passResult("v2"), Publish: true})
+			return err
+		},
+		"alias": func() error {
+			_, err := eng.CreateStateMachineAlias(ctx, "prod", "", route)
+			return err
+		},
+		"delete version": func() error { return eng.DeleteStateMachineVersion(ctx, sm.Arn+":1") },
+	} {
+		if err := call(); err == nil || !strings.Contains(err.Error(), "disk full") {
+			t.Errorf("%s with a failing store: %v", name, err)
+		}
+	}
+	got, err := eng.DescribeStateMachine(ctx, sm.Arn)
+	if err != nil || !reflect.DeepEqual(got, sm) {
+		t.Fatalf("after failed saves:\n got %+v\nwant %+v", got, sm)
+	}
+	if aliases, err := eng.ListStateMachineAliases(ctx, sm.Arn); err != nil || len(aliases) != 0 {
+		t.Fatalf("aliases after a failed save = %v %v", err, aliases)
+	}
+}
+
+// TestCreateStateMachineIdempotency: creating a state machine again with the same definition, type, configuration
+// and publish request returns it, even with another role or other tags (which are not applied, as on AWS); another
+// configuration or publish request is ErrStateMachineExists.
+func TestCreateStateMachineIdempotency(t *testing.T) {
+	ctx := context.Background()
+	eng := sfnlocal.New(sfnlocal.Options{})
+	defer eng.Close()
+	in := sfnlocal.CreateInput{Name: "sm", Definition: passResult("v1"), Tags: map[string]string{"a": "1"},
+		Config: sfnlocal.Config{Tracing: &sfnlocal.TracingConfiguration{Enabled: true}}}
+	first := mustCreate(t, eng, in)
+	again := in
+	again.RoleArn, again.Tags = "arn:aws:iam::123456789012:role/other", map[string]string{"b": "2"}
+	got, err := eng.CreateStateMachine(ctx, again)
+	if err != nil || !reflect.DeepEqual(got, first) {
+		t.Fatalf("create again with another role and tags = %v %+v", err, got)
+	}
+	for name, change := range map[string]func(*sfnlocal.CreateInput){
+		"tracing":    func(c *sfnlocal.CreateInput) { c.Config = sfnlocal.Config{} },
+		"publish":    func(c *sfnlocal.CreateInput) { c.Publish = true },
+		"definition": func(c *sfnlocal.CreateInput) { c.Definition = passResult("v2") },
+	} {
+		other := in
+		change(&other)
+		if _, err := eng.CreateStateMachine(ctx, other); !errors.Is(err, sfnlocal.ErrStateMachineExists) {
+			t.Errorf("create again with another %s: %v, want ErrStateMachineExists", name, err)
+		}
+	}
+	same := in
+	same.Config = sfnlocal.Config{Tracing: &sfnlocal.TracingConfiguration{Enabled: true}, Logging: &sfnlocal.LoggingConfiguration{Level: sfnlocal.LogLevelOff}}
+	if _, err := eng.CreateStateMachine(ctx, same); err != nil {
+		t.Fatalf("create again with the default logging spelled out: %v", err)
 	}
 }
