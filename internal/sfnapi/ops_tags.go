@@ -42,6 +42,14 @@ func init() {
 		{sfnlocal.ErrResourceNotFound, codeResourceNotFound, "Resource not found: '%s'"},
 		{sfnlocal.ErrTooManyTags, codeTooManyTags, "Too many tags: '%s'"},
 	}...)
+	// The subject of ErrResourceNotFound is the resource's ARN; that of ErrTooManyTags starts with it.
+	wireFields[sfnlocal.ErrResourceNotFound] = func(arn string) map[string]string {
+		return map[string]string{"resourceName": arn}
+	}
+	wireFields[sfnlocal.ErrTooManyTags] = func(subject string) map[string]string {
+		arn, _, _ := strings.Cut(subject, " ")
+		return map[string]string{"resourceName": arn}
+	}
 }
 
 // tag is a tag in the API's shape.

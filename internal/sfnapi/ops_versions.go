@@ -10,8 +10,12 @@ import (
 
 // Wire error types of versions and aliases.
 const (
-	codeConflict          = "ConflictException"
-	codeServiceQuota      = "ServiceQuotaExceededException"
+	codeConflict     = "ConflictException"
+	codeServiceQuota = "ServiceQuotaExceededException"
+)
+
+// Limits of the version and alias members, from the API model.
+const (
 	maxAliasRoutes        = 2
 	maxDescriptionLength  = 256
 	maxVersionArnLength   = 2000
@@ -42,6 +46,9 @@ func init() {
 		{sfnlocal.ErrQuotaExceeded, codeServiceQuota, "%s"},
 		{sfnlocal.ErrInvalidRouting, codeValidation, "Invalid Routing Configuration: '%s'"},
 	}...)
+	wireFields[sfnlocal.ErrInvalidRouting] = func(string) map[string]string {
+		return map[string]string{"reason": "INVALID_ROUTING_CONFIGURATION"}
+	}
 }
 
 func (s *Server) publishStateMachineVersion(ctx context.Context, body json.RawMessage) (any, error) {

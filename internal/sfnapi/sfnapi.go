@@ -192,7 +192,12 @@ func toAPIError(err error) *apiError {
 	}
 	for _, m := range wireErrors {
 		if errors.Is(err, m.target) {
-			return errorf(m.code, m.format, subject(err, m.target))
+			subj := subject(err, m.target)
+			ae := errorf(m.code, m.format, subj)
+			if fields := wireFields[m.target]; fields != nil {
+				ae.Fields = fields(subj)
+			}
+			return ae
 		}
 	}
 	return &apiError{Code: codeInternal, Message: "internal failure", Status: http.StatusInternalServerError}
@@ -213,6 +218,10 @@ var wireErrors = []struct {
 	{sfnlocal.ErrExecutionAlreadyExists, codeExecutionAlreadyExists, "Execution Already Exists: '%s'"},
 	{sfnlocal.ErrInvalidExecutionInput, codeInvalidExecutionInput, "Invalid State Machine Execution Input: '%s'"},
 }
+
+// wireFields gives, for the engine errors whose wire error has members besides __type and message, those members
+// from the error's subject.
+var wireFields = map[error]func(subject string) map[string]string{}
 
 // subject returns what an engine error wrapping target is about: the engine writes "<target>: <subject>", the
 // subject quoted when it is a name or an ARN that may not be one. An ARN that does not start with "arn:" is

@@ -391,3 +391,37 @@ func TestVersionQuotaOverTheAPI(t *testing.T) {
 		t.Fatalf("version %d: %v, want ServiceQuotaExceededException", sfnlocal.MaxVersions+1, err)
 	}
 }
+
+// TestErrorMembers: the members of error shapes besides the message reach the SDK's typed errors:
+// ResourceNotFound and TooManyTags name the resource, a routing ValidationException gives its reason.
+func TestErrorMembers(t *testing.T) {
+	srv := sfnapi.StartT(t, sfnlocal.Options{})
+	c := srv.Client()
+	ctx := context.Background()
+	created, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("sm"), Definition: aws.String(passResult("v1")),
+		RoleArn: aws.String(role), Publish: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	arn := aws.ToString(created.StateMachineArn)
+	_, err = c.DescribeStateMachineAlias(ctx, &sfn.DescribeStateMachineAliasInput{StateMachineAliasArn: aws.String(arn + ":none")})
+	var notFound *types.ResourceNotFound
+	if !errors.As(err, &notFound) || aws.ToString(notFound.ResourceName) != arn+":none" {
+		t.Fatalf("ResourceNotFound = %v, resourceName %v", err, notFound)
+	}
+	var many []types.Tag
+	for i := range 51 {
+		many = append(many, types.Tag{Key: aws.String(fmt.Sprint("k", i)), Value: aws.String("v")})
+	}
+	_, err = c.TagResource(ctx, &sfn.TagResourceInput{ResourceArn: aws.String(arn), Tags: many})
+	var tooMany *types.TooManyTags
+	if !errors.As(err, &tooMany) || aws.ToString(tooMany.ResourceName) != arn {
+		t.Fatalf("TooManyTags = %v, resourceName %v", err, tooMany)
+	}
+	_, err = c.CreateStateMachineAlias(ctx, &sfn.CreateStateMachineAliasInput{Name: aws.String("a"),
+		RoutingConfiguration: []types.RoutingConfigurationListItem{{StateMachineVersionArn: created.StateMachineVersionArn, Weight: 99}}})
+	var invalid *types.ValidationException
+	if !errors.As(err, &invalid) || invalid.Reason != types.ValidationExceptionReasonInvalidRoutingConfiguration {
+		t.Fatalf("ValidationException = %v, reason %v", err, invalid)
+	}
+}

@@ -113,7 +113,8 @@ func (e *Engine) CreateActivity(ctx context.Context, name string, tags map[strin
 		return Activity{}, fmt.Errorf("%w: %q", ErrInvalidName, name)
 	}
 	if len(tags) > MaxTags {
-		return Activity{}, fmt.Errorf("%w: %d tags, more than %d", ErrTooManyTags, len(tags), MaxTags)
+		return Activity{}, fmt.Errorf("%w: %s would have %d tags, more than %d", ErrTooManyTags, e.ActivityArn(name),
+			len(tags), MaxTags)
 	}
 	arn := e.ActivityArn(name)
 	r := &e.activities

@@ -378,7 +378,8 @@ func (e *Engine) CreateStateMachine(ctx context.Context, in CreateInput) (StateM
 		return StateMachine{}, &DefinitionError{Err: err}
 	}
 	if len(in.Tags) > MaxTags {
-		return StateMachine{}, fmt.Errorf("%w: %d tags, more than %d", ErrTooManyTags, len(in.Tags), MaxTags)
+		return StateMachine{}, fmt.Errorf("%w: %s would have %d tags, more than %d", ErrTooManyTags,
+			e.StateMachineArn(in.Name), len(in.Tags), MaxTags)
 	}
 	if in.Type == "" {
 		in.Type = "STANDARD"
