@@ -289,7 +289,10 @@ func (s *Server) describeStateMachineForExecution(ctx context.Context, body json
 	}
 	// The version the execution runs, while it exists; else (and for an execution of the state machine itself)
 	// the state machine as it is now.
-	sm, err := s.eng.DescribeStateMachine(ctx, r.StateMachineVersionArn)
+	var sm sfnlocal.StateMachine
+	if r.StateMachineVersionArn != "" {
+		sm, err = s.eng.DescribeStateMachine(ctx, r.StateMachineVersionArn)
+	}
 	if r.StateMachineVersionArn == "" || err != nil {
 		if sm, err = s.eng.DescribeStateMachine(ctx, r.StateMachineArn); err != nil {
 			return nil, err

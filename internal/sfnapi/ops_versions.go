@@ -23,6 +23,8 @@ const (
 	minRoutingWeight      = 0
 	maxRoutingWeight      = 100
 	routingConfigurations = "routingConfiguration"
+	// aliasNamePattern is the model's pattern of alias names (sfnlocal.ValidAliasName checks it).
+	aliasNamePattern = `^(?=.*[a-zA-Z_\-\.])[a-zA-Z0-9_\-\.]+$`
 )
 
 func init() {
@@ -102,9 +104,9 @@ func (s *Server) deleteStateMachineVersion(ctx context.Context, body json.RawMes
 }
 
 // routes checks a routing configuration against the API model (one or two items, weights 0-100, version ARNs of
-// 1-2000 characters) and returns it for the engine, which checks the rest.
-func routes(items []sfnlocal.Route) ([]sfnlocal.Route, error) {
-	var violations []string
+// 1-2000 characters) and returns it for the engine, which checks the rest. violations are the request's other
+// violations of the model, reported first in the same ValidationException.
+func routes(items []sfnlocal.Route, violations ...string) ([]sfnlocal.Route, error) {
 	if len(items) < 1 || len(items) > maxAliasRoutes {
 		violations = append(violations, fmt.Sprintf("Value '%v' at '%s' failed to satisfy constraint: Member must have length between 1 and %d", items, routingConfigurations, maxAliasRoutes))
 	}
@@ -144,12 +146,13 @@ func (s *Server) createStateMachineAlias(ctx context.Context, body json.RawMessa
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
-	rs, err := routes(in.RoutingConfiguration)
+	var violations []string
+	if !sfnlocal.ValidAliasName(in.Name) {
+		violations = append(violations, fmt.Sprintf("Value '%s' at 'name' failed to satisfy constraint: Member must satisfy regular expression pattern: %s", in.Name, aliasNamePattern))
+	}
+	rs, err := routes(in.RoutingConfiguration, violations...)
 	if err != nil {
 		return nil, err
-	}
-	if !sfnlocal.ValidAliasName(in.Name) {
-		return nil, errorf(codeValidation, "1 validation error detected: Value '%s' at 'name' failed to satisfy constraint: Member must satisfy regular expression pattern: ^(?=.*[a-zA-Z_\\-\\.])[a-zA-Z0-9_\\-\\.]+$", in.Name)
 	}
 	a, err := s.eng.CreateStateMachineAlias(ctx, in.Name, in.Description, rs)
 	if err != nil {

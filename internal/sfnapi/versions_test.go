@@ -297,7 +297,10 @@ func TestVersionAndAliasErrors(t *testing.T) {
 		{"versions of two state machines", createAlias("a", route(v1, 50), route(aws.ToString(other.StateMachineVersionArn), 50)), new(*types.ValidationException), ""},
 		{"a version that does not exist", createAlias("a", route(arn+":9", 100)), new(*types.ResourceNotFound), "Resource not found: '" + arn + ":9'"},
 		{"an alias as a version", createAlias("a", route(arn+":prod", 100)), new(*types.ValidationException), ""},
-		{"a numeric alias name", createAlias("12", route(v1, 100)), new(*types.ValidationException), ""},
+		{"a numeric alias name", createAlias("12", route(v1, 100)), new(*types.ValidationException),
+			"1 validation error detected: Value '12' at 'name' failed to satisfy constraint: Member must satisfy regular expression pattern: ^(?=.*[a-zA-Z_\\-\\.])[a-zA-Z0-9_\\-\\.]+$"},
+		{"a numeric alias name and a weight over 100", createAlias("12", route(v1, 101)), new(*types.ValidationException),
+			"2 validation errors detected: Value '12' at 'name' failed to satisfy constraint: Member must satisfy regular expression pattern: ^(?=.*[a-zA-Z_\\-\\.])[a-zA-Z0-9_\\-\\.]+$; Value '101' at 'routingConfiguration.1.member.weight' failed to satisfy constraint: Member must have value less than or equal to 100"},
 		{"describe an unknown alias", func() error {
 			_, err := c.DescribeStateMachineAlias(ctx, &sfn.DescribeStateMachineAliasInput{StateMachineAliasArn: aws.String(arn + ":none")})
 			return err

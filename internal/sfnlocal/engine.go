@@ -216,8 +216,9 @@ func (e *Engine) Restore(ctx context.Context) error {
 	for _, r := range recs {
 		m := e.sms[r.StateMachineArn]
 		if m != nil && r.StateMachineVersionArn != "" {
-			m = nil
-			if v, ok := e.sms[r.StateMachineArn].sm.version(r.StateMachineVersionArn); ok {
+			// An execution of a version runs that version; one whose version was deleted cannot run again.
+			v, ok := m.sm.version(r.StateMachineVersionArn)
+			if m = nil; ok {
 				m, _ = e.versionMachineLocked(e.sms[r.StateMachineArn], v)
 			}
 		}
