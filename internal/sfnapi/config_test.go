@@ -146,6 +146,11 @@ func TestConfigurationErrors(t *testing.T) {
 		{"AWS key with an id", updateWith(nil, &types.EncryptionConfiguration{Type: types.EncryptionTypeAwsOwnedKey, KmsKeyId: aws.String("k")}),
 			new(*types.InvalidEncryptionConfiguration), ""},
 		{"unknown encryption type", createWith(nil, &types.EncryptionConfiguration{Type: "OWN_KEY"}), new(*types.ValidationException), ""},
+		{"a configuration without definition or role", func() error {
+			_, err := c.UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(arn),
+				TracingConfiguration: &types.TracingConfiguration{Enabled: true}})
+			return err
+		}, new(*types.MissingRequiredParameter), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
