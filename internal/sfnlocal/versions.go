@@ -73,15 +73,16 @@ func splitMachineArn(arn string) (base, qualifier string, err error) {
 	if _, err := arnName(arn, "stateMachine"); err != nil {
 		return "", "", err
 	}
-	fields := strings.Split(arn, ":")
-	switch len(fields) {
-	case 7:
+	// Without allocating: StartExecution calls it for every execution.
+	switch strings.Count(arn, ":") {
+	case 6:
 		return arn, "", nil
-	case 8:
-		if fields[7] == "" {
+	case 7:
+		i := strings.LastIndexByte(arn, ':')
+		if i == len(arn)-1 {
 			return "", "", fmt.Errorf("%w: %q", ErrInvalidArn, arn)
 		}
-		return strings.Join(fields[:7], ":"), fields[7], nil
+		return arn[:i], arn[i+1:], nil
 	}
 	return "", "", fmt.Errorf("%w: %q", ErrInvalidArn, arn)
 }
