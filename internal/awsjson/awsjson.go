@@ -14,6 +14,9 @@ type Error struct {
 	Code    string
 	Message string
 	Status  int
+	// Fields are the error shape's other members, written next to __type and message (for example
+	// ValidationException's reason, ResourceNotFound's resourceName). Nil for most errors.
+	Fields map[string]string
 }
 
 // Error returns "code: message".
@@ -29,5 +32,11 @@ func Write(w http.ResponseWriter, contentType string, e *Error) {
 	w.Header().Set("Content-Type", contentType)
 	w.Header().Set("X-Amzn-ErrorType", e.Code)
 	w.WriteHeader(e.Status)
-	_ = json.NewEncoder(w).Encode(map[string]string{"__type": e.Code, "message": e.Message})
+	body := map[string]string{"__type": e.Code, "message": e.Message}
+	for k, v := range e.Fields {
+		if k != "__type" && k != "message" {
+			body[k] = v
+		}
+	}
+	_ = json.NewEncoder(w).Encode(body)
 }

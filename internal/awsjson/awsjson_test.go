@@ -26,3 +26,18 @@ func TestWrite(t *testing.T) {
 		t.Errorf("Error() = %q", e.Error())
 	}
 }
+
+func TestWriteFields(t *testing.T) {
+	rec := httptest.NewRecorder()
+	e := Errorf("ValidationException", "bad routing")
+	e.Fields = map[string]string{"reason": "INVALID_ROUTING_CONFIGURATION", "message": "not this one"}
+	Write(rec, "application/x-amz-json-1.0", e)
+	var body map[string]string
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+		t.Fatal(err)
+	}
+	if len(body) != 3 || body["__type"] != "ValidationException" || body["message"] != "bad routing" ||
+		body["reason"] != "INVALID_ROUTING_CONFIGURATION" {
+		t.Errorf("body = %v", body)
+	}
+}

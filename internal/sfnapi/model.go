@@ -55,6 +55,8 @@ var (
 	typeMember       = member{name: "type", enum: []string{"STANDARD", "EXPRESS"}}
 	pageSize         = member{name: "maxResults", kind: kindInt, min: 0, max: 1000}
 	pageToken        = member{name: "nextToken", min: 1, max: 1024}
+	// versionDescriptionMember is a version's description (CreateStateMachine, UpdateStateMachine).
+	versionDescriptionMember = member{name: "versionDescription", max: 256, sensitive: true}
 )
 
 func required(m member) member {
@@ -65,11 +67,13 @@ func required(m member) member {
 // models are the constraints of each operation's request members, in the model's member order. A member that is
 // not listed is not checked here.
 var models = map[string][]member{
-	"CreateStateMachine":   {required(nameMember), required(definitionMember), arnMember("roleArn", true), typeMember},
+	"CreateStateMachine": {required(nameMember), required(definitionMember), arnMember("roleArn", true), typeMember,
+		versionDescriptionMember},
 	"DescribeStateMachine": {arnMember("stateMachineArn", true)},
 	"ListStateMachines":    {pageSize, pageToken},
 	"DeleteStateMachine":   {arnMember("stateMachineArn", true)},
-	"UpdateStateMachine":   {arnMember("stateMachineArn", true), definitionMember, arnMember("roleArn", false)},
+	"UpdateStateMachine": {arnMember("stateMachineArn", true), definitionMember, arnMember("roleArn", false),
+		versionDescriptionMember},
 	"ValidateStateMachineDefinition": {required(definitionMember), typeMember,
 		{name: "severity", enum: []string{"ERROR", "WARNING"}}, {name: "maxResults", kind: kindInt, min: 0, max: 100}},
 	"StartExecution": {arnMember("stateMachineArn", true), nameMember,

@@ -11,12 +11,24 @@ import (
 
 func (s *Server) createStateMachine(ctx context.Context, body json.RawMessage) (any, error) {
 	var in struct {
-		Name       string `json:"name"`
-		Definition string `json:"definition"`
-		RoleArn    string `json:"roleArn"`
-		Type       string `json:"type"`
+		Name               string `json:"name"`
+		Definition         string `json:"definition"`
+		RoleArn            string `json:"roleArn"`
+		Type               string `json:"type"`
+		Tags               []tag  `json:"tags"`
+		Publish            bool   `json:"publish"`
+		VersionDescription string `json:"versionDescription"`
+		configInput
 	}
 	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	tags, err := tagMap("tags", in.Tags)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := in.config()
+	if err != nil {
 		return nil, err
 	}
 	// After the model's constraints (validate): the name's characters, then the role's ARN, then the definition.
@@ -26,25 +38,44 @@ func (s *Server) createStateMachine(ctx context.Context, body json.RawMessage) (
 	if !strings.HasPrefix(in.RoleArn, "arn:") {
 		return nil, errorf(codeInvalidArn, "Invalid Arn: 'Invalid ARN prefix: %s'", in.RoleArn)
 	}
-	sm, err := s.eng.CreateStateMachine(ctx, sfnlocal.CreateInput{Name: in.Name, Definition: in.Definition, RoleArn: in.RoleArn, Type: in.Type})
+	if in.VersionDescription != "" && !in.Publish {
+		return nil, errorf(codeValidation, "Version description can only be set when publish is true")
+	}
+	sm, err := s.eng.CreateStateMachine(ctx, sfnlocal.CreateInput{Name: in.Name, Definition: in.Definition,
+		RoleArn: in.RoleArn, Type: in.Type, Config: cfg, Tags: tags,
+		CreateOptions: sfnlocal.CreateOptions{Publish: in.Publish, VersionDescription: in.VersionDescription}})
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"stateMachineArn": sm.Arn, "creationDate": epoch(sm.CreationDate)}, nil
+	out := map[string]any{"stateMachineArn": sm.Arn, "creationDate": epoch(sm.CreationDate)}
+	if in.Publish {
+		for _, v := range sm.Versions {
+			if v.Version == 1 {
+				out["stateMachineVersionArn"] = v.Arn
+			}
+		}
+	}
+	return out, nil
 }
 
 func describeMachine(sm sfnlocal.StateMachine) map[string]any {
-	return map[string]any{
-		"stateMachineArn":      sm.Arn,
-		"name":                 sm.Name,
-		"status":               "ACTIVE",
-		"definition":           sm.Definition,
-		"roleArn":              sm.RoleArn,
-		"type":                 sm.Type,
-		"creationDate":         epoch(sm.CreationDate),
-		"loggingConfiguration": map[string]any{"level": "OFF", "includeExecutionData": false},
-		"tracingConfiguration": map[string]any{"enabled": false},
+	out := map[string]any{
+		"stateMachineArn": sm.Arn,
+		"name":            sm.Name,
+		"status":          "ACTIVE",
+		"definition":      sm.Definition,
+		"roleArn":         sm.RoleArn,
+		"type":            sm.Type,
+		"creationDate":    epoch(sm.CreationDate),
 	}
+	describeConfig(out, sm.Config)
+	if sm.RevisionID != "" {
+		out["revisionId"] = sm.RevisionID
+	}
+	if sm.Description != "" {
+		out["description"] = sm.Description
+	}
+	return out
 }
 
 func (s *Server) describeStateMachine(ctx context.Context, body json.RawMessage) (any, error) {
@@ -83,11 +114,21 @@ func (s *Server) listStateMachines(ctx context.Context, body json.RawMessage) (a
 
 func (s *Server) updateStateMachine(ctx context.Context, body json.RawMessage) (any, error) {
 	var in struct {
-		StateMachineArn string `json:"stateMachineArn"`
-		Definition      string `json:"definition"`
-		RoleArn         string `json:"roleArn"`
+		StateMachineArn    string `json:"stateMachineArn"`
+		Definition         string `json:"definition"`
+		RoleArn            string `json:"roleArn"`
+		Publish            bool   `json:"publish"`
+		VersionDescription string `json:"versionDescription"`
+		configInput
 	}
 	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	cfg, err := in.config()
+	if err != nil {
+		return nil, err
+	}
+	if err := unqualified("UpdateStateMachine", in.StateMachineArn); err != nil {
 		return nil, err
 	}
 	if in.Definition == "" && in.RoleArn == "" {
@@ -96,10 +137,33 @@ func (s *Server) updateStateMachine(ctx context.Context, body json.RawMessage) (
 	if in.RoleArn != "" && !strings.HasPrefix(in.RoleArn, "arn:") {
 		return nil, errorf(codeInvalidArn, "Invalid Arn: 'Invalid ARN prefix: %s'", in.RoleArn)
 	}
-	if _, err := s.eng.UpdateStateMachine(ctx, in.StateMachineArn, in.Definition, in.RoleArn); err != nil {
+	if in.VersionDescription != "" && !in.Publish {
+		return nil, errorf(codeValidation, "Version description can only be set when publish is true")
+	}
+	sm, v, err := s.eng.Update(ctx, sfnlocal.UpdateInput{StateMachineArn: in.StateMachineArn, Definition: in.Definition,
+		RoleArn: in.RoleArn, Config: cfg, Publish: in.Publish, VersionDescription: in.VersionDescription})
+	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"updateDate": epoch(s.eng.Now())}, nil
+	out := map[string]any{"updateDate": epoch(s.eng.Now())}
+	if !sm.UpdateDate.IsZero() {
+		out["updateDate"] = epoch(sm.UpdateDate)
+	}
+	if sm.RevisionID != "" {
+		out["revisionId"] = sm.RevisionID
+	}
+	if v != nil {
+		out["stateMachineVersionArn"] = v.Arn
+	}
+	return out, nil
+}
+
+// unqualified answers ValidationException for the ARN of a version or an alias, which op does not take.
+func unqualified(op, arn string) error {
+	if strings.HasPrefix(arn, "arn:") && strings.Count(arn, ":") > 6 {
+		return errorf(codeValidation, "%s does not take a qualified state machine ARN (a version or an alias): '%s'", op, arn)
+	}
+	return nil
 }
 
 func (s *Server) deleteStateMachine(ctx context.Context, body json.RawMessage) (any, error) {
@@ -107,6 +171,9 @@ func (s *Server) deleteStateMachine(ctx context.Context, body json.RawMessage) (
 		StateMachineArn string `json:"stateMachineArn"`
 	}
 	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	if err := unqualified("DeleteStateMachine", in.StateMachineArn); err != nil {
 		return nil, err
 	}
 	return struct{}{}, s.eng.DeleteStateMachine(ctx, in.StateMachineArn)
@@ -180,6 +247,12 @@ func describeRecord(r *sfnlocal.ExecutionRecord) map[string]any {
 		out["redriveStatus"] = "NOT_REDRIVABLE"
 		out["redriveStatusReason"] = "Execution is RUNNING and cannot be redriven"
 	}
+	if r.StateMachineVersionArn != "" {
+		out["stateMachineVersionArn"] = r.StateMachineVersionArn
+	}
+	if r.StateMachineAliasArn != "" {
+		out["stateMachineAliasArn"] = r.StateMachineAliasArn
+	}
 	if r.Output != nil {
 		out["output"] = *r.Output
 		out["outputDetails"] = map[string]any{"included": true}
@@ -218,15 +291,27 @@ func (s *Server) describeStateMachineForExecution(ctx context.Context, body json
 	if err != nil {
 		return nil, err
 	}
-	sm, err := s.eng.DescribeStateMachine(ctx, r.StateMachineArn)
-	if err != nil {
-		return nil, err
+	// The version the execution runs, while it exists; else (and for an execution of the state machine itself)
+	// the state machine as it is now.
+	var sm sfnlocal.StateMachine
+	if r.StateMachineVersionArn != "" {
+		sm, err = s.eng.DescribeStateMachine(ctx, r.StateMachineVersionArn)
+	}
+	if r.StateMachineVersionArn == "" || err != nil {
+		if sm, err = s.eng.DescribeStateMachine(ctx, r.StateMachineArn); err != nil {
+			return nil, err
+		}
 	}
 	out := describeMachine(sm)
 	delete(out, "status")
 	delete(out, "creationDate")
 	delete(out, "type")
+	delete(out, "description")
+	out["stateMachineArn"] = r.StateMachineArn
 	out["updateDate"] = epoch(sm.CreationDate)
+	if !sm.UpdateDate.IsZero() {
+		out["updateDate"] = epoch(sm.UpdateDate)
+	}
 	return out, nil
 }
 
@@ -254,6 +339,12 @@ func (s *Server) listExecutions(ctx context.Context, body json.RawMessage) (any,
 			"status": r.Status, "startDate": epoch(r.StartDate)}
 		if r.StopDate != nil {
 			item["stopDate"] = epoch(*r.StopDate)
+		}
+		if r.StateMachineVersionArn != "" {
+			item["stateMachineVersionArn"] = r.StateMachineVersionArn
+		}
+		if r.StateMachineAliasArn != "" {
+			item["stateMachineAliasArn"] = r.StateMachineAliasArn
 		}
 		items = append(items, item)
 	}

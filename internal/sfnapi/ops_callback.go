@@ -90,20 +90,14 @@ func (s *Server) sendTaskHeartbeat(ctx context.Context, body json.RawMessage) (a
 func (s *Server) createActivity(ctx context.Context, body json.RawMessage) (any, error) {
 	var in struct {
 		Name string `json:"name"`
-		Tags []struct {
-			Key   string `json:"key"`
-			Value string `json:"value"`
-		} `json:"tags"`
+		Tags []tag  `json:"tags"`
 	}
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
-	var tags map[string]string
-	for _, t := range in.Tags {
-		if tags == nil {
-			tags = map[string]string{}
-		}
-		tags[t.Key] = t.Value
+	tags, err := tagMap("tags", in.Tags)
+	if err != nil {
+		return nil, err
 	}
 	a, err := s.eng.CreateActivity(ctx, in.Name, tags)
 	if err != nil {

@@ -89,6 +89,17 @@ func New(eng *sfnlocal.Engine, logger *slog.Logger) *Server {
 		"ListActivities":                   s.listActivities,
 		"DeleteActivity":                   s.deleteActivity,
 		"GetActivityTask":                  s.getActivityTask,
+		"TagResource":                      s.tagResource,
+		"UntagResource":                    s.untagResource,
+		"ListTagsForResource":              s.listTagsForResource,
+		"PublishStateMachineVersion":       s.publishStateMachineVersion,
+		"ListStateMachineVersions":         s.listStateMachineVersions,
+		"DeleteStateMachineVersion":        s.deleteStateMachineVersion,
+		"CreateStateMachineAlias":          s.createStateMachineAlias,
+		"DescribeStateMachineAlias":        s.describeStateMachineAlias,
+		"UpdateStateMachineAlias":          s.updateStateMachineAlias,
+		"DeleteStateMachineAlias":          s.deleteStateMachineAlias,
+		"ListStateMachineAliases":          s.listStateMachineAliases,
 	}
 	return s
 }
@@ -192,10 +203,17 @@ func toAPIError(err error) *apiError {
 	}
 	for _, m := range wireErrors {
 		if errors.Is(err, m.target) {
-			if !strings.Contains(m.format, "%s") {
-				return errorf(m.code, "%s", m.format)
+			subj := subject(err, m.target)
+			var ae *apiError
+			if strings.Contains(m.format, "%s") {
+				ae = errorf(m.code, m.format, subj)
+			} else {
+				ae = errorf(m.code, "%s", m.format)
 			}
-			return errorf(m.code, m.format, subject(err, m.target))
+			if fields := wireFields[m.target]; fields != nil {
+				ae.Fields = fields(subj)
+			}
+			return ae
 		}
 	}
 	return &apiError{Code: codeInternal, Message: "internal failure", Status: http.StatusInternalServerError}
@@ -220,6 +238,10 @@ var wireErrors = []struct {
 	{sfnlocal.ErrTestStateInput, codeValidation, "%s"},
 	{sfnlocal.ErrStateMachineTypeNotSupported, codeTypeNotSupported, "This operation is not supported by this type of state machine"},
 }
+
+// wireFields gives, for the engine errors whose wire error has members besides __type and message, those members
+// from the error's subject.
+var wireFields = map[error]func(subject string) map[string]string{}
 
 // subject returns what an engine error wrapping target is about: the engine writes "<target>: <subject>", the
 // subject quoted when it is a name or an ARN that may not be one. An ARN that does not start with "arn:" is

@@ -112,6 +112,10 @@ func (e *Engine) CreateActivity(ctx context.Context, name string, tags map[strin
 	if !ValidName(name) {
 		return Activity{}, fmt.Errorf("%w: %q", ErrInvalidName, name)
 	}
+	if len(tags) > MaxTags {
+		return Activity{}, fmt.Errorf("%w: %s would have %d tags, more than %d", ErrTooManyTags, e.ActivityArn(name),
+			len(tags), MaxTags)
+	}
 	arn := e.ActivityArn(name)
 	r := &e.activities
 	r.mu.Lock()

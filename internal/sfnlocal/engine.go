@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/big"
 	"regexp"
 	"sort"
@@ -106,8 +107,13 @@ type Options struct {
 type Engine struct {
 	opts Options
 
-	mu  sync.Mutex
-	sms map[string]*machine // by ARN
+	// smMu serializes the changes to state machines and their saves (changeMachine), so that the Store gets them in
+	// order. It is taken before mu.
+	smMu sync.Mutex
+	mu   sync.Mutex
+	sms  map[string]*machine // by ARN
+	// vms holds the machines of the versions that have run, by version ARN (versionMachineLocked).
+	vms map[string]*machine
 	// exec holds the running executions, and closed ones until the Store has them; closed the summaries of the
 	// others. queue[head:] is closed in the order of the stop dates, for retention.
 	exec   map[string]*execution
@@ -213,6 +219,13 @@ func (e *Engine) Restore(ctx context.Context) error {
 	var closed []*closedExecution
 	for _, r := range recs {
 		m := e.sms[r.StateMachineArn]
+		if m != nil && r.StateMachineVersionArn != "" {
+			// An execution of a version runs that version; one whose version was deleted cannot run again.
+			v, ok := m.sm.version(r.StateMachineVersionArn)
+			if m = nil; ok {
+				m, _ = e.versionMachineLocked(e.sms[r.StateMachineArn], v)
+			}
+		}
 		if r.Status == StatusRunning && m != nil {
 			if run := e.restartLocked(m, r); run != nil {
 				e.wg.Add(1)
@@ -349,11 +362,19 @@ type CreateInput struct {
 	Definition string
 	RoleArn    string
 	Type       string // STANDARD (default) or EXPRESS
+	// Config is the logging, tracing and encryption configuration; what it leaves out gets AWS's defaults.
+	Config Config
+	// Tags are the state machine's tags (at most MaxTags).
+	Tags map[string]string
+	// Publish publishes the state machine's first revision as version 1, described by VersionDescription.
+	CreateOptions
 }
 
 // CreateStateMachine validates and stores a state machine. It returns ErrInvalidName, a *DefinitionError
-// (matching ErrInvalidDefinition; for an EXPRESS one also when it has what Express workflows cannot run) or
-// ErrStateMachineExists when one with that name but another definition exists.
+// (matching ErrInvalidDefinition; for an EXPRESS one also when it has what Express workflows cannot run),
+// ErrTooManyTags, or ErrStateMachineExists when one with that name exists with another definition, type,
+// configuration or publish request. As on AWS, a different role or other tags are ignored: the existing state
+// machine is returned unchanged.
 func (e *Engine) CreateStateMachine(ctx context.Context, in CreateInput) (StateMachine, error) {
 	if !ValidName(in.Name) {
 		return StateMachine{}, fmt.Errorf("%w: %q", ErrInvalidName, in.Name)
@@ -361,6 +382,10 @@ func (e *Engine) CreateStateMachine(ctx context.Context, in CreateInput) (StateM
 	def, err := LoadDefinition([]byte(in.Definition))
 	if err != nil {
 		return StateMachine{}, &DefinitionError{Err: err}
+	}
+	if len(in.Tags) > MaxTags {
+		return StateMachine{}, fmt.Errorf("%w: %s would have %d tags, more than %d", ErrTooManyTags,
+			e.StateMachineArn(in.Name), len(in.Tags), MaxTags)
 	}
 	if in.Type == "" {
 		in.Type = TypeStandard
@@ -371,21 +396,35 @@ func (e *Engine) CreateStateMachine(ctx context.Context, in CreateInput) (StateM
 		}
 	}
 	arn := e.StateMachineArn(in.Name)
+	e.smMu.Lock()
+	defer e.smMu.Unlock()
 	e.mu.Lock()
-	if old, ok := e.sms[arn]; ok {
-		e.mu.Unlock()
-		if old.sm.Definition == in.Definition && old.sm.RoleArn == in.RoleArn && old.sm.Type == in.Type {
+	old, ok := e.sms[arn]
+	e.mu.Unlock()
+	if ok {
+		if old.sm.Definition == in.Definition && old.sm.Type == in.Type && old.sm.Config.equal(in.Config) &&
+			old.sm.Created == in.CreateOptions {
 			return old.sm, nil
 		}
 		return StateMachine{}, fmt.Errorf("%w: %s", ErrStateMachineExists, arn)
 	}
 	sm := StateMachine{Arn: arn, Name: in.Name, Definition: in.Definition, RoleArn: in.RoleArn, Type: in.Type,
-		CreationDate: e.opts.Clock.Now()}
-	e.sms[arn] = &machine{sm: sm, def: def}
-	e.mu.Unlock()
+		CreationDate: e.opts.Clock.Now(), Config: in.Config.WithDefaults(), Tags: maps.Clone(in.Tags),
+		Created: in.CreateOptions}
+	if len(sm.Tags) == 0 {
+		sm.Tags = nil
+	}
+	if in.Publish {
+		if _, err := e.publish(&sm, in.VersionDescription, ""); err != nil {
+			return StateMachine{}, err
+		}
+	}
 	if err := e.opts.Store.SaveStateMachine(ctx, sm); err != nil {
 		return StateMachine{}, fmt.Errorf("save state machine %s: %w", arn, err)
 	}
+	e.mu.Lock()
+	e.sms[arn] = &machine{sm: sm, def: def}
+	e.mu.Unlock()
 	return sm, nil
 }
 
@@ -420,18 +459,28 @@ func arnName(arn, kind string) (string, error) {
 	return field[6], nil
 }
 
-// DescribeStateMachine returns the state machine with the ARN.
+// DescribeStateMachine returns the state machine with the ARN or, given a version ARN, that version (as a
+// StateMachine whose Arn is the version's, with its Description).
 func (e *Engine) DescribeStateMachine(_ context.Context, arn string) (StateMachine, error) {
-	if _, err := ParseArn(arn, "stateMachine"); err != nil {
+	base, q, err := splitMachineArn(arn)
+	if err != nil {
 		return StateMachine{}, err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	m, ok := e.sms[arn]
+	m, ok := e.sms[base]
 	if !ok {
 		return StateMachine{}, fmt.Errorf("%w: %s", ErrStateMachineDoesNotExist, arn)
 	}
-	return m.sm, nil
+	if q == "" {
+		return m.sm, nil
+	}
+	v, ok := m.sm.version(arn)
+	if !ok {
+		return StateMachine{}, fmt.Errorf("%w: %s", ErrStateMachineDoesNotExist, arn)
+	}
+	return StateMachine{Arn: v.Arn, Name: m.sm.Name, Definition: v.Definition, RoleArn: v.RoleArn, Type: m.sm.Type,
+		CreationDate: v.CreationDate, Config: v.Config, RevisionID: v.RevisionID, Description: v.Description}, nil
 }
 
 // ListStateMachines returns every state machine, by name.
@@ -449,22 +498,49 @@ func (e *Engine) ListStateMachines(_ context.Context) []StateMachine {
 // UpdateStateMachine replaces the definition and/or role of a state machine (empty values keep the current ones)
 // and returns the updated state machine. Running executions keep the definition they started with.
 func (e *Engine) UpdateStateMachine(ctx context.Context, arn, definition, roleArn string) (StateMachine, error) {
-	if _, err := ParseArn(arn, "stateMachine"); err != nil {
-		return StateMachine{}, err
+	sm, _, err := e.Update(ctx, UpdateInput{StateMachineArn: arn, Definition: definition, RoleArn: roleArn})
+	return sm, err
+}
+
+// UpdateInput is the input of Update: what is empty (nil) is kept.
+type UpdateInput struct {
+	StateMachineArn string
+	Definition      string
+	RoleArn         string
+	Config          Config
+	// Publish publishes the revision the update makes (or the current one, when nothing changes) as a version,
+	// described by VersionDescription.
+	Publish            bool
+	VersionDescription string
+}
+
+// Update changes a state machine's definition, role and configuration (what in leaves empty is kept) and returns
+// it, with the version published when in.Publish is set. A change makes a new revision (a new RevisionID); an
+// update that changes nothing keeps the revision. Running executions keep the definition they started with. A
+// version or alias ARN is ErrInvalidArn.
+func (e *Engine) Update(ctx context.Context, in UpdateInput) (StateMachine, *StateMachineVersion, error) {
+	base, q, err := splitMachineArn(in.StateMachineArn)
+	if err != nil {
+		return StateMachine{}, nil, err
+	}
+	if q != "" {
+		return StateMachine{}, nil, fmt.Errorf("%w: %q", ErrInvalidArn, in.StateMachineArn)
 	}
 	var def *asl.Definition
-	if definition != "" {
-		d, err := LoadDefinition([]byte(definition))
+	if in.Definition != "" {
+		d, err := LoadDefinition([]byte(in.Definition))
 		if err != nil {
-			return StateMachine{}, &DefinitionError{Err: err}
+			return StateMachine{}, nil, &DefinitionError{Err: err}
 		}
 		def = d
 	}
+	e.smMu.Lock()
+	defer e.smMu.Unlock()
 	e.mu.Lock()
-	old, ok := e.sms[arn]
+	old, ok := e.sms[base]
+	e.mu.Unlock()
 	if !ok {
-		e.mu.Unlock()
-		return StateMachine{}, fmt.Errorf("%w: %s", ErrStateMachineDoesNotExist, arn)
+		return StateMachine{}, nil, fmt.Errorf("%w: %s", ErrStateMachineDoesNotExist, base)
 	}
 	sm := old.sm
 	if def == nil {
@@ -472,31 +548,61 @@ func (e *Engine) UpdateStateMachine(ctx context.Context, arn, definition, roleAr
 	} else {
 		if sm.Type == TypeExpress {
 			if err := expressProblems(def); err != nil {
-				e.mu.Unlock()
-				return StateMachine{}, err
+				return StateMachine{}, nil, err
 			}
 		}
-		sm.Definition = definition
+		sm.Definition = in.Definition
 	}
-	if roleArn != "" {
-		sm.RoleArn = roleArn
+	if in.RoleArn != "" {
+		sm.RoleArn = in.RoleArn
 	}
-	e.sms[arn] = &machine{sm: sm, def: def}
-	e.mu.Unlock()
+	sm.Config = sm.Config.over(in.Config)
+	if sm.Definition != old.sm.Definition || sm.RoleArn != old.sm.RoleArn || !sm.Config.equal(old.sm.Config) {
+		sm.RevisionID = e.opts.NewID()
+		sm.UpdateDate = e.opts.Clock.Now()
+	}
+	var published *StateMachineVersion
+	if in.Publish {
+		v, err := e.publish(&sm, in.VersionDescription, "")
+		if err != nil {
+			return StateMachine{}, nil, err
+		}
+		published = &v
+	}
 	if err := e.opts.Store.SaveStateMachine(ctx, sm); err != nil {
-		return StateMachine{}, fmt.Errorf("save state machine %s: %w", arn, err)
+		return StateMachine{}, nil, fmt.Errorf("save state machine %s: %w", base, err)
 	}
-	return sm, nil
+	e.mu.Lock()
+	e.sms[base] = &machine{sm: sm, def: def}
+	e.mu.Unlock()
+	return sm, published, nil
 }
 
-// DeleteStateMachine removes a state machine; its executions are kept.
-func (e *Engine) DeleteStateMachine(_ context.Context, arn string) error {
-	if _, err := ParseArn(arn, "stateMachine"); err != nil {
+// DeleteStateMachine removes a state machine, its versions and its aliases; its executions are kept, and those
+// running go on. A version or alias ARN is ErrInvalidArn.
+func (e *Engine) DeleteStateMachine(ctx context.Context, arn string) error {
+	base, q, err := splitMachineArn(arn)
+	if err != nil {
 		return err
+	}
+	if q != "" {
+		return fmt.Errorf("%w: %q", ErrInvalidArn, arn)
+	}
+	e.smMu.Lock()
+	defer e.smMu.Unlock()
+	if d, ok := e.opts.Store.(stateMachineDeleter); ok {
+		if err := d.DeleteStateMachine(ctx, base); err != nil {
+			return fmt.Errorf("delete state machine %s: %w", base, err)
+		}
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	delete(e.sms, arn)
+	if m, ok := e.sms[base]; ok {
+		for _, v := range m.sm.Versions {
+			delete(e.vms, v.Arn)
+		}
+	}
+	delete(e.sms, base)
 	return nil
 }
 
@@ -520,13 +626,14 @@ func (e *Engine) StartExecution(ctx context.Context, in StartInput) (*ExecutionR
 	if err != nil {
 		return nil, err
 	}
-	m, smName, in, input := st.m, st.smName, st.in, st.input
+	m, smName, in, input, versionArn, aliasArn := st.m, st.smName, st.in, st.input, st.versionArn, st.aliasArn
 	if m.sm.Type == TypeExpress {
 		// Express: at-least-once, so a name is not checked for use, and nothing is saved.
-		return e.startExpress(m, smName, in.Name, in.Input, input, false).meta(), nil
+		x := e.startExpress(m, smName, in.Name, in.Input, input, false)
+		return x.meta(), nil
 	}
 	e.mu.Lock()
-	if cur, ok := e.sms[in.StateMachineArn]; ok {
+	if cur, ok := e.sms[in.StateMachineArn]; ok && versionArn == "" {
 		m = cur // updated meanwhile: the execution runs the current definition
 	}
 	arn := e.executionArn(smName, in.Name)
@@ -543,6 +650,7 @@ func (e *Engine) StartExecution(ctx context.Context, in StartInput) (*ExecutionR
 		return nil, fmt.Errorf("%w: %s", ErrExecutionAlreadyExists, arn)
 	}
 	x := newExecution(e, m, arn, in.Name, in.Input, input)
+	x.rec.StateMachineVersionArn, x.rec.StateMachineAliasArn = versionArn, aliasArn
 	if n := min(m.logSize.Load(), maxLogPrealloc); n > 0 {
 		x.log.data = make([]byte, 0, n+n/16)
 	}
@@ -571,6 +679,8 @@ type start struct {
 	smName string
 	in     StartInput // Name and Input filled in
 	input  any
+	// versionArn and aliasArn name the version the execution runs and the alias that chose it (versions.go).
+	versionArn, aliasArn string
 }
 
 // prepareStart checks a start request in AWS's order: the ARN (ErrInvalidArn), the state machine
@@ -583,10 +693,10 @@ func (e *Engine) prepareStart(in StartInput, sync bool) (start, error) {
 	}
 	e.expire()
 	e.mu.Lock()
-	m, ok := e.sms[in.StateMachineArn]
+	m, versionArn, aliasArn, err := e.targetLocked(in.StateMachineArn)
 	e.mu.Unlock()
-	if !ok {
-		return start{}, fmt.Errorf("%w: %s", ErrStateMachineDoesNotExist, in.StateMachineArn)
+	if err != nil {
+		return start{}, err
 	}
 	if sync && m.sm.Type != TypeExpress {
 		return start{}, fmt.Errorf("%w: %s", ErrStateMachineTypeNotSupported, in.StateMachineArn)
@@ -606,7 +716,7 @@ func (e *Engine) prepareStart(in StartInput, sync bool) (start, error) {
 	if err != nil {
 		return start{}, fmt.Errorf("%w: %v", ErrInvalidExecutionInput, err)
 	}
-	return start{m: m, smName: smName, in: in, input: input}, nil
+	return start{m: m, smName: smName, in: in, input: input, versionArn: versionArn, aliasArn: aliasArn}, nil
 }
 
 // runnerIdle is how long a runner goroutine waits for another execution before it exits.
@@ -695,22 +805,42 @@ func (e *Engine) History(ctx context.Context, arn string) ([]Event, error) {
 }
 
 // ListExecutions returns the state machine's executions, newest first, optionally only those with status. The
-// records carry what ListExecutions shows: ARNs, name, status and dates, without History, Input or Output.
+// records carry what ListExecutions shows: ARNs, name, status and dates, without History, Input or Output. Given
+// a version ARN, it returns only the executions that ran that version (started with it or with an alias that
+// picked it); given an alias ARN, those started with that alias; and ErrStateMachineDoesNotExist when the version
+// or alias does not exist.
 func (e *Engine) ListExecutions(_ context.Context, smArn, status string) ([]*ExecutionRecord, error) {
-	if _, err := ParseArn(smArn, "stateMachine"); err != nil {
+	base, q, err := splitMachineArn(smArn)
+	if err != nil {
 		return nil, err
+	}
+	// matches reports whether an execution of the state machine is listed.
+	matches := func(r *ExecutionRecord) bool {
+		switch {
+		case q == "":
+			return true
+		case versionNumber(q) != 0:
+			return r.StateMachineVersionArn == smArn
+		}
+		return r.StateMachineAliasArn == smArn
 	}
 	e.expire()
 	e.mu.Lock()
-	_, ok := e.sms[smArn]
+	m, ok := e.sms[base]
+	if ok && q != "" {
+		_, isVersion := m.sm.version(smArn)
+		ok = isVersion || m.sm.alias(smArn) >= 0
+	}
 	var xs []*execution
 	var out []*ExecutionRecord
 	for _, x := range e.exec {
 		xs = append(xs, x)
 	}
 	for _, c := range e.closed {
-		if !c.forgetting && c.stateMachineArn == smArn && (status == "" || c.status == status) {
-			out = append(out, c.record())
+		if !c.forgetting && c.stateMachineArn == base && (status == "" || c.status == status) {
+			if r := c.record(); matches(r) {
+				out = append(out, r)
+			}
 		}
 	}
 	sm := e.sms[smArn]
@@ -723,7 +853,7 @@ func (e *Engine) ListExecutions(_ context.Context, smArn, status string) ([]*Exe
 	}
 	for _, x := range xs {
 		r := x.meta()
-		if r.StateMachineArn != smArn || (status != "" && r.Status != status) {
+		if r.StateMachineArn != base || (status != "" && r.Status != status) || !matches(r) {
 			continue
 		}
 		r.Input, r.Output, r.Error, r.Cause, r.Checkpoint = "", nil, nil, nil, nil

@@ -34,6 +34,18 @@ var (
 	ErrInvalidArn               = errors.New("sfnlocal: invalid arn")
 	ErrInvalidExecutionInput    = errors.New("sfnlocal: invalid execution input")
 	ErrInvalidDefinition        = errors.New("sfnlocal: invalid definition")
+	// ErrResourceNotFound: a version, an alias or a tagged resource that does not exist.
+	ErrResourceNotFound = errors.New("sfnlocal: resource not found")
+	// ErrTooManyTags: a resource would have more than MaxTags tags.
+	ErrTooManyTags = errors.New("sfnlocal: too many tags")
+	// ErrConflict: a revision that is not the current one, a version an alias routes to, an alias of that name
+	// with other settings.
+	ErrConflict = errors.New("sfnlocal: conflict")
+	// ErrQuotaExceeded: more than MaxVersions versions or MaxAliases aliases.
+	ErrQuotaExceeded = errors.New("sfnlocal: service quota exceeded")
+	// ErrInvalidRouting: an alias's routing configuration that is not one or two versions of one state machine
+	// with weights summing to 100.
+	ErrInvalidRouting = errors.New("sfnlocal: invalid routing configuration")
 )
 
 // FunctionError is returned by a LambdaInvoker when the function itself failed (Lambda's X-Amz-Function-Error).

@@ -165,8 +165,14 @@ func (x *execution) run() {
 		defer stop()
 	}
 	th := &thread{}
-	x.emit(th, false, EventExecutionStarted, "executionStartedEventDetails", map[string]any{
-		"input": x.rec.Input, "inputDetails": notTruncated, "roleArn": x.m.sm.RoleArn})
+	details := map[string]any{"input": x.rec.Input, "inputDetails": notTruncated, "roleArn": x.m.sm.RoleArn}
+	if x.rec.StateMachineVersionArn != "" {
+		details["stateMachineVersionArn"] = x.rec.StateMachineVersionArn
+	}
+	if x.rec.StateMachineAliasArn != "" {
+		details["stateMachineAliasArn"] = x.rec.StateMachineAliasArn
+	}
+	x.emit(th, false, EventExecutionStarted, "executionStartedEventDetails", details)
 	x.publish()
 	out, fail := x.safeRunMachine(x.ctx, x.m.def, x.m.def.StartAt, x.input, th)
 	x.finish(th, out, fail)

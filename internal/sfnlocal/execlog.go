@@ -37,6 +37,8 @@ type logHeader struct {
 	Name            string    `json:"name"`
 	Input           string    `json:"input"`
 	StartDate       time.Time `json:"startDate"`
+	VersionArn      string    `json:"stateMachineVersionArn,omitempty"`
+	AliasArn        string    `json:"stateMachineAliasArn,omitempty"`
 }
 
 // logCommit is the state of an execution after the events before it.
@@ -58,7 +60,7 @@ var (
 // appendHeader appends rec's header line to b.
 func appendHeader(b []byte, rec *ExecutionRecord) ([]byte, error) {
 	return appendLine(b, logLine{Execution: &logHeader{Arn: rec.Arn, StateMachineArn: rec.StateMachineArn, Name: rec.Name,
-		Input: rec.Input, StartDate: rec.StartDate}})
+		Input: rec.Input, StartDate: rec.StartDate, VersionArn: rec.StateMachineVersionArn, AliasArn: rec.StateMachineAliasArn}})
 }
 
 // appendCommit appends the commit line of rec's current state to b.
@@ -102,7 +104,7 @@ func readLog(data []byte, history bool) (*ExecutionRecord, int, error) {
 			}
 			h := l.Execution
 			rec = &ExecutionRecord{Arn: h.Arn, StateMachineArn: h.StateMachineArn, Name: h.Name, Status: StatusRunning,
-				Input: h.Input, StartDate: h.StartDate}
+				Input: h.Input, StartDate: h.StartDate, StateMachineVersionArn: h.VersionArn, StateMachineAliasArn: h.AliasArn}
 			committed, off = next, next
 			continue
 		}

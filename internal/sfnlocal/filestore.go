@@ -65,6 +65,16 @@ func (s *FileStore) SaveStateMachine(_ context.Context, sm StateMachine) error {
 	return s.replace(filepath.Join(s.dir, "statemachines", fileKey(sm.Arn)+recordExt), b)
 }
 
+// DeleteStateMachine removes the state machine's file (its versions and aliases with it); one that is not there
+// is not an error.
+func (s *FileStore) DeleteStateMachine(_ context.Context, arn string) error {
+	err := os.Remove(filepath.Join(s.dir, "statemachines", fileKey(arn)+recordExt))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("delete %s: %w", arn, err)
+	}
+	return nil
+}
+
 // replace writes a whole file atomically: a temporary file, then a rename.
 func (s *FileStore) replace(path string, b []byte) error {
 	tmp := path + ".tmp"

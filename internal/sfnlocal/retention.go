@@ -13,6 +13,9 @@ import (
 type closedExecution struct {
 	arn, stateMachineArn, name, status string
 	start, stop                        time.Time
+	// started is the version and alias the execution was started with; nil for an execution of the state
+	// machine itself (most), so that those pay one pointer for it.
+	started *startedWith
 	// forgetting is set while the execution is being deleted from the Store: lookups miss it, but its name stays
 	// taken until the deletion is done, so that a new execution of that name cannot lose its record to it.
 	forgetting bool
@@ -28,14 +31,26 @@ func summarize(rec *ExecutionRecord) *closedExecution {
 	if rec.StopDate != nil {
 		c.stop = *rec.StopDate
 	}
+	if rec.StateMachineVersionArn != "" {
+		c.started = &startedWith{versionArn: rec.StateMachineVersionArn, aliasArn: rec.StateMachineAliasArn}
+	}
 	return c
+}
+
+// startedWith is the version and alias an execution was started with.
+type startedWith struct {
+	versionArn, aliasArn string
 }
 
 // record returns the part of the execution's record that the summary holds.
 func (c *closedExecution) record() *ExecutionRecord {
 	stop := c.stop
-	return &ExecutionRecord{Arn: c.arn, StateMachineArn: c.stateMachineArn, Name: c.name, Status: c.status,
+	r := &ExecutionRecord{Arn: c.arn, StateMachineArn: c.stateMachineArn, Name: c.name, Status: c.status,
 		StartDate: c.start, StopDate: &stop}
+	if c.started != nil {
+		r.StateMachineVersionArn, r.StateMachineAliasArn = c.started.versionArn, c.started.aliasArn
+	}
+	return r
 }
 
 // retire replaces a closed execution, saved to the Store, by its summary, then forgets what retention no longer

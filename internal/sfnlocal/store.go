@@ -16,7 +16,8 @@ const (
 	StatusAborted   = "ABORTED"
 )
 
-// StateMachine is a created state machine. Definition is the text as given to CreateStateMachine.
+// StateMachine is a created state machine. Definition is the text as given to CreateStateMachine. Its versions,
+// aliases and tags are kept with it, so that the Store saves a state machine and all of them at once.
 type StateMachine struct {
 	Arn          string    `json:"arn"`
 	Name         string    `json:"name"`
@@ -24,6 +25,25 @@ type StateMachine struct {
 	RoleArn      string    `json:"roleArn"`
 	Type         string    `json:"type"`
 	CreationDate time.Time `json:"creationDate"`
+	// UpdateDate is when UpdateStateMachine last changed it; zero until then.
+	UpdateDate time.Time `json:"updateDate,omitzero"`
+	// Config is its logging, tracing and encryption configuration (config.go).
+	Config
+	// RevisionID identifies the current revision: empty for the revision CreateStateMachine made (AWS's "INITIAL"),
+	// a new UUID at each UpdateStateMachine that changes something.
+	RevisionID string `json:"revisionId,omitempty"`
+	// Tags are the state machine's tags (tags.go).
+	Tags map[string]string `json:"tags,omitempty"`
+	// Versions are its published versions, oldest first; LastVersion is the number of the last one published
+	// (numbers are never used again, even once a version is deleted). Aliases are its aliases, by name
+	// (versions.go).
+	Versions    []StateMachineVersion `json:"versions,omitempty"`
+	LastVersion int                   `json:"lastVersion,omitempty"`
+	Aliases     []StateMachineAlias   `json:"aliases,omitempty"`
+	// Description is a version's description, when the StateMachine describes a version (DescribeStateMachine).
+	Description string `json:"description,omitempty"`
+	// Created records what CreateStateMachine was asked to publish, for its idempotency check.
+	Created CreateOptions `json:"created,omitzero"`
 }
 
 // ExecutionRecord is the serializable state of an execution: what DescribeExecution reports plus its history.
@@ -38,7 +58,11 @@ type ExecutionRecord struct {
 	Cause           *string    `json:"cause,omitempty"`
 	StartDate       time.Time  `json:"startDate"`
 	StopDate        *time.Time `json:"stopDate,omitempty"`
-	History         []Event    `json:"history"`
+	// StateMachineVersionArn is the version the execution runs, when it was started with a version or an alias;
+	// StateMachineAliasArn the alias, when it was started with one.
+	StateMachineVersionArn string  `json:"stateMachineVersionArn,omitempty"`
+	StateMachineAliasArn   string  `json:"stateMachineAliasArn,omitempty"`
+	History                []Event `json:"history"`
 	// Checkpoint is where a running execution resumes after a restart (Options.CheckpointEveryState).
 	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
 }
@@ -84,6 +108,12 @@ type Store interface {
 	Load(ctx context.Context) ([]StateMachine, []*ExecutionRecord, error)
 }
 
+// stateMachineDeleter is implemented by Stores that can forget a state machine (MemoryStore, FileStore); with
+// another Store, a deleted state machine comes back with Restore.
+type stateMachineDeleter interface {
+	DeleteStateMachine(ctx context.Context, arn string) error
+}
+
 // MemoryStore is a Store in memory; it is the default. It keeps each execution as its description and its history's
 // JSON lines (about a third of the memory the decoded events take).
 type MemoryStore struct {
@@ -111,6 +141,14 @@ func (s *MemoryStore) SaveStateMachine(_ context.Context, sm StateMachine) error
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sms[sm.Arn] = sm
+	return nil
+}
+
+// DeleteStateMachine forgets the state machine with the ARN (its versions and aliases with it).
+func (s *MemoryStore) DeleteStateMachine(_ context.Context, arn string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.sms, arn)
 	return nil
 }
 
