@@ -843,12 +843,11 @@ func (e *Engine) ListExecutions(_ context.Context, smArn, status string) ([]*Exe
 			}
 		}
 	}
-	sm := e.sms[smArn]
 	e.mu.Unlock()
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", ErrStateMachineDoesNotExist, smArn)
 	}
-	if sm.sm.Type == TypeExpress {
+	if m.sm.Type == TypeExpress {
 		return nil, fmt.Errorf("%w: %s", ErrStateMachineTypeNotSupported, smArn)
 	}
 	for _, x := range xs {
