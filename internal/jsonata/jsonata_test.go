@@ -1,0 +1,125 @@
+package jsonata_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/transferflow/orchestrator/internal/jsonata"
+	"github.com/transferflow/orchestrator/internal/jsonvalue"
+)
+
+func decode(t *testing.T, s string) any {
+	t.Helper()
+	v, err := jsonvalue.Decode([]byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestEval(t *testing.T) {
+	vars := map[string]any{"amount": decode(t, `12.5`), "order": decode(t, `{"z":1,"a":{"y":2,"b":3}}`)}
+	states := decode(t, `{"input":{"name":"Ann","items":[1,2,3,4,5]},"context":{"Execution":{"Id":"arn:x"}}}`)
+	env := jsonata.Env{
+		Lookup:  func(n string) (any, bool) { v, ok := vars[n]; return v, ok },
+		States:  func() any { return states },
+		NewUUID: func() string { return "11111111-2222-4333-8444-555555555555" },
+	}
+	tests := []struct {
+		name, expr, want string
+	}{
+		{"input field", `$states.input.name`, `"Ann"`},
+		{"variable arithmetic", `$amount * 2`, `25`},
+		{"an object read back keeps its key order", `$order`, `{"z":1,"a":{"y":2,"b":3}}`},
+		{"a nested object read back keeps its key order", `$order.a`, `{"y":2,"b":3}`},
+		{"a built object has sorted keys", `{"b": 1, "a": $amount}`, `{"a":12.5,"b":1}`},
+		{"string concatenation", `'Hello ' & $states.input.name`, `"Hello Ann"`},
+		{"context", `$states.context.Execution.Id`, `"arn:x"`},
+		{"a variable name inside a string is not a variable", `'$nothing'`, `"$nothing"`},
+		{"partition", `$partition($states.input.items, 2)`, `[[1,2],[3,4],[5]]`},
+		{"range", `$range(0, 10, 2)`, `[0,2,4,6,8,10]`},
+		{"range down", `$range(3, 1, -1)`, `[3,2,1]`},
+		{"range of one", `$range(1, 1, 1)`, `1`},
+		{"hash", `$hash('input data', 'SHA-1')`, `"aaff4a450a104cd177d28d18d74485e8cae074b7"`},
+		{"seeded random is repeatable", `$random(7) = $random(7)`, `true`},
+		{"random is in [0,1)", `$random() >= 0 and $random() < 1`, `true`},
+		{"uuid", `$uuid()`, `"11111111-2222-4333-8444-555555555555"`},
+		{"parse", `$parse('{"a":[1,{"b":true}]}')`, `{"a":[1,{"b":true}]}`},
+		{"large integer", `1000000 * 1000000`, `1000000000000`},
+		{"fraction", `1 / 4`, `0.25`},
+		{"sum", `$sum($states.input.items)`, `15`},
+		{"map with a lambda", `$map($states.input.items, function($v) { $v * 10 })`, `[10,20,30,40,50]`},
+		{"filter", `$states.input.items[$ > 3]`, `[4,5]`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e, err := jsonata.Compile(tc.expr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := e.Eval(env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := jsonvalue.Marshal(got); s != tc.want {
+				t.Errorf("%s = %s, want %s", tc.expr, s, tc.want)
+			}
+		})
+	}
+}
+
+func TestEvalFailures(t *testing.T) {
+	env := jsonata.Env{States: func() any { return decode(t, `{"input":{"a":1}}`) }}
+	tests := []struct {
+		name, expr string
+		undefined  bool
+	}{
+		{"missing field", `$states.input.missing`, true},
+		{"unknown variable", `$nobody`, true},
+		{"partition of nothing", `$partition([], 2)`, true},
+		{"range without a step", `$range(1, 5)`, true},
+		{"type error", `$states.input.a + 'x'`, false},
+		{"eval is disabled", `$eval('1')`, false},
+		{"parse of bad JSON", `$parse('{')`, false},
+		{"unknown hash", `$hash('a', 'CRC32')`, false},
+		{"a function is not JSON", `function($x) { $x }`, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e, err := jsonata.Compile(tc.expr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = e.Eval(env)
+			if err == nil {
+				t.Fatalf("%s: no error", tc.expr)
+			}
+			if got := errors.Is(err, jsonata.ErrUndefined); got != tc.undefined {
+				t.Errorf("%s: error %v; undefined %v, want %v", tc.expr, err, got, tc.undefined)
+			}
+		})
+	}
+}
+
+func TestTopLevelReference(t *testing.T) {
+	for expr, want := range map[string]string{
+		`phone`: "phone", `phone.number`: "phone", `$states.input.phone`: "", `$x + total`: "total",
+		`$states.input.items[value > 3]`: "", `'a' & b`: "b",
+	} {
+		e, err := jsonata.Compile(expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := e.TopLevelReference(); got != want {
+			t.Errorf("TopLevelReference(%s) = %q, want %q", expr, got, want)
+		}
+	}
+}
+
+func TestIs(t *testing.T) {
+	for s, want := range map[string]bool{`{% 1 %}`: true, `{%1%}`: true, ` {% 1 %}`: false, `{% 1 %} `: false, `{%}`: false, `x`: false} {
+		if got := jsonata.Is(s); got != want {
+			t.Errorf("Is(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
