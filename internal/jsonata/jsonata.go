@@ -345,7 +345,9 @@ func (c *converter) fromGo(v interface{}) (any, error) {
 	case reflect.Func:
 		return nil, errors.New("the expression returned a function, which is not a JSON value")
 	}
-	if _, ok := v.(interface{ Call([]reflect.Value) (reflect.Value, error) }); ok {
+	if _, ok := v.(interface {
+		Call([]reflect.Value) (reflect.Value, error)
+	}); ok {
 		return nil, errors.New("the expression returned a function, which is not a JSON value")
 	}
 	return nil, fmt.Errorf("the expression returned a value of type %T, which is not a JSON value", v)
