@@ -40,7 +40,10 @@ type Definition struct {
 	Order          []string // state names in document order
 	TimeoutSeconds int64    // 0: none
 	Version        string
-	QueryLanguage  string
+	// QueryLanguage is the field as written ("" when absent); JSONata reports whether the machine's language is
+	// JSONata (then every state is).
+	QueryLanguage string
+	JSONata       bool
 	// ProcessorMode is the Map ItemProcessor ProcessorConfig.Mode ("INLINE" when absent).
 	ProcessorMode string
 
@@ -70,6 +73,11 @@ type Catcher struct {
 	ErrorEquals []string
 	Next        string
 	ResultPath  OptPath
+	// Assign and Output (JSONata states) are evaluated with $states.errorOutput.
+	Assign    any
+	HasAssign bool
+	Output    any
+	HasOutput bool
 }
 
 // ChoiceRule is a Choice rule: a comparison (Variable, Operator, Operand), or a boolean combination (And, Or, Not).
@@ -82,6 +90,14 @@ type ChoiceRule struct {
 	Or       []*ChoiceRule
 	Not      *ChoiceRule
 	Next     string
+	// Condition is the rule of a JSONata Choice state: a "{% … %}" string or a boolean.
+	Condition    any
+	HasCondition bool
+	// Assign and Output of a top-level rule apply when it matches.
+	Assign    any
+	HasAssign bool
+	Output    any
+	HasOutput bool
 }
 
 // State is one state of a definition. Only the fields of its Type are meaningful.
@@ -91,6 +107,32 @@ type State struct {
 	Comment string
 	Next    string
 	End     bool
+	// QueryLanguage is the field as written on the state ("" when absent); JSONata reports whether the state's
+	// language, its own or the machine's, is JSONata.
+	QueryLanguage string
+	JSONata       bool
+	// langConflict: a JSONPath state in a JSONata machine (reported once by Validate).
+	langConflict bool
+
+	// Assign is the state's variable assignments (both languages), nil when absent (HasAssign false).
+	Assign    any
+	HasAssign bool
+	// JSONata fields: Arguments (Task, Parallel), Output, Items (Map).
+	Arguments    any
+	HasArguments bool
+	Output       any
+	HasOutput    bool
+	Items        any
+	HasItems     bool
+	// Expressions given for numeric fields in JSONata states ("{% … %}"): TimeoutSeconds, HeartbeatSeconds, Wait
+	// Seconds and Timestamp, Map MaxConcurrency, ToleratedFailurePercentage and ToleratedFailureCount.
+	TimeoutSecondsExpr    string
+	HeartbeatSecondsExpr  string
+	SecondsExpr           string
+	TimestampExpr         string
+	MaxConcurrencyExpr    string
+	ToleratedFailurePct   any
+	ToleratedFailureCount any
 
 	InputPath      OptPath
 	OutputPath     OptPath
