@@ -99,16 +99,16 @@ func (v *validator) language(st *State, sp string) {
 		}
 	}
 	if st.HasAssign {
-		v.assign(join(sp, "Assign"), st.Assign, st.JSONata)
+		v.assign(join(sp, "Assign"), st.Assign, st.JSONata, false)
 	}
 	for i, c := range st.Catch {
 		if c.HasAssign {
-			v.assign(fmt.Sprintf("%s.Catch[%d].Assign", sp, i), c.Assign, st.JSONata)
+			v.assign(fmt.Sprintf("%s.Catch[%d].Assign", sp, i), c.Assign, st.JSONata, true)
 		}
 	}
 	for i, r := range st.Choices {
 		if r.HasAssign {
-			v.assign(fmt.Sprintf("%s.Choices[%d].Assign", sp, i), r.Assign, st.JSONata)
+			v.assign(fmt.Sprintf("%s.Choices[%d].Assign", sp, i), r.Assign, st.JSONata, false)
 		}
 	}
 	if !st.JSONata {
@@ -175,7 +175,7 @@ func (v *validator) ruleLanguage(r *ChoiceRule, rp string, isJSONata bool) {
 
 // assign checks an Assign field: an object of valid variable names; in JSONPath states, names ending in ".$" take
 // a path or an intrinsic function, in JSONata states every "{% … %}" string is an expression.
-func (v *validator) assign(path string, val any, isJSONata bool) {
+func (v *validator) assign(path string, val any, isJSONata, inCatch bool) {
 	m, ok := jsonvalue.AsMap(val)
 	if !ok {
 		v.errf(path, "must be an object")
@@ -196,7 +196,7 @@ func (v *validator) assign(path string, val any, isJSONata bool) {
 			continue
 		}
 		if isJSONata {
-			v.expressions(join(path, k), m[k], false)
+			v.expressions(join(path, k), m[k], inCatch)
 			continue
 		}
 		if strings.HasSuffix(k, ".$") {

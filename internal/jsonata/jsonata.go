@@ -241,8 +241,13 @@ type converter struct {
 	orig map[uintptr]*jsonvalue.Object
 }
 
+// null is how the library represents JSON null (a nil Go value is undefined there).
+var null *interface{}
+
 func (c *converter) toGo(v any) interface{} {
 	switch t := v.(type) {
+	case nil:
+		return null
 	case *jsonvalue.Object:
 		m := make(map[string]interface{}, t.Len())
 		for i, k := range t.Keys() {

@@ -19,7 +19,7 @@ func decode(t *testing.T, s string) any {
 
 func TestEval(t *testing.T) {
 	vars := map[string]any{"amount": decode(t, `12.5`), "order": decode(t, `{"z":1,"a":{"y":2,"b":3}}`)}
-	states := decode(t, `{"input":{"name":"Ann","items":[1,2,3,4,5]},"context":{"Execution":{"Id":"arn:x"}}}`)
+	states := decode(t, `{"input":{"name":"Ann","items":[1,2,3,4,5],"none":null},"context":{"Execution":{"Id":"arn:x"}}}`)
 	env := jsonata.Env{
 		Lookup:  func(n string) (any, bool) { v, ok := vars[n]; return v, ok },
 		States:  func() any { return states },
@@ -50,6 +50,9 @@ func TestEval(t *testing.T) {
 		{"sum", `$sum($states.input.items)`, `15`},
 		{"map with a lambda", `$map($states.input.items, function($v) { $v * 10 })`, `[10,20,30,40,50]`},
 		{"filter", `$states.input.items[$ > 3]`, `[4,5]`},
+		{"null is a value", `$states.input.none`, `null`},
+		{"null compares", `$states.input.none = null`, `true`},
+		{"null kept in an object", `{"n": $states.input.none}`, `{"n":null}`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
