@@ -34,7 +34,6 @@ func output(t *testing.T, rec *sfnlocal.ExecutionRecord) string {
 	return *rec.Output
 }
 
-
 // recordingLambda records each call's function name and payload and answers with reply(name, payload).
 type recordingLambda struct {
 	mu    sync.Mutex
