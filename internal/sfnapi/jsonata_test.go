@@ -277,3 +277,34 @@ func containsAll(got, want []string) bool {
 	}
 	return true
 }
+
+// TestQueryEvaluationErrorOverTheWire: an expression that returns nothing fails the execution with
+// States.QueryEvaluationError, and the history read through the SDK has the EvaluationFailed event with its
+// location.
+func TestQueryEvaluationErrorOverTheWire(t *testing.T) {
+	ts := sfnapi.StartT(t, sfnlocal.Options{})
+	c := ts.Client()
+	ctx := context.Background()
+	smArn := create(t, c, "query-error", `{"QueryLanguage":"JSONata","StartAt":"A","States":{
+	  "A":{"Type":"Pass","Output":{"v":"{% $states.input.absent %}"},"End":true}}}`)
+	start, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(smArn)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	arn := aws.ToString(start.ExecutionArn)
+	waitDone(t, ts.Engine, arn)
+	names, events := historyTypes(t, c, arn)
+	if !slices.Equal(names, []string{"ExecutionStarted", "PassStateEntered", "EvaluationFailed", "ExecutionFailed"}) {
+		t.Fatalf("history %v", names)
+	}
+	d := events[2].EvaluationFailedEventDetails
+	cause := "An error occurred while executing the state 'A' (entered at the event id #2). The JSONata expression '$states.input.absent' specified for the field 'Output/v' returned nothing (undefined)."
+	if d == nil || aws.ToString(d.State) != "A" || aws.ToString(d.Error) != "States.QueryEvaluationError" ||
+		aws.ToString(d.Location) != "Output/v" || aws.ToString(d.Cause) != cause {
+		t.Fatalf("EvaluationFailed details %+v", d)
+	}
+	f := events[3].ExecutionFailedEventDetails
+	if aws.ToString(f.Error) != "States.QueryEvaluationError" || aws.ToString(f.Cause) != cause {
+		t.Fatalf("ExecutionFailed %+v", f)
+	}
+}

@@ -459,7 +459,7 @@ func (x *execution) resumeWaiting(ctx context.Context, cp Checkpoint, input any,
 	cb := cp.Callback
 	st := x.m.def.States[cp.State]
 	sr := &stateRun{st: st, sp: x.prog.states[st], enteredID: cb.EnteredEventID, entered: cb.EnteredTime,
-		retry: cb.Retry, attempts: cb.Attempts, resume: cb, token: cb.Token, vars: x.vars, statesInput: input}
+		retry: cb.Retry, attempts: cb.Attempts, resume: cb, token: cb.Token, vars: x.vars, statesInput: input, th: th}
 	out, caught, next, fail := x.runWithRetry(ctx, sr, input, th)
 	if fail != nil {
 		return nil, fail

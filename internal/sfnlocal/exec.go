@@ -318,6 +318,8 @@ type stateRun struct {
 	vars     *scope
 	pending  []assignment
 	assigned map[string]any
+	// th is the state's history cursor (for EvaluationFailed events).
+	th *thread
 	// $states: the state's input, its result once there is one, the error output in a Catch.
 	statesInput any
 	result      any
@@ -460,7 +462,7 @@ func (x *execution) runtimeErr(sr *stateRun, format string, args ...any) *failur
 // JSON text. text is the JSON text of input when the caller has it, else "". sr is the caller's, reset here for
 // this state.
 func (x *execution) runState(ctx context.Context, sr *stateRun, st *asl.State, input any, text string, th *thread) (string, any, string, *failure) {
-	*sr = stateRun{st: st, sp: x.prog.states[st], entered: x.eng.opts.Clock.Now(), vars: sr.vars, statesInput: input}
+	*sr = stateRun{st: st, sp: x.prog.states[st], entered: x.eng.opts.Clock.Now(), vars: sr.vars, statesInput: input, th: th}
 	if text == "" {
 		text = marshal(input)
 	}

@@ -195,7 +195,7 @@ func (x *execution) waitJSONata(sr *stateRun) (time.Duration, *failure) {
 		}
 		t, ok := timestamp(s)
 		if !ok {
-			return 0, x.queryError(sr, "The JSONata expression '%s' specified for the field 'Timestamp' returned '%s', which is not an ISO-8601 extended offset date-time.", sr.sp.jTimestamp.src, s)
+			return 0, x.queryError(sr, "Timestamp", "The JSONata expression '%s' specified for the field 'Timestamp' returned '%s', which is not an ISO-8601 extended offset date-time.", sr.sp.jTimestamp.src, s)
 		}
 		return t.Sub(now), nil
 	case st.Timestamp != "":
@@ -340,7 +340,7 @@ func (x *execution) attemptMap(ctx context.Context, sr *stateRun, eff, input any
 		if sr.sp.jItems != nil {
 			return nil, x.unexpectedType(sr, sr.sp.jItems, "array", itemsVal)
 		}
-		return nil, x.queryError(sr, "The Items of the Map state must be an array, but the state's input is: %s", marshal(itemsVal))
+		return nil, x.queryError(sr, "Items", "The Items of the Map state must be an array, but the state's input is: %s", marshal(itemsVal))
 	}
 	if !ok {
 		return nil, x.runtimeErr(sr, "Invalid path '%s' : the path does not resolve to an array: %s", itemsPathText(st), marshal(itemsVal))

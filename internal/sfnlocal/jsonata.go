@@ -72,10 +72,19 @@ func compileJValue(v any, field string) *jtemplate {
 	return &jtemplate{field: field, static: true, value: v}
 }
 
-// queryError is a States.QueryEvaluationError of the state, with AWS's cause prefix.
-func (x *execution) queryError(sr *stateRun, format string, args ...any) *failure {
-	return &failure{Error: ErrNameQueryEvaluation, Cause: fmt.Sprintf("An error occurred while executing the state '%s' (entered at the event id #%d). ",
+// queryError is a States.QueryEvaluationError of the state, with AWS's cause prefix, recorded in an
+// EvaluationFailed event (state, error, cause and the field as location) as AWS records one.
+func (x *execution) queryError(sr *stateRun, field, format string, args ...any) *failure {
+	f := &failure{Error: ErrNameQueryEvaluation, Cause: fmt.Sprintf("An error occurred while executing the state '%s' (entered at the event id #%d). ",
 		sr.st.Name, sr.enteredID) + fmt.Sprintf(format, args...)}
+	if sr.th != nil {
+		d := map[string]any{"state": sr.sp.name, "error": f.Error, "cause": f.Cause}
+		if field != "" {
+			d["location"] = field
+		}
+		x.emit(sr.th, true, EventEvaluationFailed, "evaluationFailedEventDetails", d)
+	}
+	return f
 }
 
 // evalJ evaluates a JSONata field value for the state: expressions read $states (sr's input, result, error output
@@ -107,7 +116,7 @@ func (x *execution) evalJ(sr *stateRun, t *jtemplate) (any, *failure) {
 		return out, nil
 	}
 	if t.err != nil {
-		return nil, x.queryError(sr, "The JSONata expression '%s' specified for the field '%s' could not be parsed: %v", t.src, t.field, t.err)
+		return nil, x.queryError(sr, t.field, "The JSONata expression '%s' specified for the field '%s' could not be parsed: %v", t.src, t.field, t.err)
 	}
 	v, err := t.expr.Eval(jsonata.Env{
 		Lookup: func(name string) (any, bool) { return x.variable(sr, name) },
@@ -117,10 +126,10 @@ func (x *execution) evalJ(sr *stateRun, t *jtemplate) (any, *failure) {
 		},
 	})
 	if errors.Is(err, jsonata.ErrUndefined) {
-		return nil, x.queryError(sr, "The JSONata expression '%s' specified for the field '%s' returned nothing (undefined).", t.src, t.field)
+		return nil, x.queryError(sr, t.field, "The JSONata expression '%s' specified for the field '%s' returned nothing (undefined).", t.src, t.field)
 	}
 	if err != nil {
-		return nil, x.queryError(sr, "The JSONata expression '%s' specified for the field '%s' threw an error during evaluation: %v", t.src, t.field, err)
+		return nil, x.queryError(sr, t.field, "The JSONata expression '%s' specified for the field '%s' threw an error during evaluation: %v", t.src, t.field, err)
 	}
 	return v, nil
 }
@@ -143,7 +152,7 @@ func typeName(v any) string {
 }
 
 func (x *execution) unexpectedType(sr *stateRun, t *jtemplate, want string, v any) *failure {
-	return x.queryError(sr, "The JSONata expression '%s' specified for the field '%s' returned an unexpected result type. Expected '%s', but was '%s' for value: %s",
+	return x.queryError(sr, t.field, "The JSONata expression '%s' specified for the field '%s' returned an unexpected result type. Expected '%s', but was '%s' for value: %s",
 		jtemplateSrc(t), t.field, want, typeName(v), marshal(v))
 }
 
@@ -175,7 +184,7 @@ func (x *execution) evalJInt(sr *stateRun, t *jtemplate, positive bool) (int64, 
 		if positive {
 			min = 1
 		}
-		return 0, x.queryError(sr, "The JSONata expression '%s' specified for the field '%s' returned %d, but the field must be at least %d.",
+		return 0, x.queryError(sr, t.field, "The JSONata expression '%s' specified for the field '%s' returned %d, but the field must be at least %d.",
 			jtemplateSrc(t), t.field, i, min)
 	}
 	return i, nil

@@ -277,20 +277,20 @@ func TestJSONataTask(t *testing.T) {
 // States.QueryEvaluationError and AWS's cause naming the expression and the field; a catcher handles it.
 func TestQueryEvaluationError(t *testing.T) {
 	tests := []struct {
-		name, state, input, cause string
+		name, state, input, cause, location string
 	}{
 		{"undefined in Output", `{"Type":"Pass","Output":{"v":{"w":["{% $states.input.absent %}"]}},"End":true}`, `{}`,
-			"The JSONata expression '$states.input.absent' specified for the field 'Output/v/w[0]' returned nothing (undefined)."},
+			"The JSONata expression '$states.input.absent' specified for the field 'Output/v/w[0]' returned nothing (undefined).", "Output/v/w[0]"},
 		{"undefined variable in Assign", `{"Type":"Pass","Assign":{"x":"{% $nothing %}"},"End":true}`, `{}`,
-			"The JSONata expression '$nothing' specified for the field 'Assign/x' returned nothing (undefined)."},
+			"The JSONata expression '$nothing' specified for the field 'Assign/x' returned nothing (undefined).", "Assign/x"},
 		{"a type error", `{"Type":"Pass","Output":"{% $states.input.a + 'x' %}","End":true}`, `{"a":1}`,
-			"The JSONata expression '$states.input.a + 'x'' specified for the field 'Output' threw an error during evaluation"},
+			"The JSONata expression '$states.input.a + 'x'' specified for the field 'Output' threw an error during evaluation", "Output"},
 		{"a condition that is not a boolean", `{"Type":"Choice","Choices":[{"Condition":"{% $states.input.a %}","Next":"S"}]},"S":{"Type":"Succeed"}`, `{"a":1}`,
-			"The JSONata expression '$states.input.a' specified for the field 'Choices[0]/Condition' returned an unexpected result type. Expected 'boolean', but was 'number' for value: 1"},
+			"The JSONata expression '$states.input.a' specified for the field 'Choices[0]/Condition' returned an unexpected result type. Expected 'boolean', but was 'number' for value: 1", "Choices[0]/Condition"},
 		{"a negative wait", `{"Type":"Wait","Seconds":"{% -1 %}","End":true}`, `{}`,
-			"The JSONata expression '-1' specified for the field 'Seconds' returned -1, but the field must be at least 0."},
+			"The JSONata expression '-1' specified for the field 'Seconds' returned -1, but the field must be at least 0.", "Seconds"},
 		{"a non-string error", `{"Type":"Fail","Error":"{% 5 %}"}`, `{}`,
-			"The JSONata expression '5' specified for the field 'Error' returned an unexpected result type. Expected 'string', but was 'number' for value: 5"},
+			"The JSONata expression '5' specified for the field 'Error' returned an unexpected result type. Expected 'string', but was 'number' for value: 5", "Error"},
 	}
 	eng := newEngine(t, sfnlocal.Options{})
 	for _, tc := range tests {
@@ -303,6 +303,14 @@ func TestQueryEvaluationError(t *testing.T) {
 			prefix := "An error occurred while executing the state 'A' (entered at the event id #2). "
 			if !strings.HasPrefix(deref(rec.Cause), prefix+tc.cause) {
 				t.Fatalf("cause %q, want %q", deref(rec.Cause), prefix+tc.cause)
+			}
+			// An EvaluationFailed event, after the state's entry, names the state, the error, the cause and the
+			// field.
+			ev := rec.History[2]
+			if ev.Type != "EvaluationFailed" || ev.PreviousEventID != 2 || ev.Details["state"] != "A" ||
+				ev.Details["error"] != "States.QueryEvaluationError" || ev.Details["cause"] != deref(rec.Cause) ||
+				ev.Details["location"] != tc.location {
+				t.Fatalf("event 3 = %s %v, want EvaluationFailed at %s", ev.Type, ev.Details, tc.location)
 			}
 		})
 	}
