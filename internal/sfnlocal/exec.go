@@ -679,13 +679,23 @@ func (x *execution) runChoice(sr *stateRun, input any, inText string, th *thread
 			"An error occurred while executing the state '%s' (entered at the event id #%d). Failed to transition out of the state. The state does not point to a next state.",
 			st.Name, sr.enteredID)}
 	}
-	// A matching rule's Assign and Output apply; without a match (Default), the state's own.
-	assign, output := sr.sp.assign, sr.sp.jOutput
-	if matched >= 0 {
-		assign, output = sr.sp.ruleAssign[matched], sr.sp.ruleOutput[matched]
-	}
-	if fail := x.evalAssign(sr, assign, eff); fail != nil {
+	// The state's Assign applies whichever rule matches, and the matching rule's Assign with it (the rule's value
+	// wins for a name both set); the matching rule's Output, else the state's.
+	output := sr.sp.jOutput
+	if fail := x.evalAssign(sr, sr.sp.assign, eff); fail != nil {
 		return "", nil, "", fail
+	}
+	if matched >= 0 {
+		if o := sr.sp.ruleOutput[matched]; o != nil {
+			output = o
+		}
+		if a := sr.sp.ruleAssign[matched]; a != nil {
+			state := sr.pending
+			if fail := x.evalAssign(sr, a, eff); fail != nil {
+				return "", nil, "", fail
+			}
+			sr.pending = mergeAssignments(state, sr.pending)
+		}
 	}
 	var out any
 	var fail *failure

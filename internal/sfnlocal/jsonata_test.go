@@ -351,3 +351,20 @@ func TestJSONataDefinitionRefused(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestChoiceAssign: a Choice state's own Assign applies whichever rule matches, the matching rule's Assign with it
+// (its value winning for a name both set), and the matching rule's Output replaces the state's ("Choice workflow
+// state", https://docs.aws.amazon.com/step-functions/latest/dg/state-choice.html).
+func TestChoiceAssign(t *testing.T) {
+	const def = `{"QueryLanguage":"JSONata","StartAt":"C","States":{
+	  "C":{"Type":"Choice","Assign":{"path":"state","checked":true},"Output":{"from":"state"},"Choices":[
+	    {"Condition":"{% $states.input.n > 10 %}","Assign":{"path":"big"},"Output":{"from":"rule"},"Next":"Done"}],"Default":"Done"},
+	  "Done":{"Type":"Pass","Output":{"in":"{% $states.input %}","path":"{% $path %}","checked":"{% $checked %}"},"End":true}}}`
+	eng := newEngine(t, sfnlocal.Options{})
+	if got := output(t, run(t, eng, def, `{"n":11}`)); !sameJSON(t, got, `{"in":{"from":"rule"},"path":"big","checked":true}`) {
+		t.Fatalf("rule: %s", got)
+	}
+	if got := output(t, run(t, eng, def, `{"n":1}`)); !sameJSON(t, got, `{"in":{"from":"state"},"path":"state","checked":true}`) {
+		t.Fatalf("default: %s", got)
+	}
+}

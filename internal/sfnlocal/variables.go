@@ -2,6 +2,7 @@ package sfnlocal
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/transferflow/orchestrator/internal/asl"
@@ -190,4 +191,18 @@ func (x *execution) statesValue(sr *stateRun) *jsonvalue.Object {
 		o.SetAt(i, v)
 	}
 	return o
+}
+
+// mergeAssignments returns the assignments of a, then those of b, a name in both taking b's value.
+func mergeAssignments(a, b []assignment) []assignment {
+	if a == nil {
+		return b
+	}
+	out := make([]assignment, 0, len(a)+len(b))
+	for _, x := range a {
+		if !slices.ContainsFunc(b, func(y assignment) bool { return y.name == x.name }) {
+			out = append(out, x)
+		}
+	}
+	return append(out, b...)
 }
