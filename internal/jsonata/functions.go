@@ -13,8 +13,10 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"time"
 
 	lib "github.com/blues/jsonata-go"
+	"github.com/blues/jsonata-go/jlib"
 	"github.com/blues/jsonata-go/jtypes"
 )
 
@@ -158,4 +160,14 @@ func parse(text string) (interface{}, error) {
 // evalDisabled stands for $eval, which Step Functions does not offer.
 func evalDisabled(reflect.Value) (interface{}, error) {
 	return nil, errors.New("$eval is not supported in Step Functions: use $parse")
+}
+
+// clockFunctions returns $now and $millis reading t, as JSONata reads the time once per evaluation.
+func clockFunctions(t time.Time) (now, millis interface{}) {
+	ms := t.UnixMilli()
+	now = callable("now", lib.Extension{Func: func(picture, tz jtypes.OptionalString) (string, error) {
+		return jlib.FromMillis(ms, picture, tz)
+	}})
+	millis = callable("millis", lib.Extension{Func: func() int64 { return ms }})
+	return now, millis
 }

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	lib "github.com/blues/jsonata-go"
 	"github.com/blues/jsonata-go/jparse"
@@ -185,6 +186,8 @@ type Env struct {
 	States func() any
 	// NewUUID returns a new version 4 UUID for $uuid.
 	NewUUID func() string
+	// Now is the time $now and $millis read (the engine's clock); the system clock when nil.
+	Now func() time.Time
 }
 
 // Eval evaluates the expression. The result is in the engine's representation (objects as *jsonvalue.Object,
@@ -198,6 +201,12 @@ func (e *Expr) Eval(env Env) (any, error) {
 	vars["uuid"] = uuidFunction(env.NewUUID)
 	for _, name := range e.vars {
 		if _, isFunc := awsFunctions[name]; isFunc || name == "uuid" {
+			continue
+		}
+		if (name == "now" || name == "millis") && env.Now != nil {
+			if _, bound := vars[name]; !bound {
+				vars["now"], vars["millis"] = clockFunctions(env.Now())
+			}
 			continue
 		}
 		if env.Lookup == nil {

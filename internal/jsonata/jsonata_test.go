@@ -3,6 +3,7 @@ package jsonata_test
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/transferflow/orchestrator/internal/jsonata"
 	"github.com/transferflow/orchestrator/internal/jsonvalue"
@@ -24,6 +25,7 @@ func TestEval(t *testing.T) {
 		Lookup:  func(n string) (any, bool) { v, ok := vars[n]; return v, ok },
 		States:  func() any { return states },
 		NewUUID: func() string { return "11111111-2222-4333-8444-555555555555" },
+		Now:     func() time.Time { return time.Date(2026, 11, 26, 12, 30, 0, 250e6, time.UTC) },
 	}
 	tests := []struct {
 		name, expr, want string
@@ -50,6 +52,8 @@ func TestEval(t *testing.T) {
 		{"sum", `$sum($states.input.items)`, `15`},
 		{"map with a lambda", `$map($states.input.items, function($v) { $v * 10 })`, `[10,20,30,40,50]`},
 		{"filter", `$states.input.items[$ > 3]`, `[4,5]`},
+		{"now reads the engine's clock", `$now()`, `"2026-11-26T12:30:00.250Z"`},
+		{"millis reads the engine's clock", `$millis()`, `1795696200250`},
 		{"null is a value", `$states.input.none`, `null`},
 		{"null compares", `$states.input.none = null`, `true`},
 		{"null kept in an object", `{"n": $states.input.none}`, `{"n":null}`},

@@ -124,6 +124,7 @@ func (x *execution) evalJ(sr *stateRun, t *jtemplate) (any, *failure) {
 		NewUUID: func() string {
 			return x.eng.opts.NewID()
 		},
+		Now: x.eng.opts.Clock.Now,
 	})
 	if errors.Is(err, jsonata.ErrUndefined) {
 		return nil, x.queryError(sr, t.field, "The JSONata expression '%s' specified for the field '%s' returned nothing (undefined).", t.src, t.field)
