@@ -105,7 +105,8 @@ func (x *execution) emitAt(at time.Time, th *thread, advance bool, typ, key stri
 	return id
 }
 
-// payloadKeys are the members of event details that carry data (JSON text or an error's cause) rather than names.
+// payloadKeys are the members of event details that carry data (JSON text or an error's cause) rather than names;
+// assignedVariables, a map of such texts, is emptied too.
 var payloadKeys = []string{"input", "output", "parameters", "cause"}
 
 // truncated is the inputDetails/outputDetails of an event recorded without its payload.
@@ -125,6 +126,16 @@ func withoutPayloads(details map[string]any) map[string]any {
 			}
 			out[k] = ""
 		}
+	}
+	if av, ok := details["assignedVariables"].(map[string]any); ok && len(av) > 0 {
+		if out == nil {
+			out = make(map[string]any, len(details))
+			for k, v := range details {
+				out[k] = v
+			}
+		}
+		out["assignedVariables"] = map[string]any{}
+		out["assignedVariablesDetails"] = truncated
 	}
 	if out == nil {
 		return details

@@ -212,17 +212,13 @@ func (x *execution) runWait(ctx context.Context, sr *stateRun, input any) (any, 
 		if fail != nil {
 			return nil, fail
 		}
-		if fail := x.evalAssign(sr, sr.sp.assign, input); fail != nil {
-			return nil, fail
-		}
-		out, fail := x.outputJSONata(sr, input)
-		if fail != nil {
-			return nil, fail
-		}
 		if !x.sleep(ctx, d) {
 			return nil, stopped
 		}
-		return out, nil
+		if fail := x.evalAssign(sr, sr.sp.assign, input); fail != nil {
+			return nil, fail
+		}
+		return x.outputJSONata(sr, input)
 	}
 	eff, fail := x.filterInput(sr, input)
 	if fail != nil {

@@ -368,3 +368,28 @@ func TestChoiceAssign(t *testing.T) {
 		t.Fatalf("default: %s", got)
 	}
 }
+
+// TestAssignedVariablesPastTheHistoryBound: past Options.MaxHistoryBytes, a StateExited event keeps its
+// assignedVariables' names out as it keeps payloads out ({"truncated": true}); the variables are set all the same.
+func TestAssignedVariablesPastTheHistoryBound(t *testing.T) {
+	const def = `{"QueryLanguage":"JSONata","StartAt":"A","States":{
+	  "A":{"Type":"Pass","Assign":{"x":"{% $states.input.v %}"},"Next":"B"},
+	  "B":{"Type":"Pass","Output":"{% $x %}","End":true}}}`
+	eng := newEngine(t, sfnlocal.Options{MaxHistoryBytes: 1})
+	rec := run(t, eng, def, `{"v":"secret"}`)
+	if got := output(t, rec); got != `"secret"` {
+		t.Fatalf("output %s", got)
+	}
+	for _, e := range rec.History {
+		if e.Type != "PassStateExited" || e.Details["name"] != "A" {
+			continue
+		}
+		av, _ := e.Details["assignedVariables"].(map[string]any)
+		d, _ := e.Details["assignedVariablesDetails"].(map[string]any)
+		if len(av) != 0 || d["truncated"] != true {
+			t.Fatalf("A exited with %v", e.Details)
+		}
+		return
+	}
+	t.Fatal("no PassStateExited for A")
+}
