@@ -1,6 +1,7 @@
-// Package asl holds the Amazon States Language (JSONPath query language) definition model: Parse turns a definition
-// document into an immutable *Definition, Validate reports every problem with the path of the offending field
-// (for example States.Debit.Retry[0].BackoffRate). The engine in package sfnlocal runs a validated Definition.
+// Package asl holds the Amazon States Language definition model, for both query languages (JSONPath and JSONata
+// states, workflow variables): Parse turns a definition document into an immutable *Definition, Validate reports
+// every problem with the path of the offending field (for example States.Debit.Retry[0].BackoffRate). The engine in
+// package sfnlocal runs a validated Definition.
 package asl
 
 import "github.com/transferflow/orchestrator/internal/jsonvalue"
