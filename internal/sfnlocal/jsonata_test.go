@@ -393,3 +393,38 @@ func TestAssignedVariablesPastTheHistoryBound(t *testing.T) {
 	}
 	t.Fatal("no PassStateExited for A")
 }
+
+// TestDocItemSelector is the example of "ItemSelector (Map)"
+// (https://docs.aws.amazon.com/step-functions/latest/dg/input-output-itemselector.html): the items of imageData,
+// each given to its iteration as {"size": 10, "value": <item>}; the page shows the first iteration's input (one
+// iteration at a time, so that the history lists them in order). The
+// JSONata form (Items, ItemSelector with $states.context.Map.Item.Value) gives the same iterations.
+func TestDocItemSelector(t *testing.T) {
+	const input = `{"imageData":[{"resize":"true","format":"jpg"},{"resize":"false","format":"png"},{"resize":"true","format":"jpg"}]}`
+	defs := map[string]string{
+		"JSONPath": `{"StartAt":"Map","States":{"Map":{"Type":"Map","ItemsPath":"$.imageData","MaxConcurrency":1,
+		  "ItemSelector":{"size":10,"value.$":"$$.Map.Item.Value"},
+		  "ItemProcessor":{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}},"End":true}}}`,
+		"JSONata": `{"QueryLanguage":"JSONata","StartAt":"Map","States":{"Map":{"Type":"Map","Items":"{% $states.input.imageData %}","MaxConcurrency":1,
+		  "ItemSelector":{"size":10,"value":"{% $states.context.Map.Item.Value %}"},
+		  "ItemProcessor":{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}},"End":true}}}`,
+	}
+	for name, def := range defs {
+		t.Run(name, func(t *testing.T) {
+			rec := run(t, newEngine(t, sfnlocal.Options{}), def, input)
+			var iterations []string
+			for _, e := range rec.History {
+				if e.Type == "PassStateEntered" {
+					iterations = append(iterations, e.Details["input"].(string))
+				}
+			}
+			if len(iterations) != 3 || iterations[0] != `{"size":10,"value":{"resize":"true","format":"jpg"}}` {
+				t.Fatalf("iteration inputs %v", iterations)
+			}
+			want := `[{"size":10,"value":{"resize":"true","format":"jpg"}},{"size":10,"value":{"resize":"false","format":"png"}},{"size":10,"value":{"resize":"true","format":"jpg"}}]`
+			if got := output(t, rec); got != want {
+				t.Fatalf("output %s, want %s", got, want)
+			}
+		})
+	}
+}
