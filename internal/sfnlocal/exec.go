@@ -20,8 +20,10 @@ type execution struct {
 	m     *machine
 	prog  *program
 	input any
-	// vars is the root scope of the workflow variables (the machine's own states); restored from a checkpoint.
+	// vars is the root scope of the workflow variables (the machine's own states): root, or the scope restored
+	// from a checkpoint.
 	vars *scope
+	root scope
 
 	// ctxOnce builds the parts of the context object ($$) that do not change during the execution.
 	ctxOnce         sync.Once
@@ -57,7 +59,9 @@ func newExecution(e *Engine, m *machine, arn, name, rawInput string, input any) 
 	ctx, cancel := context.WithCancelCause(e.ctx)
 	rec := &ExecutionRecord{Arn: arn, StateMachineArn: m.sm.Arn, Name: name, Status: StatusRunning, Input: rawInput,
 		StartDate: e.opts.Clock.Now()}
-	return &execution{eng: e, m: m, prog: m.program(), input: input, vars: newScope(nil), rec: rec, ctx: ctx, cancel: cancel, done: make(chan struct{})}
+	x := &execution{eng: e, m: m, prog: m.program(), input: input, rec: rec, ctx: ctx, cancel: cancel, done: make(chan struct{})}
+	x.vars = &x.root
+	return x
 }
 
 func (x *execution) snapshot() *ExecutionRecord {

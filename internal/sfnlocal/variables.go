@@ -29,8 +29,10 @@ type scope struct {
 	total  int            // the sum of sizes, this scope and its parents
 }
 
+// newScope returns an empty scope under parent (nil for the machine's); its maps are made on the first assignment,
+// so that an execution without variables costs one small allocation.
 func newScope(parent *scope) *scope {
-	s := &scope{parent: parent, vals: map[string]any{}, sizes: map[string]int{}}
+	s := &scope{parent: parent}
 	if parent != nil {
 		s.total = parent.total
 	}
@@ -79,6 +81,9 @@ func (s *scope) assign(state string, as []assignment) (map[string]any, *failure)
 			state, total, MaxTotalVariableBytes)}
 	}
 	out := make(map[string]any, len(as))
+	if s.vals == nil {
+		s.vals, s.sizes = make(map[string]any, len(as)), make(map[string]int, len(as))
+	}
 	for _, a := range as {
 		s.vals[a.name] = a.val
 		s.sizes[a.name] = len(a.text)
@@ -111,6 +116,7 @@ func restoreScope(text string) (*scope, error) {
 	if text == "" {
 		return s, nil
 	}
+	s.vals, s.sizes = map[string]any{}, map[string]int{}
 	v, err := asl.Decode([]byte(text))
 	if err != nil {
 		return nil, fmt.Errorf("decode the checkpoint's variables: %w", err)
