@@ -188,36 +188,59 @@ type Env struct {
 	NewUUID func() string
 	// Now is the time $now and $millis read (the engine's clock); the system clock when nil.
 	Now func() time.Time
+	// Session, when set, keeps the values converted for the library across the evaluations that share it (the
+	// expressions of one field), so that $states and each variable are converted once.
+	Session *Session
+}
+
+// Session caches the conversions of one Env's values for several evaluations. It is not safe for concurrent use.
+type Session struct {
+	c      *converter
+	states interface{}
+	vars   map[string]interface{}
+}
+
+// NewSession returns an empty session.
+func NewSession() *Session {
+	return &Session{c: newConverter(), vars: map[string]interface{}{}}
 }
 
 // Eval evaluates the expression. The result is in the engine's representation (objects as *jsonvalue.Object,
 // numbers as json.Number); a result that is not JSON (a function) is an error, and undefined is ErrUndefined.
 func (e *Expr) Eval(env Env) (any, error) {
-	c := &converter{orig: map[uintptr]*jsonvalue.Object{}}
-	vars := make(map[string]interface{}, len(e.vars)+len(awsFunctions)+1)
-	for name, fn := range awsFunctions {
-		vars[name] = fn
+	sess := env.Session
+	if sess == nil {
+		sess = NewSession()
 	}
-	vars["uuid"] = uuidFunction(env.NewUUID)
+	vars := make(map[string]interface{}, len(e.vars)+1)
 	for _, name := range e.vars {
-		if _, isFunc := awsFunctions[name]; isFunc || name == "uuid" {
-			continue
-		}
-		if (name == "now" || name == "millis") && env.Now != nil {
+		switch {
+		case awsFunctions[name] != nil:
+			vars[name] = awsFunctions[name]
+		case name == "uuid":
+			vars[name] = uuidFunction(env.NewUUID)
+		case (name == "now" || name == "millis") && env.Now != nil:
 			if _, bound := vars[name]; !bound {
 				vars["now"], vars["millis"] = clockFunctions(env.Now())
 			}
-			continue
-		}
-		if env.Lookup == nil {
-			continue
-		}
-		if v, ok := env.Lookup(name); ok {
-			vars[name] = c.toGo(v)
+		case env.Lookup != nil:
+			v, cached := sess.vars[name]
+			if !cached {
+				if val, ok := env.Lookup(name); ok {
+					v = sess.c.toGo(val)
+				}
+				sess.vars[name] = v
+			}
+			if v != nil {
+				vars[name] = v
+			}
 		}
 	}
 	if e.states && env.States != nil {
-		vars["states"] = c.toGo(env.States())
+		if sess.states == nil {
+			sess.states = sess.c.toGo(env.States())
+		}
+		vars["states"] = sess.states
 	}
 	run := *e.expr // a copy, so that the variables of this evaluation are its own
 	if err := run.RegisterVars(vars); err != nil {
@@ -230,7 +253,7 @@ func (e *Expr) Eval(env Env) (any, error) {
 		}
 		return nil, err
 	}
-	return c.fromGo(out)
+	return sess.c.fromGo(out)
 }
 
 // evalSafe evaluates with no context item, turning a panic of the library into an error.
@@ -249,6 +272,8 @@ func evalSafe(e *lib.Expr) (out interface{}, err error) {
 type converter struct {
 	orig map[uintptr]*jsonvalue.Object
 }
+
+func newConverter() *converter { return &converter{orig: map[uintptr]*jsonvalue.Object{}} }
 
 // null is how the library represents JSON null (a nil Go value is undefined there).
 var null *interface{}

@@ -89,15 +89,23 @@ func (x *execution) queryError(sr *stateRun, field, format string, args ...any) 
 
 // evalJ evaluates a JSONata field value for the state: expressions read $states (sr's input, result, error output
 // and context) and the variables visible to the state. An expression that returns nothing or fails is a
-// States.QueryEvaluationError naming the expression and the field.
+// States.QueryEvaluationError naming the expression and the field. The expressions of one field share one session,
+// so that $states and each variable are converted for the evaluator once.
 func (x *execution) evalJ(sr *stateRun, t *jtemplate) (any, *failure) {
+	if t.static {
+		return t.value, nil
+	}
+	return x.evalJIn(sr, t, jsonata.NewSession())
+}
+
+func (x *execution) evalJIn(sr *stateRun, t *jtemplate, sess *jsonata.Session) (any, *failure) {
 	switch {
 	case t.static:
 		return t.value, nil
 	case t.isArr:
 		out := make([]any, len(t.items))
 		for i, it := range t.items {
-			v, fail := x.evalJ(sr, it)
+			v, fail := x.evalJIn(sr, it, sess)
 			if fail != nil {
 				return nil, fail
 			}
@@ -107,7 +115,7 @@ func (x *execution) evalJ(sr *stateRun, t *jtemplate) (any, *failure) {
 	case t.keys != nil || t.fields != nil:
 		out := jsonvalue.NewObjectKeys(t.keys)
 		for i, f := range t.fields {
-			v, fail := x.evalJ(sr, f)
+			v, fail := x.evalJIn(sr, f, sess)
 			if fail != nil {
 				return nil, fail
 			}
@@ -124,7 +132,8 @@ func (x *execution) evalJ(sr *stateRun, t *jtemplate) (any, *failure) {
 		NewUUID: func() string {
 			return x.eng.opts.NewID()
 		},
-		Now: x.eng.opts.Clock.Now,
+		Now:     x.eng.opts.Clock.Now,
+		Session: sess,
 	})
 	if errors.Is(err, jsonata.ErrUndefined) {
 		return nil, x.queryError(sr, t.field, "The JSONata expression '%s' specified for the field '%s' returned nothing (undefined).", t.src, t.field)
