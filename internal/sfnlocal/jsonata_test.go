@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/transferflow/orchestrator/internal/sfnlocal"
 )
@@ -426,5 +427,36 @@ func TestDocItemSelector(t *testing.T) {
 				t.Fatalf("output %s, want %s", got, want)
 			}
 		})
+	}
+}
+
+// TestJSONataWait: a JSONata Wait waits the seconds its expression gives (on the engine's clock), then evaluates
+// its Output; a Timestamp expression in the past does not wait; $now reads the engine's clock.
+func TestJSONataWait(t *testing.T) {
+	clock := sfnlocal.NewManualClock(time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC))
+	eng := newEngine(t, sfnlocal.Options{Clock: clock})
+	const def = `{"QueryLanguage":"JSONata","StartAt":"W","States":{
+	  "W":{"Type":"Wait","Seconds":"{% $states.input.s * 2 %}","Assign":{"waited":"{% $now() %}"},"Next":"T"},
+	  "T":{"Type":"Wait","Timestamp":"{% $states.input.past %}","Output":{"waited":"{% $waited %}","now":"{% $now() %}"},"End":true}}}`
+	rec := start(t, eng, def, `{"s":5,"past":"2026-01-01T00:00:00Z"}`)
+	for { // the Wait's timer is pending once the state waits
+		n, grew := clock.Waiters()
+		if n >= 1 {
+			break
+		}
+		select {
+		case <-grew:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the Wait state never waited")
+		}
+	}
+	clock.Advance(9 * time.Second)
+	if n, _ := clock.Waiters(); n != 1 {
+		t.Fatalf("%d timers pending after 9 s, want the Wait's still pending", n)
+	}
+	clock.Advance(time.Second)
+	out := run2(t, eng, rec.Arn)
+	if got := output(t, out); !sameJSON(t, got, `{"waited":"2026-11-26T12:00:10.000Z","now":"2026-11-26T12:00:10.000Z"}`) {
+		t.Fatalf("output %s", got)
 	}
 }
