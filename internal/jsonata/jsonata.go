@@ -45,6 +45,8 @@ type Expr struct {
 	vars []string
 	// states: the expression reads $states.
 	states bool
+	// guarded: the functions the expression defines count their depth (depth.go).
+	guarded bool
 }
 
 // Src returns the expression without its delimiters.
@@ -61,11 +63,18 @@ var varRef = regexp.MustCompile(`\$([\p{L}_][\p{L}\p{N}_]*)`)
 // Compile parses an expression (the text inside "{% … %}"). The error of an expression that does not parse is
 // the parser's message.
 func Compile(src string) (*Expr, error) {
-	e, err := lib.Compile(src)
+	e, err := compileSafe(src)
 	if err != nil {
 		return nil, err
 	}
 	x := &Expr{src: src, expr: e}
+	if guarded, ok := guardLambdas(src); ok {
+		g, err := compileSafe(guarded)
+		if err != nil {
+			return nil, fmt.Errorf("guard the functions of the expression: %w", err)
+		}
+		x.expr, x.guarded = g, true
+	}
 	seen := map[string]bool{}
 	for _, m := range varRef.FindAllStringSubmatch(stripStrings(src), -1) {
 		name := m[1]
@@ -79,6 +88,75 @@ func Compile(src string) (*Expr, error) {
 		}
 	}
 	return x, nil
+}
+
+// compileTimeout bounds how long the library's parser may take (compileSafe).
+const compileTimeout = 2 * time.Second
+
+// compileSafe parses with the library, guarding against its failures on hostile text (definitions come from users):
+// a panic of the parser is an error; a function signature with characters outside the signature grammar is refused
+// before the parser sees it (the library's lexer loops forever on "<a!>"); and a parse still running after
+// compileTimeout is abandoned with an error (its goroutine is left to finish, or not).
+func compileSafe(src string) (*lib.Expr, error) {
+	if err := checkSignatures(src); err != nil {
+		return nil, err
+	}
+	type result struct {
+		e   *lib.Expr
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- result{nil, fmt.Errorf("the expression could not be parsed: %v", r)}
+			}
+		}()
+		e, err := lib.Compile(src)
+		done <- result{e, err}
+	}()
+	timer := time.NewTimer(compileTimeout)
+	defer timer.Stop()
+	select {
+	case r := <-done:
+		return r.e, r.err
+	case <-timer.C:
+		return nil, fmt.Errorf("the expression could not be parsed within %v", compileTimeout)
+	}
+}
+
+// signatureRunes are the characters of JSONata function signatures.
+const signatureRunes = "bnsloafxju()<>?+-: \t\n\r"
+
+// checkSignatures refuses a function signature (function(…)<…> or λ(…)<…>) with a character outside the signature
+// grammar.
+func checkSignatures(src string) error {
+	for i := 0; i < len(src); i++ {
+		if c := src[i]; c == '\'' || c == '"' || c == '`' {
+			i = skipQuoted(src, i) - 1
+			continue
+		}
+		start, ok := signatureStart(src, i)
+		if !ok {
+			continue
+		}
+		depth := 0
+		for j := start; j < len(src); j++ {
+			c := src[j]
+			if !strings.ContainsRune(signatureRunes, rune(c)) {
+				return fmt.Errorf("invalid type signature: %q is not a signature symbol", c)
+			}
+			if c == '<' {
+				depth++
+			} else if c == '>' {
+				depth--
+				if depth == 0 {
+					break
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // stripStrings blanks out the string literals of an expression, so that "$x" inside quotes is not read as a
@@ -108,7 +186,12 @@ func stripStrings(src string) string {
 
 // TopLevelReference returns the name a path of the expression starts with when it reads a field of the context
 // item (which Step Functions does not provide: "Reference to 'x' at the top level is not supported"), or "".
-func (e *Expr) TopLevelReference() string {
+func (e *Expr) TopLevelReference() (name string) {
+	defer func() {
+		if recover() != nil {
+			name = ""
+		}
+	}()
 	node, err := jparse.Parse(e.src)
 	if err != nil {
 		return ""
@@ -235,6 +318,9 @@ func (e *Expr) Eval(env Env) (any, error) {
 				vars[name] = v
 			}
 		}
+	}
+	if e.guarded {
+		vars["__enter"], vars["__leave"] = depthFunctions()
 	}
 	if e.states && env.States != nil {
 		if sess.states == nil {

@@ -130,3 +130,27 @@ func TestIs(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCompileEval compiles and evaluates any expression: neither panics, and a compiled expression evaluates to a
+// JSON value, undefined or an error.
+func FuzzCompileEval(f *testing.F) {
+	for _, s := range []string{`$states.input.a`, `$partition([1,2,3], 2)`, `{"a": $x}`, `$range(1, 10, 3)`,
+		`[1..5].($ * 2)`, `$map([1,2], function($v) { $v })`, `($f := function($x){ $f($x) }; $f(1))`,
+		`function($a)<n:n>{ {'}': $a} }(1)`, `$hash('a', 'MD5')`, `$parse('[1]')`, `(`, `$$.x`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		if len(src) > 1000 {
+			return
+		}
+		e, err := jsonata.Compile(src)
+		if err != nil {
+			return
+		}
+		_ = e.TopLevelReference()
+		_, _ = e.Eval(jsonata.Env{
+			Lookup: func(string) (any, bool) { return []any{"x", nil}, true },
+			States: func() any { return map[string]any{"input": map[string]any{"a": []any{"b"}}} },
+		})
+	})
+}
