@@ -258,11 +258,11 @@ func TestJSONataDefinitionErrors(t *testing.T) {
 	}
 	var locs []string
 	for _, d := range v.Diagnostics {
-		locs = append(locs, aws.ToString(d.Location)+" "+aws.ToString(d.Message))
+		locs = append(locs, aws.ToString(d.Code)+" "+aws.ToString(d.Location)+" "+aws.ToString(d.Message))
 	}
 	want := []string{
-		"/States/A 'QueryLanguage' can not be 'JSONPath' if set to 'JSONata' for whole state machine",
-		"/States/B/Output UNSUPPORTED_JSONATA_EXPRESSION: Reference to 'phone' at the top level is not supported.",
+		"SCHEMA_VALIDATION_FAILED /States/A 'QueryLanguage' can not be 'JSONPath' if set to 'JSONata' for whole state machine",
+		"UNSUPPORTED_JSONATA_EXPRESSION /States/B/Output Reference to 'phone' at the top level is not supported.",
 	}
 	if v.Result != types.ValidateStateMachineDefinitionResultCodeFail || !containsAll(locs, want) {
 		t.Fatalf("diagnostics %v, want %v", locs, want)

@@ -122,7 +122,8 @@ func (s *Server) validateDefinition(_ context.Context, body json.RawMessage) (an
 	diags := []any{}
 	if _, err := asl.Load([]byte(in.Definition)); err != nil {
 		for _, e := range asl.Errors(err) {
-			diags = append(diags, map[string]any{"severity": "ERROR", "code": "SCHEMA_VALIDATION_FAILED", "message": e.Msg,
+			code, msg := diagnosticCode(e.Msg)
+			diags = append(diags, map[string]any{"severity": "ERROR", "code": code, "message": msg,
 				"location": "/" + strings.ReplaceAll(e.Path, ".", "/")})
 		}
 	}
