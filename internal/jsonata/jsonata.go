@@ -256,6 +256,16 @@ func topName(n jparse.Node) string {
 				return name
 			}
 		}
+	case *jparse.ObjectNode:
+		for _, kv := range t.Pairs {
+			for _, n := range kv {
+				if name := topName(n); name != "" {
+					return name
+				}
+			}
+		}
+	case *jparse.NegationNode:
+		return topName(t.RHS)
 	}
 	return ""
 }

@@ -111,7 +111,8 @@ func TestEvalFailures(t *testing.T) {
 func TestTopLevelReference(t *testing.T) {
 	for expr, want := range map[string]string{
 		`phone`: "phone", `phone.number`: "phone", `$states.input.phone`: "", `$x + total`: "total",
-		`$states.input.items[value > 3]`: "", `'a' & b`: "b",
+		`$states.input.items[value > 3]`: "", `'a' & b`: "b", `{"k": total}`: "total", `{"k": $states.input.v}`: "",
+		`-amount`: "amount",
 	} {
 		e, err := jsonata.Compile(expr)
 		if err != nil {
