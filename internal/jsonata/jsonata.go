@@ -185,7 +185,8 @@ func stripStrings(src string) string {
 }
 
 // TopLevelReference returns the name a path of the expression starts with when it reads a field of the context
-// item (which Step Functions does not provide: "Reference to 'x' at the top level is not supported"), or "".
+// item, or "$" when it reads the context item itself (Step Functions provides none: "Reference to 'x' at the top
+// level is not supported"), or "".
 func (e *Expr) TopLevelReference() (name string) {
 	defer func() {
 		if recover() != nil {
@@ -203,6 +204,10 @@ func topName(n jparse.Node) string {
 	switch t := n.(type) {
 	case *jparse.NameNode:
 		return t.Value
+	case *jparse.VariableNode:
+		if t.Name == "" { // $, the context item
+			return "$"
+		}
 	case *jparse.PathNode:
 		if len(t.Steps) > 0 {
 			return topName(t.Steps[0])

@@ -112,7 +112,7 @@ func TestTopLevelReference(t *testing.T) {
 	for expr, want := range map[string]string{
 		`phone`: "phone", `phone.number`: "phone", `$states.input.phone`: "", `$x + total`: "total",
 		`$states.input.items[value > 3]`: "", `'a' & b`: "b", `{"k": total}`: "total", `{"k": $states.input.v}`: "",
-		`-amount`: "amount",
+		`-amount`: "amount", `$`: "$", `$.a`: "$", `$states.input.items[$ > 1]`: "", `$map([1], function($v){ $v })`: "",
 	} {
 		e, err := jsonata.Compile(expr)
 		if err != nil {
