@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	lib "github.com/blues/jsonata-go"
@@ -357,8 +358,15 @@ func (e *Expr) Eval(env Env) (any, error) {
 	return sess.c.fromGo(out)
 }
 
-// evalSafe evaluates with no context item, turning a panic of the library into an error.
+// evalMu serializes evaluations: the library keeps the name and the context item of a call on the function value
+// itself (SetName, SetContext), and its built-in functions are shared by every expression, so two evaluations at
+// once would read each other's context item ($uppercase() on a path step, for example).
+var evalMu sync.Mutex
+
+// evalSafe evaluates with no context item, one evaluation at a time, turning a panic of the library into an error.
 func evalSafe(e *lib.Expr) (out interface{}, err error) {
+	evalMu.Lock()
+	defer evalMu.Unlock()
 	defer func() {
 		if r := recover(); r != nil {
 			out, err = nil, fmt.Errorf("the evaluation failed: %v", r)

@@ -2,6 +2,9 @@ package jsonata_test
 
 import (
 	"errors"
+	"fmt"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -154,4 +157,36 @@ func FuzzCompileEval(f *testing.F) {
 			States: func() any { return map[string]any{"input": map[string]any{"a": []any{"b"}}} },
 		})
 	})
+}
+
+// TestConcurrentEvaluations: evaluations in many goroutines at once (Map iterations, concurrent executions) each
+// read their own data, also through functions that take the context item as their argument (the library keeps that
+// item on shared function values).
+func TestConcurrentEvaluations(t *testing.T) {
+	e, err := jsonata.Compile(`$states.input.names.$uppercase() & $string($states.input.n)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 64)
+	for g := range 8 {
+		name := string(rune('a' + g))
+		in := decode(t, `{"input":{"names":"`+name+`","n":`+string(rune('0'+g))+`}}`)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 200 {
+				v, err := e.Eval(jsonata.Env{States: func() any { return in }})
+				if want := strings.ToUpper(name) + string(rune('0'+g)); err != nil || v != want {
+					errs <- fmt.Sprintf("goroutine %d: %v %v, want %s", g, v, err, want)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
 }

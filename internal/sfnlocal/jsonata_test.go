@@ -460,3 +460,29 @@ func TestJSONataWait(t *testing.T) {
 		t.Fatalf("output %s", got)
 	}
 }
+
+// TestJSONataConcurrentIterations: Map iterations running at once evaluate their JSONata (and read and assign
+// their variables) independently: every iteration's output is its own.
+func TestJSONataConcurrentIterations(t *testing.T) {
+	const def = `{"QueryLanguage":"JSONata","StartAt":"Init","States":{
+	  "Init":{"Type":"Pass","Assign":{"prefix":"item-"},"Next":"Map"},
+	  "Map":{"Type":"Map","Items":"{% $map([1..30], function($i){ {'v': 'n' & $i} }) %}",
+	    "ItemSelector":{"v":"{% $states.context.Map.Item.Value.v %}","i":"{% $states.context.Map.Item.Index %}"},
+	    "ItemProcessor":{"StartAt":"A","States":{
+	      "A":{"Type":"Pass","Assign":{"mine":"{% $prefix & $uppercase($states.input.v) %}"},"Next":"B"},
+	      "B":{"Type":"Pass","Output":"{% $mine & '/' & $string($states.input.i) %}","End":true}}},
+	    "End":true}}}`
+	eng := newEngine(t, sfnlocal.Options{})
+	var got []string
+	if err := json.Unmarshal([]byte(output(t, run(t, eng, def, `{}`))), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 30 {
+		t.Fatalf("%d results", len(got))
+	}
+	for i, g := range got {
+		if want := fmt.Sprintf("item-N%d/%d", i+1, i); g != want {
+			t.Fatalf("result %d = %s, want %s", i, g, want)
+		}
+	}
+}
