@@ -486,3 +486,25 @@ func TestJSONataConcurrentIterations(t *testing.T) {
 		}
 	}
 }
+
+// TestDocAssignExample is the Assign example of "Passing data between states with variables"
+// (https://docs.aws.amazon.com/step-functions/latest/dg/workflow-variables.html): {"productName": "product1",
+// "count": 42, "available": true}, read back as $productName, $count and $available, in a JSONPath state (the
+// literal values need no ".$") and in a JSONata one; the history shows each value as JSON text.
+func TestDocAssignExample(t *testing.T) {
+	for _, lang := range []string{"JSONPath", "JSONata"} {
+		t.Run(lang, func(t *testing.T) {
+			def := `{"QueryLanguage":"` + lang + `","StartAt":"Set","States":{
+			  "Set":{"Type":"Pass","Assign":{"productName":"product1","count":42,"available":true},"Next":"Read"},
+			  "Read":{"Type":"Pass","QueryLanguage":"JSONata","Output":{"name":"{% $productName %}","count":"{% $count %}","available":"{% $available %}"},"End":true}}}`
+			rec := run(t, newEngine(t, sfnlocal.Options{}), def, `{}`)
+			if got := output(t, rec); got != `{"name":"product1","count":42,"available":true}` {
+				t.Fatalf("output %s", got)
+			}
+			av, _ := rec.History[2].Details["assignedVariables"].(map[string]any)
+			if rec.History[2].Type != "PassStateExited" || av["productName"] != `"product1"` || av["count"] != "42" || av["available"] != "true" {
+				t.Fatalf("event 3 = %s %v", rec.History[2].Type, rec.History[2].Details)
+			}
+		})
+	}
+}
