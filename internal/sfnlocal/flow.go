@@ -148,7 +148,8 @@ func (x *execution) runWithRetry(ctx context.Context, sr *stateRun, input any, t
 	}
 }
 
-// finishResult applies ResultSelector, ResultPath and OutputPath to a state's result.
+// finishResult applies ResultSelector, Assign, ResultPath and OutputPath to a state's result (JSONPath), or
+// evaluates Assign and Output with the result as $states.result (JSONata).
 func (x *execution) finishResult(sr *stateRun, input, result any) (any, *failure) {
 	sr.result, sr.hasResult = result, true
 	if sr.st.JSONata {
