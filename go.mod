@@ -15,6 +15,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/sns v1.47.10
 	github.com/aws/aws-sdk-go-v2/service/sqs v1.52.11
 	github.com/aws/smithy-go v1.28.8
+	github.com/blues/jsonata-go v1.5.4
 	github.com/dunglas/httpsfv v1.1.2
 	gopkg.in/yaml.v3 v3.0.1
 )

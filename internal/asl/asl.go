@@ -1,6 +1,7 @@
-// Package asl holds the Amazon States Language (JSONPath query language) definition model: Parse turns a definition
-// document into an immutable *Definition, Validate reports every problem with the path of the offending field
-// (for example States.Debit.Retry[0].BackoffRate). The engine in package sfnlocal runs a validated Definition.
+// Package asl holds the Amazon States Language definition model, for both query languages (JSONPath and JSONata
+// states, workflow variables): Parse turns a definition document into an immutable *Definition, Validate reports
+// every problem with the path of the offending field (for example States.Debit.Retry[0].BackoffRate). The engine in
+// package sfnlocal runs a validated Definition.
 package asl
 
 import "github.com/transferflow/orchestrator/internal/jsonvalue"
@@ -43,7 +44,10 @@ type Definition struct {
 	Order          []string // state names in document order
 	TimeoutSeconds int64    // 0: none
 	Version        string
-	QueryLanguage  string
+	// QueryLanguage is the field as written ("" when absent); JSONata reports whether the machine's language is
+	// JSONata (then every state is).
+	QueryLanguage string
+	JSONata       bool
 	// ProcessorMode is the Map ItemProcessor ProcessorConfig.Mode ("INLINE" when absent).
 	ProcessorMode string
 
@@ -73,6 +77,11 @@ type Catcher struct {
 	ErrorEquals []string
 	Next        string
 	ResultPath  OptPath
+	// Assign and Output (JSONata states) are evaluated with $states.errorOutput.
+	Assign    any
+	HasAssign bool
+	Output    any
+	HasOutput bool
 }
 
 // ChoiceRule is a Choice rule: a comparison (Variable, Operator, Operand), or a boolean combination (And, Or, Not).
@@ -85,6 +94,14 @@ type ChoiceRule struct {
 	Or       []*ChoiceRule
 	Not      *ChoiceRule
 	Next     string
+	// Condition is the rule of a JSONata Choice state: a "{% … %}" string or a boolean.
+	Condition    any
+	HasCondition bool
+	// Assign and Output of a top-level rule apply when it matches.
+	Assign    any
+	HasAssign bool
+	Output    any
+	HasOutput bool
 }
 
 // State is one state of a definition. Only the fields of its Type are meaningful.
@@ -94,6 +111,32 @@ type State struct {
 	Comment string
 	Next    string
 	End     bool
+	// QueryLanguage is the field as written on the state ("" when absent); JSONata reports whether the state's
+	// language, its own or the machine's, is JSONata.
+	QueryLanguage string
+	JSONata       bool
+	// langConflict: a JSONPath state in a JSONata machine (reported once by Validate).
+	langConflict bool
+
+	// Assign is the state's variable assignments (both languages), nil when absent (HasAssign false).
+	Assign    any
+	HasAssign bool
+	// JSONata fields: Arguments (Task, Parallel), Output, Items (Map).
+	Arguments    any
+	HasArguments bool
+	Output       any
+	HasOutput    bool
+	Items        any
+	HasItems     bool
+	// Expressions given for numeric fields in JSONata states ("{% … %}"): TimeoutSeconds, HeartbeatSeconds, Wait
+	// Seconds and Timestamp, Map MaxConcurrency, ToleratedFailurePercentage and ToleratedFailureCount.
+	TimeoutSecondsExpr    string
+	HeartbeatSecondsExpr  string
+	SecondsExpr           string
+	TimestampExpr         string
+	MaxConcurrencyExpr    string
+	ToleratedFailurePct   any
+	ToleratedFailureCount any
 
 	InputPath      OptPath
 	OutputPath     OptPath

@@ -23,6 +23,7 @@ func FuzzParseValidate(f *testing.F) {
 	for _, name := range []string{
 		filepath.Join("..", "..", "statemachine", "transfer.asl.json"),
 		filepath.Join("..", "sfnlocal", "testdata", "saga.asl.json"),
+		filepath.Join("..", "sfnapi", "testdata", "saga-jsonata.asl.json"),
 	} {
 		b, err := os.ReadFile(name)
 		if err != nil {

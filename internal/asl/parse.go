@@ -32,6 +32,9 @@ func Parse(data []byte) (*Definition, error) {
 
 type decoder struct {
 	errs []*Error
+	// jsonata: the state machine's query language is JSONata. States in branches and item processors fall back
+	// to the machine's language, not to the enclosing state's.
+	jsonata bool
 }
 
 func (p *decoder) errf(path, format string, args ...any) {
@@ -46,14 +49,20 @@ func join(base, field string) string {
 }
 
 var machineFields = map[string]bool{"Comment": true, "StartAt": true, "States": true, "TimeoutSeconds": true,
-	"Version": true, "QueryLanguage": true}
+	"Version": true}
+
+// Query languages.
+const (
+	LangJSONPath = "JSONPath"
+	LangJSONata  = "JSONata"
+)
 
 // machine decodes a state machine or a branch/processor object at path base.
 func (p *decoder) machine(obj map[string]any, base string, top bool) *Definition {
 	def := &Definition{States: map[string]*State{}, ProcessorMode: "INLINE"}
 	// Fields are visited in sorted order, here and below, so that problems are reported in a stable order.
 	for _, k := range slices.Sorted(maps.Keys(obj)) {
-		if machineFields[k] {
+		if machineFields[k] || (top && k == "QueryLanguage") {
 			continue
 		}
 		if !top && k == "ProcessorConfig" {
@@ -67,10 +76,11 @@ func (p *decoder) machine(obj map[string]any, base string, top bool) *Definition
 		p.errf(join(base, "StartAt"), "field is required")
 	}
 	def.Version = p.str(obj, base, "Version")
-	def.QueryLanguage = p.str(obj, base, "QueryLanguage")
-	if def.QueryLanguage != "" && def.QueryLanguage != "JSONPath" {
-		p.errf(join(base, "QueryLanguage"), "only the JSONPath query language is supported, got %q", def.QueryLanguage)
+	if top {
+		def.QueryLanguage = p.queryLanguage(obj, base)
+		p.jsonata = def.QueryLanguage == LangJSONata
 	}
+	def.JSONata = p.jsonata
 	if _, ok := obj["TimeoutSeconds"]; ok {
 		if !top {
 			p.errf(join(base, "TimeoutSeconds"), "field is not supported")
@@ -131,17 +141,19 @@ func stateOrder(states map[string]any) []string {
 	return names
 }
 
-var commonFields = map[string]bool{"Type": true, "Comment": true}
+var commonFields = map[string]bool{"Type": true, "Comment": true, "QueryLanguage": true}
 
+// fieldsByType lists the fields of each state type in either query language; Validate refuses those of the
+// other language (jsonPathOnly, jsonataOnly).
 var fieldsByType = map[string][]string{
-	TypePass:     {"Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "Result"},
-	TypeTask:     {"Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "Resource", "TimeoutSeconds", "TimeoutSecondsPath", "HeartbeatSeconds", "HeartbeatSecondsPath", "Retry", "Catch", "Credentials"},
-	TypeChoice:   {"InputPath", "OutputPath", "Choices", "Default"},
-	TypeWait:     {"Next", "End", "InputPath", "OutputPath", "Seconds", "SecondsPath", "Timestamp", "TimestampPath"},
-	TypeSucceed:  {"InputPath", "OutputPath"},
+	TypePass:     {"Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "Result", "Assign", "Output"},
+	TypeTask:     {"Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "Resource", "TimeoutSeconds", "TimeoutSecondsPath", "HeartbeatSeconds", "HeartbeatSecondsPath", "Retry", "Catch", "Credentials", "Assign", "Output", "Arguments"},
+	TypeChoice:   {"InputPath", "OutputPath", "Choices", "Default", "Assign", "Output"},
+	TypeWait:     {"Next", "End", "InputPath", "OutputPath", "Seconds", "SecondsPath", "Timestamp", "TimestampPath", "Assign", "Output"},
+	TypeSucceed:  {"InputPath", "OutputPath", "Output"},
 	TypeFail:     {"Error", "ErrorPath", "Cause", "CausePath"},
-	TypeParallel: {"Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "Branches", "Retry", "Catch"},
-	TypeMap:      {"Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "Iterator", "ItemProcessor", "ItemsPath", "ItemSelector", "MaxConcurrency", "MaxConcurrencyPath", "Retry", "Catch", "Label", "ToleratedFailurePercentage", "ToleratedFailureCount"},
+	TypeParallel: {"Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "Branches", "Retry", "Catch", "Assign", "Output", "Arguments"},
+	TypeMap:      {"Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "Iterator", "ItemProcessor", "ItemsPath", "ItemSelector", "MaxConcurrency", "MaxConcurrencyPath", "Retry", "Catch", "Label", "ToleratedFailurePercentage", "ToleratedFailureCount", "Assign", "Output", "Items"},
 }
 
 func (p *decoder) state(name string, obj map[string]any, sp string) *State {
@@ -171,6 +183,8 @@ func (p *decoder) state(name string, obj map[string]any, sp string) *State {
 		}
 	}
 	st.Comment = p.str(obj, sp, "Comment")
+	p.stateLanguage(st, obj, sp)
+	p.jsonataFields(st, obj, sp)
 	st.Next = p.target(obj, sp, "Next")
 	if v, ok := obj["End"]; ok {
 		b, isBool := v.(bool)
@@ -192,11 +206,11 @@ func (p *decoder) state(name string, obj map[string]any, sp string) *State {
 		st.Result, st.HasResult = v, true
 	}
 	st.Resource = p.str(obj, sp, "Resource")
-	if _, ok := obj["TimeoutSeconds"]; ok {
+	if _, ok := obj["TimeoutSeconds"]; ok && !p.expr(st, obj, "TimeoutSeconds", &st.TimeoutSecondsExpr) {
 		st.TimeoutSeconds = p.posInt(obj, sp, "TimeoutSeconds")
 	}
 	st.TimeoutSecondsPath = p.str(obj, sp, "TimeoutSecondsPath")
-	if _, ok := obj["HeartbeatSeconds"]; ok {
+	if _, ok := obj["HeartbeatSeconds"]; ok && !p.expr(st, obj, "HeartbeatSeconds", &st.HeartbeatSecondsExpr) {
 		st.HeartbeatSeconds = p.posInt(obj, sp, "HeartbeatSeconds")
 	}
 	st.HeartbeatSecondsPath = p.str(obj, sp, "HeartbeatSecondsPath")
@@ -212,12 +226,14 @@ func (p *decoder) state(name string, obj map[string]any, sp string) *State {
 			st.Choices = append(st.Choices, p.rule(r, fmt.Sprintf("%s.Choices[%d]", sp, i), true))
 		}
 	}
-	if _, ok := obj["Seconds"]; ok {
+	if _, ok := obj["Seconds"]; ok && !p.expr(st, obj, "Seconds", &st.SecondsExpr) {
 		n := p.nonNegInt(obj, sp, "Seconds")
 		st.Seconds = &n
 	}
 	st.SecondsPath = p.str(obj, sp, "SecondsPath")
-	st.Timestamp = p.str(obj, sp, "Timestamp")
+	if !p.expr(st, obj, "Timestamp", &st.TimestampExpr) {
+		st.Timestamp = p.str(obj, sp, "Timestamp")
+	}
 	st.TimestampPath = p.str(obj, sp, "TimestampPath")
 	st.Error = p.str(obj, sp, "Error")
 	st.ErrorPath = p.str(obj, sp, "ErrorPath")
@@ -256,7 +272,7 @@ func (p *decoder) state(name string, obj map[string]any, sp string) *State {
 	if v, ok := obj["ItemSelector"]; ok {
 		st.ItemSelector, st.HasItemSelector = v, true
 	}
-	if _, ok := obj["MaxConcurrency"]; ok {
+	if _, ok := obj["MaxConcurrency"]; ok && !p.expr(st, obj, "MaxConcurrency", &st.MaxConcurrencyExpr) {
 		st.MaxConcurrency = p.nonNegInt(obj, sp, "MaxConcurrency")
 	}
 	st.MaxConcurrencyPath = p.str(obj, sp, "MaxConcurrencyPath")
@@ -425,12 +441,14 @@ func (p *decoder) retry(obj map[string]any, sp string) []Retrier {
 	return out
 }
 
-var catcherFields = map[string]bool{"ErrorEquals": true, "Next": true, "ResultPath": true, "Comment": true}
+var catcherFields = map[string]bool{"ErrorEquals": true, "Next": true, "ResultPath": true, "Comment": true, "Assign": true, "Output": true}
 
 func (p *decoder) catch(obj map[string]any, sp string) []Catcher {
 	var out []Catcher
 	p.objects(obj, sp, "Catch", catcherFields, func(cp string, co map[string]any) {
 		c := Catcher{ErrorEquals: p.strings(co, cp, "ErrorEquals"), Next: p.target(co, cp, "Next"), ResultPath: p.optPath(co, cp, "ResultPath")}
+		c.Assign, c.HasAssign = co["Assign"]
+		c.Output, c.HasOutput = co["Output"]
 		if _, ok := co["ErrorEquals"]; !ok {
 			p.errf(join(cp, "ErrorEquals"), "field is required")
 		}
@@ -485,6 +503,20 @@ func (p *decoder) rule(v any, rp string, top bool) *ChoiceRule {
 				p.errf(join(rp, k), "a nested choice rule must not have Next")
 			}
 		case k == "Comment":
+		case k == "Condition":
+			ops = append(ops, k)
+			r.Condition, r.HasCondition = val, true
+			if _, isBool := val.(bool); !isBool {
+				if s, isStr := val.(string); !isStr || !isExpr(s) {
+					p.errf(join(rp, k), "must be a JSONata expression (\"{%% … %%}\") or a boolean")
+				}
+			}
+		case (k == "Assign" || k == "Output") && top:
+			if k == "Assign" {
+				r.Assign, r.HasAssign = val, true
+			} else {
+				r.Output, r.HasOutput = val, true
+			}
 		case k == "And" || k == "Or":
 			ops = append(ops, k)
 			arr, isArr := val.([]any)

@@ -139,6 +139,7 @@ func (v *validator) state(def *Definition, st *State, sp string) {
 		}
 		v.target(def, join(sp, "Next"), st.Next)
 	}
+	v.language(st, sp)
 	v.path(sp, "InputPath", st.InputPath, false)
 	v.path(sp, "OutputPath", st.OutputPath, false)
 	v.path(sp, "ResultPath", st.ResultPath, true)
@@ -188,7 +189,7 @@ func (v *validator) state(def *Definition, st *State, sp string) {
 		if st.Seconds != nil {
 			n++
 		}
-		for _, s := range []string{st.SecondsPath, st.Timestamp, st.TimestampPath} {
+		for _, s := range []string{st.SecondsPath, st.Timestamp, st.TimestampPath, st.SecondsExpr, st.TimestampExpr} {
 			if s != "" {
 				n++
 			}
@@ -230,7 +231,7 @@ func (v *validator) state(def *Definition, st *State, sp string) {
 			}
 		}
 		v.path(sp, "ItemsPath", st.ItemsPath, false)
-		if st.HasItemSelector {
+		if st.HasItemSelector && !st.JSONata {
 			v.payload(join(sp, "ItemSelector"), st.ItemSelector)
 		}
 		if st.HasItemSelector && st.HasParameters {
@@ -274,7 +275,18 @@ func (v *validator) dynamicPath(sp, field, p string) {
 
 func (v *validator) checkPath(path, p string, reference bool) {
 	src := p
-	if strings.HasPrefix(p, "$$") {
+	if name, rest, ok := VariablePath(p); ok {
+		if reference {
+			v.errf(path, "a variable cannot be written: %q", p)
+			return
+		}
+		if name == "states" && !strings.HasPrefix(rest, "$.input") && !strings.HasPrefix(rest, "$.result") &&
+			!strings.HasPrefix(rest, "$.errorOutput") && !strings.HasPrefix(rest, "$.context") {
+			v.errf(path, "invalid JSONPath %q: $states has only input, result, errorOutput and context", p)
+			return
+		}
+		src = rest
+	} else if strings.HasPrefix(p, "$$") {
 		if reference {
 			v.errf(path, "the context object cannot be written: %q", p)
 			return

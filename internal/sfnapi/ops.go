@@ -189,11 +189,11 @@ func (s *Server) validateDefinition(_ context.Context, body json.RawMessage) (an
 	diags := []any{}
 	if _, err := sfnlocal.LoadDefinition([]byte(in.Definition)); err != nil {
 		for _, e := range asl.Errors(err) {
-			code := e.Code
-			if code == "" {
-				code = "SCHEMA_VALIDATION_FAILED"
+			code, msg := diagnosticCode(e.Msg)
+			if e.Code != "" {
+				code = e.Code
 			}
-			diags = append(diags, map[string]any{"severity": "ERROR", "code": code, "message": e.Msg,
+			diags = append(diags, map[string]any{"severity": "ERROR", "code": code, "message": msg,
 				"location": "/" + strings.ReplaceAll(e.Path, ".", "/")})
 		}
 	}

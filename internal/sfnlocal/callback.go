@@ -257,6 +257,9 @@ func (x *execution) taskContext(sr *stateRun) *jsonvalue.Object {
 // heartbeatSeconds returns the task's HeartbeatSeconds, or the value of its HeartbeatSecondsPath.
 func (x *execution) heartbeatSeconds(sr *stateRun, eff any) (int64, *failure) {
 	st := sr.st
+	if sr.sp.jHeartbeat != nil {
+		return x.evalJInt(sr, sr.sp.jHeartbeat, true)
+	}
 	if st.HeartbeatSecondsPath == "" {
 		return st.HeartbeatSeconds, nil
 	}
@@ -414,7 +417,8 @@ func (x *execution) saveWait(sr *stateRun, cb *CallbackCheckpoint, th *thread) {
 		x.mu.Unlock()
 		return
 	}
-	x.rec.Checkpoint = &Checkpoint{State: prev.State, Input: prev.Input, PreviousEventID: th.prev, Callback: &saved}
+	x.rec.Checkpoint = &Checkpoint{State: prev.State, Input: prev.Input, PreviousEventID: th.prev, Callback: &saved,
+		Variables: prev.Variables}
 	x.mu.Unlock()
 	if err := x.save(context.Background()); err != nil {
 		x.eng.opts.Logger.Error("save waiting task", "executionArn", x.rec.Arn, "error", err)
@@ -447,7 +451,7 @@ func (x *execution) resumeWaiting(ctx context.Context, cp Checkpoint, input any,
 	cb := cp.Callback
 	st := x.m.def.States[cp.State]
 	sr := &stateRun{st: st, sp: x.prog.states[st], enteredID: cb.EnteredEventID, entered: cb.EnteredTime,
-		retry: cb.Retry, attempts: cb.Attempts, resume: cb, token: cb.Token}
+		retry: cb.Retry, attempts: cb.Attempts, resume: cb, token: cb.Token, vars: x.vars, statesInput: input, th: th}
 	out, caught, next, fail := x.runWithRetry(ctx, sr, input, th)
 	if fail != nil {
 		return nil, fail
@@ -459,7 +463,7 @@ func (x *execution) resumeWaiting(ctx context.Context, cp Checkpoint, input any,
 	if fail != nil || next == "" {
 		return out, fail
 	}
-	return x.runMachine(ctx, x.m.def, next, out, th)
+	return x.runMachine(ctx, x.m.def, next, out, th, x.vars)
 }
 
 // resumeTask is attemptTask for the attempt that was waiting when the engine stopped.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/transferflow/orchestrator/internal/asl"
 	"github.com/transferflow/orchestrator/internal/intrinsic"
 	"github.com/transferflow/orchestrator/internal/jsonpath"
 	"github.com/transferflow/orchestrator/internal/jsonvalue"
@@ -32,7 +33,13 @@ func compiledPath(src string) (*jsonpath.Path, error) {
 
 // get evaluates a path against doc, or against the context object when it starts with $$.
 func (x *execution) get(sr *stateRun, path string, doc any) (any, error) {
-	if strings.HasPrefix(path, "$$") {
+	if name, rest, ok := asl.VariablePath(path); ok {
+		v, found := x.variable(sr, name)
+		if !found {
+			return nil, fmt.Errorf("the variable '$%s' is not defined: %w", name, jsonpath.ErrNoMatch)
+		}
+		doc, path = v, rest
+	} else if strings.HasPrefix(path, "$$") {
 		doc = x.contextObject(sr)
 		path = path[1:]
 	}

@@ -269,6 +269,7 @@ func (e *Engine) restartLocked(m *machine, r *ExecutionRecord) func() {
 	}
 	cp := r.Checkpoint
 	var cpInput any
+	vars := newScope(nil)
 	if cp != nil {
 		if _, ok := m.def.States[cp.State]; !ok {
 			return nil
@@ -276,8 +277,12 @@ func (e *Engine) restartLocked(m *machine, r *ExecutionRecord) func() {
 		if cpInput, err = asl.Decode([]byte(cp.Input)); err != nil {
 			return nil
 		}
+		if vars, err = restoreScope(cp.Variables); err != nil {
+			return nil
+		}
 	}
 	x := newExecution(e, m, r.Arn, r.Name, r.Input, input)
+	x.vars = vars
 	fresh := len(r.History) == 0
 	x.adopt(r)
 	e.exec[r.Arn] = x

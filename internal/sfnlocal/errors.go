@@ -22,6 +22,7 @@ const (
 	ErrNameResultWriterFailed  = "States.ResultWriterFailed"
 	ErrNameRuntime             = "States.Runtime"
 	ErrNameDataLimitExceeded   = "States.DataLimitExceeded"
+	ErrNameQueryEvaluation     = "States.QueryEvaluationError"
 )
 
 // Sentinel errors of the engine's management operations; sfnapi maps them to the API's error types.

@@ -25,6 +25,10 @@ type execution struct {
 	// synchronous: run by StartSyncExecution or TestState, whose context objects have no Execution.RedriveCount
 	// (and, in TestState without a role, a null RoleArn), as AWS's recorded ones show.
 	synchronous bool
+	// vars is the root scope of the workflow variables (the machine's own states): root, or the scope restored
+	// from a checkpoint.
+	vars *scope
+	root scope
 
 	// ctxOnce builds the parts of the context object ($$) that do not change during the execution.
 	ctxOnce         sync.Once
@@ -60,8 +64,10 @@ func newExecution(e *Engine, m *machine, arn, name, rawInput string, input any) 
 	ctx, cancel := context.WithCancelCause(e.ctx)
 	rec := &ExecutionRecord{Arn: arn, StateMachineArn: m.sm.Arn, Name: name, Status: StatusRunning, Input: rawInput,
 		StartDate: e.opts.Clock.Now()}
-	return &execution{eng: e, m: m, prog: m.program(), input: input, express: m.sm.Type == TypeExpress, rec: rec,
+	x := &execution{eng: e, m: m, prog: m.program(), input: input, express: m.sm.Type == TypeExpress, rec: rec,
 		ctx: ctx, cancel: cancel, done: make(chan struct{})}
+	x.vars = &x.root
+	return x
 }
 
 func (x *execution) snapshot() *ExecutionRecord {
@@ -119,7 +125,8 @@ func (x *execution) emitAt(at time.Time, th *thread, advance bool, typ, key stri
 	return id
 }
 
-// payloadKeys are the members of event details that carry data (JSON text or an error's cause) rather than names.
+// payloadKeys are the members of event details that carry data (JSON text or an error's cause) rather than names;
+// assignedVariables, a map of such texts, is emptied too.
 var payloadKeys = []string{"input", "output", "parameters", "cause"}
 
 // truncated is the inputDetails/outputDetails of an event recorded without its payload.
@@ -139,6 +146,16 @@ func withoutPayloads(details map[string]any) map[string]any {
 			}
 			out[k] = ""
 		}
+	}
+	if av, ok := details["assignedVariables"].(map[string]any); ok && len(av) > 0 {
+		if out == nil {
+			out = make(map[string]any, len(details))
+			for k, v := range details {
+				out[k] = v
+			}
+		}
+		out["assignedVariables"] = map[string]any{}
+		out["assignedVariablesDetails"] = truncated
 	}
 	if out == nil {
 		return details
@@ -174,7 +191,7 @@ func (x *execution) run() {
 	}
 	x.emit(th, false, EventExecutionStarted, "executionStartedEventDetails", details)
 	x.publish()
-	out, fail := x.safeRunMachine(x.ctx, x.m.def, x.m.def.StartAt, x.input, th)
+	out, fail := x.safeRunMachine(x.ctx, x.m.def, x.m.def.StartAt, x.input, th, x.vars)
 	x.finish(th, out, fail)
 }
 
@@ -190,7 +207,7 @@ func (x *execution) resume(cp Checkpoint, input any) {
 	if cp.Callback != nil {
 		out, fail = x.resumeWaiting(x.ctx, cp, input, th)
 	} else {
-		out, fail = x.safeRunMachine(x.ctx, x.m.def, cp.State, input, th)
+		out, fail = x.safeRunMachine(x.ctx, x.m.def, cp.State, input, th, x.vars)
 	}
 	x.finish(th, out, fail)
 }
@@ -232,7 +249,7 @@ func (x *execution) checkpoint(state string, input any, th *thread) {
 		x.mu.Unlock()
 		return
 	}
-	x.rec.Checkpoint = &Checkpoint{State: state, Input: marshal(input), PreviousEventID: th.prev}
+	x.rec.Checkpoint = &Checkpoint{State: state, Input: marshal(input), PreviousEventID: th.prev, Variables: x.vars.text()}
 	x.mu.Unlock()
 	if err := x.save(context.Background()); err != nil {
 		x.eng.opts.Logger.Error("save execution checkpoint", "executionArn", x.rec.Arn, "error", err)
@@ -330,6 +347,19 @@ type stateRun struct {
 	wait     *taskWait
 	attempts []int64
 	resume   *CallbackCheckpoint
+	// Variables: the scope the state runs in, the assignments its Assign evaluated (set when it exits), and those
+	// set, for its StateExited event.
+	vars     *scope
+	pending  []assignment
+	assigned map[string]any
+	// th is the state's history cursor (for EvaluationFailed events).
+	th *thread
+	// $states: the state's input, its result once there is one, the error output in a Catch.
+	statesInput any
+	result      any
+	hasResult   bool
+	errOut      any
+	hasErrOut   bool
 }
 
 // notTruncated is the inputDetails/outputDetails of every event; events are immutable, so they share it.
@@ -442,11 +472,11 @@ func digits(b []byte, n int) {
 }
 
 // runMachine runs a definition (the machine, a branch or an iteration) from the state start to a terminal state.
-func (x *execution) runMachine(ctx context.Context, def *asl.Definition, start string, input any, th *thread) (any, *failure) {
+func (x *execution) runMachine(ctx context.Context, def *asl.Definition, start string, input any, th *thread, vars *scope) (any, *failure) {
 	name := start
 	top := def == x.m.def
 	text := "" // the JSON text of input, when the previous state rendered it
-	sr := new(stateRun)
+	sr := &stateRun{vars: vars}
 	for {
 		if ctx.Err() != nil {
 			return nil, stopped
@@ -475,7 +505,7 @@ func (x *execution) runtimeErr(sr *stateRun, format string, args ...any) *failur
 // JSON text. text is the JSON text of input when the caller has it, else "". sr is the caller's, reset here for
 // this state.
 func (x *execution) runState(ctx context.Context, sr *stateRun, st *asl.State, input any, text string, th *thread) (string, any, string, *failure) {
-	*sr = stateRun{st: st, sp: x.prog.states[st], entered: x.eng.opts.Clock.Now()}
+	*sr = stateRun{st: st, sp: x.prog.states[st], entered: x.eng.opts.Clock.Now(), vars: sr.vars, statesInput: input, th: th}
 	if text == "" {
 		text = marshal(input)
 	}
@@ -496,13 +526,21 @@ func (x *execution) runState(ctx context.Context, sr *stateRun, st *asl.State, i
 	var next string
 	switch st.Type {
 	case asl.TypePass:
-		out, fail = x.runPass(sr, input)
+		if st.JSONata {
+			out, fail = x.runPassJSONata(sr, input)
+		} else {
+			out, fail = x.runPass(sr, input)
+		}
 	case asl.TypeWait:
 		out, fail = x.runWait(ctx, sr, input)
 	case asl.TypeSucceed:
-		out, fail = x.filterInput(sr, input)
-		if fail == nil {
-			out, fail = x.outputPath(sr, out)
+		if st.JSONata {
+			out, fail = x.outputJSONata(sr, input)
+		} else {
+			out, fail = x.filterInput(sr, input)
+			if fail == nil {
+				out, fail = x.outputPath(sr, out)
+			}
 		}
 	case asl.TypeTask, asl.TypeParallel, asl.TypeMap:
 		var caught bool
@@ -530,11 +568,23 @@ func (x *execution) exit(sr *stateRun, th *thread, next string, out, input any, 
 	if len(text) > MaxPayloadBytes {
 		return "", nil, "", dataLimitExceeded(sr.st.Name, "returned a result")
 	}
-	x.emit(th, true, sr.sp.exitedType, "stateExitedEventDetails", map[string]any{
-		"name": sr.sp.name, "output": text, "outputDetails": notTruncated})
+	if fail := x.commitAssign(sr); fail != nil {
+		return "", nil, "", fail
+	}
+	x.emit(th, true, sr.sp.exitedType, "stateExitedEventDetails", exitedDetails(sr, text))
 	// next is the state's Next ("" for an End state) or, for a caught error, the catcher's Next: a catcher's
 	// transition applies even on a state with End (as on AWS).
 	return next, out, text, nil
+}
+
+// exitedDetails returns the details of a state's StateExited event: its output and the variables it assigned.
+func exitedDetails(sr *stateRun, text string) map[string]any {
+	d := map[string]any{"name": sr.sp.name, "output": text, "outputDetails": notTruncated}
+	if len(sr.assigned) > 0 {
+		d["assignedVariables"] = sr.assigned
+		d["assignedVariablesDetails"] = notTruncated
+	}
+	return d
 }
 
 // sameValue reports whether a and b are the same JSON value in memory (so that they have the same text): the same
@@ -578,6 +628,9 @@ func (x *execution) runPass(sr *stateRun, input any) (any, *failure) {
 	if st.HasResult {
 		result = st.Result
 	}
+	if fail := x.evalAssign(sr, sr.sp.assign, result); fail != nil {
+		return nil, fail
+	}
 	out, fail := x.resultPath(sr, sr.sp.resultPath, input, result)
 	if fail != nil {
 		return nil, fail
@@ -588,6 +641,22 @@ func (x *execution) runPass(sr *stateRun, input any) (any, *failure) {
 func (x *execution) runFail(sr *stateRun, input any) (string, any, *failure) {
 	st := sr.st
 	f := &failure{Error: st.Error, Cause: st.Cause}
+	if st.JSONata {
+		for _, p := range []struct {
+			t   *jtemplate
+			dst *string
+		}{{sr.sp.jError, &f.Error}, {sr.sp.jCause, &f.Cause}} {
+			if p.t == nil {
+				continue
+			}
+			v, fail := x.evalJString(sr, p.t)
+			if fail != nil {
+				return "", nil, fail
+			}
+			*p.dst = v
+		}
+		return "", nil, f
+	}
 	for _, p := range []struct {
 		field, path string
 		dst         *string
@@ -620,18 +689,27 @@ func (x *execution) runFail(sr *stateRun, input any) (string, any, *failure) {
 
 func (x *execution) runChoice(sr *stateRun, input any, inText string, th *thread) (string, any, string, *failure) {
 	st := sr.st
-	eff, fail := x.filterInput(sr, input)
-	if fail != nil {
-		return "", nil, "", fail
+	eff := input
+	if !st.JSONata {
+		var fail *failure
+		if eff, fail = x.filterInput(sr, input); fail != nil {
+			return "", nil, "", fail
+		}
 	}
-	next := ""
-	for _, r := range sr.sp.choices {
-		ok, fail := x.evalRule(sr, r, eff)
+	next, matched := "", -1
+	for i, r := range sr.sp.choices {
+		var ok bool
+		var fail *failure
+		if st.JSONata {
+			ok, fail = x.evalJBool(sr, sr.sp.ruleCond[i])
+		} else {
+			ok, fail = x.evalRule(sr, r, eff)
+		}
 		if fail != nil {
 			return "", nil, "", fail
 		}
 		if ok {
-			next = r.r.Next
+			next, matched = r.r.Next, i
 			break
 		}
 	}
@@ -643,7 +721,34 @@ func (x *execution) runChoice(sr *stateRun, input any, inText string, th *thread
 			"An error occurred while executing the state '%s' (entered at the event id #%d). Failed to transition out of the state. The state does not point to a next state.",
 			st.Name, sr.enteredID)}
 	}
-	out, fail := x.outputPath(sr, eff)
+	// The state's Assign applies whichever rule matches, and the matching rule's Assign with it (the rule's value
+	// wins for a name both set); the matching rule's Output, else the state's.
+	output := sr.sp.jOutput
+	if fail := x.evalAssign(sr, sr.sp.assign, eff); fail != nil {
+		return "", nil, "", fail
+	}
+	if matched >= 0 {
+		if o := sr.sp.ruleOutput[matched]; o != nil {
+			output = o
+		}
+		if a := sr.sp.ruleAssign[matched]; a != nil {
+			state := sr.pending
+			if fail := x.evalAssign(sr, a, eff); fail != nil {
+				return "", nil, "", fail
+			}
+			sr.pending = mergeAssignments(state, sr.pending)
+		}
+	}
+	var out any
+	var fail *failure
+	if st.JSONata {
+		out = input
+		if output != nil {
+			out, fail = x.evalJ(sr, output)
+		}
+	} else {
+		out, fail = x.outputPath(sr, eff)
+	}
 	if fail != nil {
 		return "", nil, "", fail
 	}
@@ -651,9 +756,27 @@ func (x *execution) runChoice(sr *stateRun, input any, inText string, th *thread
 	if !sameValue(out, input) {
 		text = marshal(out)
 	}
-	x.emit(th, true, sr.sp.exitedType, "stateExitedEventDetails", map[string]any{
-		"name": sr.sp.name, "output": text, "outputDetails": notTruncated})
+	if fail := x.commitAssign(sr); fail != nil {
+		return "", nil, "", fail
+	}
+	x.emit(th, true, sr.sp.exitedType, "stateExitedEventDetails", exitedDetails(sr, text))
 	return next, out, text, nil
+}
+
+// runPassJSONata runs a JSONata Pass state: its Assign and its Output (by default its input).
+func (x *execution) runPassJSONata(sr *stateRun, input any) (any, *failure) {
+	if fail := x.evalAssign(sr, sr.sp.assign, input); fail != nil {
+		return nil, fail
+	}
+	return x.outputJSONata(sr, input)
+}
+
+// outputJSONata evaluates a JSONata state's Output, or returns def when it has none.
+func (x *execution) outputJSONata(sr *stateRun, def any) (any, *failure) {
+	if sr.sp.jOutput == nil {
+		return def, nil
+	}
+	return x.evalJ(sr, sr.sp.jOutput)
 }
 
 // jsonInt returns n as a JSON number value.
@@ -661,12 +784,12 @@ func jsonInt(n int64) json.Number { return json.Number(strconv.FormatInt(n, 10))
 
 // safeRunMachine is runMachine for the root of a goroutine: a panic inside the engine fails the branch of control
 // with States.Runtime instead of taking the process down.
-func (x *execution) safeRunMachine(ctx context.Context, def *asl.Definition, start string, input any, th *thread) (out any, fail *failure) {
+func (x *execution) safeRunMachine(ctx context.Context, def *asl.Definition, start string, input any, th *thread, vars *scope) (out any, fail *failure) {
 	defer func() {
 		if r := recover(); r != nil {
 			x.eng.opts.Logger.Error("engine panic", "executionArn", x.rec.Arn, "panic", fmt.Sprint(r))
 			out, fail = nil, runtimeFailure(fmt.Sprintf("internal error in the local engine: %v", r))
 		}
 	}()
-	return x.runMachine(ctx, def, start, input, th)
+	return x.runMachine(ctx, def, start, input, th, vars)
 }

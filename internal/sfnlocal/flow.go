@@ -65,10 +65,14 @@ func (x *execution) sleep(ctx context.Context, d time.Duration) bool {
 // catcher handled a failure (then next is the catcher's Next), or the failure.
 func (x *execution) runWithRetry(ctx context.Context, sr *stateRun, input any, th *thread) (any, bool, string, *failure) {
 	st := sr.st
-	eff, fail := x.filterInput(sr, input)
-	if fail != nil {
-		return nil, false, "", fail
+	eff := input
+	if !st.JSONata {
+		var fail *failure
+		if eff, fail = x.filterInput(sr, input); fail != nil {
+			return nil, false, "", fail
+		}
 	}
+	var fail *failure
 	attempts := make([]int64, len(st.Retry))
 	copy(attempts, sr.attempts) // a restored wait's counters
 	sr.attempts = attempts
@@ -120,6 +124,20 @@ func (x *execution) runWithRetry(ctx context.Context, sr *stateRun, input any, t
 				continue
 			}
 			errOut := jsonvalue.FromPairs("Error", fail.Error, "Cause", fail.Cause)
+			sr.errOut, sr.hasErrOut, sr.result, sr.hasResult = errOut, true, nil, false
+			if f := x.evalAssign(sr, sr.sp.catchAssign[i], errOut); f != nil {
+				return nil, false, "", f
+			}
+			if st.JSONata {
+				out := any(errOut)
+				if t := sr.sp.catchOutput[i]; t != nil {
+					var f *failure
+					if out, f = x.evalJ(sr, t); f != nil {
+						return nil, false, "", f
+					}
+				}
+				return out, true, c.Next, nil
+			}
 			out, f := x.resultPath(sr, sr.sp.catch[i], input, errOut)
 			if f != nil {
 				return nil, false, "", f
@@ -130,14 +148,25 @@ func (x *execution) runWithRetry(ctx context.Context, sr *stateRun, input any, t
 	}
 }
 
-// finishResult applies ResultSelector, ResultPath and OutputPath to a state's result.
+// finishResult applies ResultSelector, Assign, ResultPath and OutputPath to a state's result (JSONPath), or
+// evaluates Assign and Output with the result as $states.result (JSONata).
 func (x *execution) finishResult(sr *stateRun, input, result any) (any, *failure) {
+	sr.result, sr.hasResult = result, true
+	if sr.st.JSONata {
+		if fail := x.evalAssign(sr, sr.sp.assign, result); fail != nil {
+			return nil, fail
+		}
+		return x.outputJSONata(sr, result)
+	}
 	if sr.sp.resultSel != nil {
 		var fail *failure
 		result, fail = x.payload(sr, sr.sp.resultSel, result)
 		if fail != nil {
 			return nil, fail
 		}
+	}
+	if fail := x.evalAssign(sr, sr.sp.assign, result); fail != nil {
+		return nil, fail
 	}
 	out, fail := x.resultPath(sr, sr.sp.resultPath, input, result)
 	if fail != nil {
@@ -146,8 +175,52 @@ func (x *execution) finishResult(sr *stateRun, input, result any) (any, *failure
 	return x.outputPath(sr, out)
 }
 
+// waitJSONata returns how long a JSONata Wait state waits: its Seconds or Timestamp, each a number or an
+// expression.
+func (x *execution) waitJSONata(sr *stateRun) (time.Duration, *failure) {
+	st := sr.st
+	now := x.eng.opts.Clock.Now()
+	switch {
+	case sr.sp.jSeconds != nil:
+		n, fail := x.evalJInt(sr, sr.sp.jSeconds, false)
+		if fail != nil {
+			return 0, fail
+		}
+		return time.Duration(n) * time.Second, nil
+	case st.Seconds != nil:
+		return time.Duration(*st.Seconds) * time.Second, nil
+	case sr.sp.jTimestamp != nil:
+		s, fail := x.evalJString(sr, sr.sp.jTimestamp)
+		if fail != nil {
+			return 0, fail
+		}
+		t, ok := timestamp(s)
+		if !ok {
+			return 0, x.queryError(sr, "Timestamp", "The JSONata expression '%s' specified for the field 'Timestamp' returned '%s', which is not an ISO-8601 extended offset date-time.", sr.sp.jTimestamp.src, s)
+		}
+		return t.Sub(now), nil
+	case st.Timestamp != "":
+		t, _ := time.Parse(time.RFC3339Nano, st.Timestamp)
+		return t.Sub(now), nil
+	}
+	return 0, nil
+}
+
 func (x *execution) runWait(ctx context.Context, sr *stateRun, input any) (any, *failure) {
 	st := sr.st
+	if st.JSONata {
+		d, fail := x.waitJSONata(sr)
+		if fail != nil {
+			return nil, fail
+		}
+		if !x.sleep(ctx, d) {
+			return nil, stopped
+		}
+		if fail := x.evalAssign(sr, sr.sp.assign, input); fail != nil {
+			return nil, fail
+		}
+		return x.outputJSONata(sr, input)
+	}
 	eff, fail := x.filterInput(sr, input)
 	if fail != nil {
 		return nil, fail
@@ -177,6 +250,9 @@ func (x *execution) runWait(ctx context.Context, sr *stateRun, input any) (any, 
 		}
 		d = t.Sub(now)
 	}
+	if fail := x.evalAssign(sr, sr.sp.assign, eff); fail != nil {
+		return nil, fail
+	}
 	if !x.sleep(ctx, d) {
 		return nil, stopped
 	}
@@ -186,7 +262,12 @@ func (x *execution) runWait(ctx context.Context, sr *stateRun, input any) (any, 
 func (x *execution) attemptParallel(ctx context.Context, sr *stateRun, eff, input any, th *thread) (any, *failure) {
 	st := sr.st
 	in := eff
-	if sr.sp.parameters != nil {
+	if sr.sp.jArguments != nil {
+		var fail *failure
+		if in, fail = x.evalJ(sr, sr.sp.jArguments); fail != nil {
+			return nil, fail
+		}
+	} else if sr.sp.parameters != nil {
 		var fail *failure
 		in, fail = x.payload(sr, sr.sp.parameters, eff)
 		if fail != nil {
@@ -203,7 +284,7 @@ func (x *execution) attemptParallel(ctx context.Context, sr *stateRun, eff, inpu
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out, f := x.safeRunMachine(bctx, b, b.StartAt, in, &thread{prev: started})
+			out, f := x.safeRunMachine(bctx, b, b.StartAt, in, &thread{prev: started}, newScope(sr.vars))
 			results[i], fails[i] = out, f
 			if f != nil {
 				cancel()
@@ -226,15 +307,35 @@ func (x *execution) attemptParallel(ctx context.Context, sr *stateRun, eff, inpu
 
 func (x *execution) attemptMap(ctx context.Context, sr *stateRun, eff, input any, th *thread) (any, *failure) {
 	st := sr.st
-	itemsVal, fail := x.selectPath(sr, sr.sp.itemsPath, eff)
+	var itemsVal any
+	var fail *failure
+	switch {
+	case sr.sp.jItems != nil:
+		itemsVal, fail = x.evalJ(sr, sr.sp.jItems)
+	case st.JSONata:
+		itemsVal = eff
+	default:
+		itemsVal, fail = x.selectPath(sr, sr.sp.itemsPath, eff)
+	}
 	if fail != nil {
 		return nil, fail
 	}
 	items, ok := itemsVal.([]any)
+	if !ok && st.JSONata {
+		if sr.sp.jItems != nil {
+			return nil, x.unexpectedType(sr, sr.sp.jItems, "array", itemsVal)
+		}
+		return nil, x.queryError(sr, "Items", "The Items of the Map state must be an array, but the state's input is: %s", marshal(itemsVal))
+	}
 	if !ok {
 		return nil, x.runtimeErr(sr, "Invalid path '%s' : the path does not resolve to an array: %s", itemsPathText(st), marshal(itemsVal))
 	}
 	conc := st.MaxConcurrency
+	if sr.sp.jMaxConc != nil {
+		if conc, fail = x.evalJInt(sr, sr.sp.jMaxConc, false); fail != nil {
+			return nil, fail
+		}
+	}
 	if st.MaxConcurrencyPath != "" {
 		c, fail := x.longParam(sr, "MaxConcurrencyPath", st.MaxConcurrencyPath, eff, 0)
 		if fail != nil {
@@ -243,6 +344,9 @@ func (x *execution) attemptMap(ctx context.Context, sr *stateRun, eff, input any
 		conc = c
 	}
 	selector := sr.sp.itemSelector
+	if st.JSONata {
+		selector = nil
+	}
 	if sr.sp.parameters != nil {
 		selector = sr.sp.parameters
 	}
@@ -251,16 +355,20 @@ func (x *execution) attemptMap(ctx context.Context, sr *stateRun, eff, input any
 	// alive at once (a selector over a large array could otherwise build gigabytes up front); every selector is
 	// evaluated once before the first iteration all the same, so that one failing fails the state before any
 	// iteration starts.
+	jselector := sr.sp.jItemSelector
 	itemInput := func(i int) (any, *failure) {
-		if selector == nil {
+		if selector == nil && jselector == nil {
 			return items[i], nil
 		}
 		isr := *sr
 		isr.mapItem = jsonvalue.FromPairs("Index", json.Number(strconv.Itoa(i)), "Value", items[i])
-		isr.ctx = nil
+		isr.ctx, isr.ctxState = nil, nil
+		if jselector != nil {
+			return x.evalJ(&isr, jselector)
+		}
 		return x.payload(&isr, selector, eff)
 	}
-	if selector != nil {
+	if selector != nil || jselector != nil {
 		for i := range items {
 			if _, f := itemInput(i); f != nil {
 				return nil, f
@@ -280,7 +388,7 @@ func (x *execution) attemptMap(ctx context.Context, sr *stateRun, eff, input any
 			return f
 		}
 		x.emit(it, true, EventMapIterStarted, "mapIterationStartedEventDetails", map[string]any{"index": i, "name": st.Name})
-		out, f := x.safeRunMachine(mctx, st.ItemProcessor, st.ItemProcessor.StartAt, in, it)
+		out, f := x.safeRunMachine(mctx, st.ItemProcessor, st.ItemProcessor.StartAt, in, it, newScope(sr.vars))
 		mu.Lock()
 		defer mu.Unlock()
 		if f != nil {

@@ -37,6 +37,11 @@ func FuzzRunValidDefinition(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(saga, []byte(`{"transferId":"tr_1","amount":1250}`))
+	sagaJSONata, err := os.ReadFile(filepath.Join("..", "sfnapi", "testdata", "saga-jsonata.asl.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(sagaJSONata, []byte(`{"id":"tr_1","amount":1250}`))
 	for _, s := range [][2]string{
 		{`{"StartAt":"A","States":{"A":{"Type":"Pass","Result":{"x.$":"$.y"},"ResultPath":"$.r","Next":"B"},"B":{"Type":"Succeed"}}}`, `{"y":1}`},
 		{`{"StartAt":"L","States":{"L":{"Type":"Pass","Next":"L"}}}`, `{}`},
@@ -48,6 +53,14 @@ func FuzzRunValidDefinition(f *testing.F) {
 			"Retry":[{"ErrorEquals":["States.ALL"],"MaxAttempts":2,"IntervalSeconds":1}],"Catch":[{"ErrorEquals":["States.ALL"],"Next":"F"}],"End":true},
 			"F":{"Type":"Fail","ErrorPath":"$.Error","CausePath":"$.Cause"}}}`, `{}`},
 		{`{"StartAt":"W","States":{"W":{"Type":"Wait","SecondsPath":"$.s","End":true}}}`, `{"s":0}`},
+		{`{"QueryLanguage":"JSONata","StartAt":"A","States":{"A":{"Type":"Pass","Assign":{"x":"{% $states.input.a %}"},"Next":"M"},
+			"M":{"Type":"Map","Items":"{% $states.input.items %}","ItemSelector":{"v":"{% $states.context.Map.Item.Value %}","x":"{% $x %}"},
+			"ItemProcessor":{"StartAt":"I","States":{"I":{"Type":"Pass","Output":"{% $states.input.v & $x %}","End":true}}},
+			"Output":{"r":"{% $states.result %}"},"Next":"C"},
+			"C":{"Type":"Choice","Choices":[{"Condition":"{% $count($states.input.r) > 1 %}","Next":"S"}],"Default":"F"},
+			"S":{"Type":"Succeed"},"F":{"Type":"Fail","Error":"{% 'E' & $x %}"}}}`, `{"a":"z","items":["p","q"]}`},
+		{`{"StartAt":"A","States":{"A":{"Type":"Pass","Result":{"n":1},"Assign":{"n.$":"$.n","s.$":"States.Format('{}', $states.input.k)"},
+			"Next":"B"},"B":{"Type":"Pass","Parameters":{"n.$":"$n","s.$":"$s"},"End":true}}}`, `{"k":"v"}`},
 		{`{"StartAt":"C","States":{"C":{"Type":"Choice","Choices":[{"Variable":"$.t","TimestampLessThan":"2026-01-01T00:00:00Z","Next":"S"}],
 			"Default":"S"},"S":{"Type":"Succeed"}}}`, `{"t":"2025-12-31T23:59:59Z"}`},
 	} {

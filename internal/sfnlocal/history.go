@@ -33,6 +33,7 @@ const (
 	EventParallelFailed     = "ParallelStateFailed"
 	EventParallelAborted    = "ParallelStateAborted"
 	EventWaitStateAborted   = "WaitStateAborted"
+	EventEvaluationFailed   = "EvaluationFailed"
 )
 
 // Event is one history event. DetailsKey is the name of its details member in the API (for example

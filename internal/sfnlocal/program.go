@@ -1,6 +1,7 @@
 package sfnlocal
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -42,6 +43,26 @@ type stateProgram struct {
 	// taskStarted is the details of the TaskStarted event, the same for every execution: events are immutable, so
 	// they share it.
 	taskStarted map[string]any
+
+	// Variables and JSONata (jsonata.go): the state's Assign, each catcher's and each Choice rule's; the JSONata
+	// fields of a JSONata state.
+	assign        *assignProgram
+	catchAssign   []*assignProgram
+	ruleAssign    []*assignProgram
+	jArguments    *jtemplate
+	jOutput       *jtemplate
+	jItems        *jtemplate
+	jItemSelector *jtemplate
+	jTimeout      *jtemplate
+	jHeartbeat    *jtemplate
+	jSeconds      *jtemplate
+	jTimestamp    *jtemplate
+	jMaxConc      *jtemplate
+	jError        *jtemplate
+	jCause        *jtemplate
+	catchOutput   []*jtemplate
+	ruleCond      []*jtemplate
+	ruleOutput    []*jtemplate
 }
 
 // program returns the machine's compiled definition, compiling it on first use.
@@ -91,6 +112,7 @@ func compileState(st *asl.State) *stateProgram {
 	for _, r := range st.Choices {
 		sp.choices = append(sp.choices, compileRule(r))
 	}
+	compileVariables(sp, st)
 	if st.Type == asl.TypeTask {
 		sp.integ, sp.integErr = resolveResource(st.Resource)
 		sp.resourceType, sp.resource = sp.integ.resourceType, sp.integ.resource
@@ -108,8 +130,10 @@ type pathProgram struct {
 	// with: path is then the rest of the path, evaluated against that member alone, which gives the same result
 	// without building the whole context object.
 	part contextPart
-	path *jsonpath.Path
-	err  error // the parse error, returned by every evaluation
+	// variable is the workflow variable a "$name…" path reads ("states" for $states); path is then the rest.
+	variable string
+	path     *jsonpath.Path
+	err      error // the parse error, returned by every evaluation
 }
 
 // contextPart names a member of the context object.
@@ -129,6 +153,11 @@ var contextParts = []struct {
 
 func compilePath(src string) *pathProgram {
 	p := &pathProgram{src: src}
+	if name, rest, ok := asl.VariablePath(src); ok {
+		p.variable = name
+		p.path, p.err = compiledPath(rest)
+		return p
+	}
 	s := src
 	if strings.HasPrefix(s, "$$") {
 		p.context, s = true, s[1:]
@@ -152,7 +181,13 @@ func compilePath(src string) *pathProgram {
 
 // eval evaluates the path against doc, or against the context object.
 func (x *execution) eval(sr *stateRun, p *pathProgram, doc any) (any, error) {
-	if p.context {
+	if p.variable != "" {
+		v, ok := x.variable(sr, p.variable)
+		if !ok {
+			return nil, fmt.Errorf("the variable '$%s' is not defined: %w", p.variable, jsonpath.ErrNoMatch)
+		}
+		doc = v
+	} else if p.context {
 		switch p.part {
 		case contextExecution:
 			doc, _ = x.contextConstants()
@@ -379,4 +414,42 @@ func compiledCall(src string) (*intrinsic.Call, error) {
 	}
 	callCache.Store(src, c)
 	return c, nil
+}
+
+// compileVariables compiles the state's Assign fields (both languages) and, for a JSONata state, its JSONata fields.
+func compileVariables(sp *stateProgram, st *asl.State) {
+	j := st.JSONata
+	sp.assign = compileAssign(st.Assign, st.HasAssign, j, "Assign")
+	for i, c := range st.Catch {
+		sp.catchAssign = append(sp.catchAssign, compileAssign(c.Assign, c.HasAssign, j, fmt.Sprintf("Catch[%d]/Assign", i)))
+		var out *jtemplate
+		if j {
+			out = compileJ(c.Output, c.HasOutput, fmt.Sprintf("Catch[%d]/Output", i))
+		}
+		sp.catchOutput = append(sp.catchOutput, out)
+	}
+	for i, r := range st.Choices {
+		sp.ruleAssign = append(sp.ruleAssign, compileAssign(r.Assign, r.HasAssign, j, fmt.Sprintf("Choices[%d]/Assign", i)))
+		var cond, out *jtemplate
+		if j {
+			cond = compileJ(r.Condition, r.HasCondition, fmt.Sprintf("Choices[%d]/Condition", i))
+			out = compileJ(r.Output, r.HasOutput, fmt.Sprintf("Choices[%d]/Output", i))
+		}
+		sp.ruleCond = append(sp.ruleCond, cond)
+		sp.ruleOutput = append(sp.ruleOutput, out)
+	}
+	if !j {
+		return
+	}
+	sp.jArguments = compileJ(st.Arguments, st.HasArguments, "Arguments")
+	sp.jOutput = compileJ(st.Output, st.HasOutput, "Output")
+	sp.jItems = compileJ(st.Items, st.HasItems, "Items")
+	sp.jItemSelector = compileJ(st.ItemSelector, st.HasItemSelector, "ItemSelector")
+	sp.jTimeout = compileJ(st.TimeoutSecondsExpr, st.TimeoutSecondsExpr != "", "TimeoutSeconds")
+	sp.jHeartbeat = compileJ(st.HeartbeatSecondsExpr, st.HeartbeatSecondsExpr != "", "HeartbeatSeconds")
+	sp.jSeconds = compileJ(st.SecondsExpr, st.SecondsExpr != "", "Seconds")
+	sp.jTimestamp = compileJ(st.TimestampExpr, st.TimestampExpr != "", "Timestamp")
+	sp.jMaxConc = compileJ(st.MaxConcurrencyExpr, st.MaxConcurrencyExpr != "", "MaxConcurrency")
+	sp.jError = compileJ(st.Error, st.Error != "", "Error")
+	sp.jCause = compileJ(st.Cause, st.Cause != "", "Cause")
 }

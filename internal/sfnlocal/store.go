@@ -75,6 +75,8 @@ type Checkpoint struct {
 	PreviousEventID int64  `json:"previousEventId"`
 	// Callback is set when the state is a Task waiting for its token (callback.go): it resumes waiting.
 	Callback *CallbackCheckpoint `json:"callback,omitempty"`
+	// Variables is the JSON object of the execution's workflow variables (the machine's own scope) at that point.
+	Variables string `json:"variables,omitempty"`
 }
 
 // Clone returns a deep copy of the record, safe to keep or hand out.

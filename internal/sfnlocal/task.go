@@ -76,7 +76,12 @@ func (x *execution) attemptTask(ctx context.Context, sr *stateRun, eff, input an
 	}
 	st := sr.st
 	params := eff
-	if sr.sp.parameters != nil {
+	if sr.sp.jArguments != nil {
+		var fail *failure
+		if params, fail = x.evalJ(sr, sr.sp.jArguments); fail != nil {
+			return nil, fail
+		}
+	} else if sr.sp.parameters != nil {
 		var fail *failure
 		params, fail = x.payload(sr, sr.sp.parameters, eff)
 		if fail != nil {
@@ -88,6 +93,12 @@ func (x *execution) attemptTask(ctx context.Context, sr *stateRun, eff, input an
 		return nil, x.runtimeErr(sr, "%v", err)
 	}
 	timeout := st.TimeoutSeconds
+	if sr.sp.jTimeout != nil {
+		var fail *failure
+		if timeout, fail = x.evalJInt(sr, sr.sp.jTimeout, true); fail != nil {
+			return nil, fail
+		}
+	}
 	if st.TimeoutSecondsPath != "" {
 		t, fail := x.longParam(sr, "TimeoutSecondsPath", st.TimeoutSecondsPath, eff, 1)
 		if fail != nil {
@@ -148,7 +159,7 @@ func (x *execution) attemptTask(ctx context.Context, sr *stateRun, eff, input an
 	if lr, ok := out.(lazyResult); ok {
 		text = lr.text()
 		// The result is built only when ResultSelector or ResultPath reads it.
-		if rp := sr.sp.resultPath.opt; sr.sp.resultSel == nil && rp.Set && rp.Null {
+		if rp := sr.sp.resultPath.opt; sr.sp.resultSel == nil && sr.sp.assign == nil && rp.Set && rp.Null {
 			out = nil
 		} else {
 			out = lr.value()
