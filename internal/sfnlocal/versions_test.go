@@ -38,8 +38,8 @@ func mustPublish(t *testing.T, eng *sfnlocal.Engine, arn, definition string) sfn
 	return *v
 }
 
-// output starts an execution of arn and returns its output and its record.
-func output(t *testing.T, eng *sfnlocal.Engine, arn string) (string, *sfnlocal.ExecutionRecord) {
+// runOutput starts an execution of arn and returns its output and its record.
+func runOutput(t *testing.T, eng *sfnlocal.Engine, arn string) (string, *sfnlocal.ExecutionRecord) {
 	t.Helper()
 	ctx := context.Background()
 	rec, err := eng.StartExecution(ctx, sfnlocal.StartInput{StateMachineArn: arn})
@@ -102,7 +102,7 @@ func TestAliasRoutesByWeight(t *testing.T) {
 	}
 	ran := map[string]int{}
 	for range 200 {
-		out, rec := output(t, eng, alias.Arn)
+		out, rec := runOutput(t, eng, alias.Arn)
 		if rec.StateMachineAliasArn != alias.Arn || rec.StateMachineVersionArn != sm.Arn+":"+out[2:3] {
 			t.Fatalf("execution of the alias: output %s, version %s, alias %s", out, rec.StateMachineVersionArn, rec.StateMachineAliasArn)
 		}
@@ -117,7 +117,7 @@ func TestAliasRoutesByWeight(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 20 {
-		if out, _ := output(t, eng, alias.Arn); out != `"v2"` {
+		if out, _ := runOutput(t, eng, alias.Arn); out != `"v2"` {
 			t.Fatalf("a version weighted 0 ran: %s", out)
 		}
 	}
