@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"time"
 
 	"github.com/transferflow/orchestrator/internal/asl"
 	"github.com/transferflow/orchestrator/internal/sfnlocal"
@@ -69,13 +70,13 @@ func (s *Server) listStateMachines(ctx context.Context, body json.RawMessage) (a
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
-	sms := s.eng.ListStateMachines(ctx)
-	start, end, next, err := page(len(sms), in.NextToken, in.MaxResults, 100, 1000)
+	pg := byName("ListStateMachines", []string{"all"}, func(sm sfnlocal.StateMachine) string { return sm.Name })
+	sms, next, err := pg.page(s.eng.Now(), s.eng.ListStateMachines(ctx), in.NextToken, in.MaxResults, 100, 1000)
 	if err != nil {
 		return nil, err
 	}
 	items := []any{}
-	for _, sm := range sms[start:end] {
+	for _, sm := range sms {
 		items = append(items, map[string]any{"stateMachineArn": sm.Arn, "name": sm.Name, "type": sm.Type, "creationDate": epoch(sm.CreationDate)})
 	}
 	return withNextToken(map[string]any{"stateMachines": items}, next), nil
@@ -240,12 +241,15 @@ func (s *Server) listExecutions(ctx context.Context, body json.RawMessage) (any,
 	if err != nil {
 		return nil, err
 	}
-	start, end, next, err := page(len(recs), in.NextToken, in.MaxResults, 100, 1000)
+	pg := byNewest("ListExecutions", []string{in.StateMachineArn, in.StatusFilter},
+		func(r *sfnlocal.ExecutionRecord) time.Time { return r.StartDate },
+		func(r *sfnlocal.ExecutionRecord) string { return r.Arn })
+	recs, next, err := pg.page(s.eng.Now(), recs, in.NextToken, in.MaxResults, 100, 1000)
 	if err != nil {
 		return nil, err
 	}
 	items := []any{}
-	for _, r := range recs[start:end] {
+	for _, r := range recs {
 		item := map[string]any{"executionArn": r.Arn, "stateMachineArn": r.StateMachineArn, "name": r.Name,
 			"status": r.Status, "startDate": epoch(r.StartDate)}
 		if r.StopDate != nil {
@@ -287,17 +291,22 @@ func (s *Server) getExecutionHistory(ctx context.Context, body json.RawMessage) 
 	if err != nil {
 		return nil, err
 	}
+	pg := pager[sfnlocal.Event]{Op: "GetExecutionHistory", Scope: []string{in.ExecutionArn, "forward"},
+		Key:   func(e sfnlocal.Event) anchor { return anchor{N: e.ID} },
+		After: func(e sfnlocal.Event, a anchor) bool { return e.ID > a.N }}
 	if in.ReverseOrder {
 		for i, j := 0, len(events)-1; i < j; i, j = i+1, j-1 {
 			events[i], events[j] = events[j], events[i]
 		}
+		pg.Scope[1] = "reverse"
+		pg.After = func(e sfnlocal.Event, a anchor) bool { return e.ID < a.N }
 	}
-	start, end, next, err := page(len(events), in.NextToken, in.MaxResults, 100, 1000)
+	events, next, err := pg.page(s.eng.Now(), events, in.NextToken, in.MaxResults, 100, 1000)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]sfnlocal.Event, 0, end-start)
-	for _, e := range events[start:end] {
+	out := make([]sfnlocal.Event, 0, len(events))
+	for _, e := range events {
 		if in.IncludeExecutionData != nil && !*in.IncludeExecutionData && e.Details != nil {
 			d := make(map[string]any, len(e.Details))
 			for k, v := range e.Details {

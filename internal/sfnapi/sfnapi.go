@@ -6,7 +6,6 @@ package sfnapi
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -228,29 +227,4 @@ func decode(body json.RawMessage, v any) error {
 		return errorf(codeSerialization, "cannot decode the request: %v", err)
 	}
 	return nil
-}
-
-// page slices n items by nextToken and maxResults; it returns the range and the next token.
-func page(n int, token string, maxResults, def, limit int) (int, int, string, error) {
-	start := 0
-	if token != "" {
-		b, err := base64.RawURLEncoding.DecodeString(token)
-		i, err2 := strconv.Atoi(string(b))
-		if err != nil || err2 != nil || i < 0 || i > n {
-			return 0, 0, "", errorf(codeInvalidToken, "Invalid Token: '%s'", token)
-		}
-		start = i
-	}
-	if maxResults < 0 || maxResults > limit {
-		return 0, 0, "", errorf(codeValidation, "1 validation error detected: Value '%d' at 'maxResults' failed to satisfy constraint: Member must have value less than or equal to %d", maxResults, limit)
-	}
-	if maxResults == 0 {
-		maxResults = def
-	}
-	end := min(start+maxResults, n)
-	next := ""
-	if end < n {
-		next = base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(end)))
-	}
-	return start, end, next, nil
 }
