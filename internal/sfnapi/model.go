@@ -79,10 +79,12 @@ var models = map[string][]member{
 	// The model leaves stateMachineArn optional for the mapRunArn form, which the local API does not serve.
 	"ListExecutions": {arnMember("stateMachineArn", true),
 		{name: "statusFilter", enum: []string{"RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED", "PENDING_REDRIVE"}},
-		pageSize, {name: "nextToken", min: 1, max: 3096}},
+		pageSize, {name: "nextToken", min: 1, max: 3096},
+		{name: "redriveFilter", enum: []string{"REDRIVEN", "NOT_REDRIVEN"}}},
 	"StopExecution": {arnMember("executionArn", true), {name: "error", max: 256, sensitive: true},
 		{name: "cause", max: 32768, sensitive: true}},
 	"GetExecutionHistory": {arnMember("executionArn", true), pageSize, pageToken},
+	"RedriveExecution":    {arnMember("executionArn", true), {name: "clientToken", min: 1, max: 64}},
 }
 
 // validate checks a request body against the operation's member constraints, as AWS does before anything else,

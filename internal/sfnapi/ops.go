@@ -163,19 +163,17 @@ func describeRecord(r *sfnlocal.ExecutionRecord) map[string]any {
 		"startDate":       epoch(r.StartDate),
 		"input":           r.Input,
 		"inputDetails":    map[string]any{"included": true},
-		"redriveCount":    0,
+		"redriveCount":    r.RedriveCount,
+		"redriveStatus":   r.RedriveStatus,
+	}
+	if r.RedriveStatusReason != "" {
+		out["redriveStatusReason"] = r.RedriveStatusReason
+	}
+	if r.RedriveDate != nil {
+		out["redriveDate"] = epoch(*r.RedriveDate)
 	}
 	if r.StopDate != nil {
 		out["stopDate"] = epoch(*r.StopDate)
-		if r.Status == sfnlocal.StatusSucceeded {
-			out["redriveStatus"] = "NOT_REDRIVABLE"
-			out["redriveStatusReason"] = "Execution is SUCCEEDED and cannot be redriven"
-		} else {
-			out["redriveStatus"] = "REDRIVABLE"
-		}
-	} else {
-		out["redriveStatus"] = "NOT_REDRIVABLE"
-		out["redriveStatusReason"] = "Execution is RUNNING and cannot be redriven"
 	}
 	if r.Output != nil {
 		out["output"] = *r.Output
@@ -231,6 +229,7 @@ func (s *Server) listExecutions(ctx context.Context, body json.RawMessage) (any,
 	var in struct {
 		StateMachineArn string `json:"stateMachineArn"`
 		StatusFilter    string `json:"statusFilter"`
+		RedriveFilter   string `json:"redriveFilter"`
 		MaxResults      int    `json:"maxResults"`
 		NextToken       string `json:"nextToken"`
 	}
@@ -241,7 +240,16 @@ func (s *Server) listExecutions(ctx context.Context, body json.RawMessage) (any,
 	if err != nil {
 		return nil, err
 	}
-	pg := byNewest("ListExecutions", []string{in.StateMachineArn, in.StatusFilter},
+	if in.RedriveFilter != "" {
+		kept := recs[:0]
+		for _, r := range recs {
+			if (r.RedriveCount > 0) == (in.RedriveFilter == "REDRIVEN") {
+				kept = append(kept, r)
+			}
+		}
+		recs = kept
+	}
+	pg := byNewest("ListExecutions", []string{in.StateMachineArn, in.StatusFilter, in.RedriveFilter},
 		func(r *sfnlocal.ExecutionRecord) time.Time { return r.StartDate },
 		func(r *sfnlocal.ExecutionRecord) string { return r.Arn })
 	recs, next, err := pg.page(s.eng.Now(), recs, in.NextToken, in.MaxResults, 100, 1000)
@@ -251,9 +259,12 @@ func (s *Server) listExecutions(ctx context.Context, body json.RawMessage) (any,
 	items := []any{}
 	for _, r := range recs {
 		item := map[string]any{"executionArn": r.Arn, "stateMachineArn": r.StateMachineArn, "name": r.Name,
-			"status": r.Status, "startDate": epoch(r.StartDate)}
+			"status": r.Status, "startDate": epoch(r.StartDate), "redriveCount": r.RedriveCount}
 		if r.StopDate != nil {
 			item["stopDate"] = epoch(*r.StopDate)
+		}
+		if r.RedriveDate != nil {
+			item["redriveDate"] = epoch(*r.RedriveDate)
 		}
 		items = append(items, item)
 	}

@@ -32,6 +32,7 @@ const (
 	codeInvalidDefinition         = "InvalidDefinition"
 	codeInvalidExecutionInput     = "InvalidExecutionInput"
 	codeInvalidToken              = "InvalidToken"
+	codeExecutionNotRedrivable    = "ExecutionNotRedrivable"
 	codeValidation                = "ValidationException"
 	codeSerialization             = "SerializationException"
 	codeUnknownOperation          = "UnknownOperationException"
@@ -77,6 +78,7 @@ func New(eng *sfnlocal.Engine, logger *slog.Logger) *Server {
 		"ListExecutions":                   s.listExecutions,
 		"StopExecution":                    s.stopExecution,
 		"GetExecutionHistory":              s.getExecutionHistory,
+		"RedriveExecution":                 s.redriveExecution,
 		"SendTaskSuccess":                  s.sendTaskSuccess,
 		"SendTaskFailure":                  s.sendTaskFailure,
 		"SendTaskHeartbeat":                s.sendTaskHeartbeat,
@@ -200,6 +202,7 @@ var wireErrors = []struct {
 	{sfnlocal.ErrExecutionDoesNotExist, codeExecutionDoesNotExist, "Execution Does Not Exist: '%s'"},
 	{sfnlocal.ErrExecutionAlreadyExists, codeExecutionAlreadyExists, "Execution Already Exists: '%s'"},
 	{sfnlocal.ErrInvalidExecutionInput, codeInvalidExecutionInput, "Invalid State Machine Execution Input: '%s'"},
+	{sfnlocal.ErrExecutionNotRedrivable, codeExecutionNotRedrivable, "%s"},
 }
 
 // subject returns what an engine error wrapping target is about: the engine writes "<target>: <subject>", the

@@ -120,6 +120,8 @@ type Engine struct {
 
 	callbacks  callbackRegistry // tasks waiting for their token (callback.go)
 	activities activityRegistry // activity.go
+	// redrives holds the clientTokens of the last redrives of each execution (redrive.go); guarded by mu.
+	redrives map[string][]redriveToken
 }
 
 type machine struct {
@@ -130,6 +132,9 @@ type machine struct {
 	prog     *program // def compiled, on first use (program)
 	// logSize is the history size, in bytes, of its last closed execution: the next one's log starts that big.
 	logSize atomic.Int64
+
+	hashOnce sync.Once
+	hash     string // definitionHash
 }
 
 // New returns an Engine with the given options.
@@ -273,6 +278,9 @@ func (e *Engine) restartLocked(m *machine, r *ExecutionRecord) func() {
 		// Saved by StartExecution and nothing since: the execution starts as it would have, its
 		// ExecutionStarted event included.
 		return x.run
+	case r.RedriveCount > 0 && r.Redrive != nil:
+		// Redriven and no checkpoint since: the state the redrive resumed at is entered again.
+		return e.restartRedriven(x, r)
 	default:
 		// Events but no checkpoint (checkpoints off, or a store of an older version): the first state is entered
 		// again after the events already there.
@@ -625,7 +633,8 @@ func (e *Engine) DescribeExecution(ctx context.Context, arn string) (*ExecutionR
 		return nil, err
 	}
 	if x != nil {
-		return x.snapshot(), nil
+		rec := x.snapshot()
+		return e.withRedriveStatus(rec, len(rec.History)), nil
 	}
 	rec, err := e.opts.Store.Execution(ctx, arn)
 	if errors.Is(err, ErrExecutionDoesNotExist) {
@@ -634,7 +643,7 @@ func (e *Engine) DescribeExecution(ctx context.Context, arn string) (*ExecutionR
 	if err != nil {
 		return nil, fmt.Errorf("describe %s: %w", arn, err)
 	}
-	return rec, nil
+	return e.withRedriveStatus(rec, len(rec.History)), nil
 }
 
 // History returns the execution's events so far.
@@ -674,7 +683,7 @@ func (e *Engine) ListExecutions(_ context.Context, smArn, status string) ([]*Exe
 		if r.StateMachineArn != smArn || (status != "" && r.Status != status) {
 			continue
 		}
-		r.Input, r.Output, r.Error, r.Cause, r.Checkpoint = "", nil, nil, nil, nil
+		r.Input, r.Output, r.Error, r.Cause, r.Checkpoint, r.Redrive = "", nil, nil, nil, nil, nil
 		out = append(out, r)
 	}
 	sort.Slice(out, func(i, j int) bool {

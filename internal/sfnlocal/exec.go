@@ -35,6 +35,14 @@ type execution struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	done   chan struct{}
+
+	// Where a redrive would resume (redrive.go), kept by the execution's goroutine: the top-level state running and
+	// its input, and the branches or iterations of a top-level Parallel or Map that succeeded in its last attempt.
+	// redo is what a redriven execution was given to skip, until the state it resumes at is done.
+	atState string
+	atInput any
+	partial []BranchOutput
+	redo    *redoPoint
 }
 
 // stopCause is the cancellation cause of an execution that ends other than by running to completion.
@@ -54,7 +62,7 @@ type thread struct {
 func newExecution(e *Engine, m *machine, arn, name, rawInput string, input any) *execution {
 	ctx, cancel := context.WithCancelCause(e.ctx)
 	rec := &ExecutionRecord{Arn: arn, StateMachineArn: m.sm.Arn, Name: name, Status: StatusRunning, Input: rawInput,
-		StartDate: e.opts.Clock.Now()}
+		StartDate: e.opts.Clock.Now(), DefinitionHash: m.definitionHash()}
 	return &execution{eng: e, m: m, prog: m.program(), input: input, rec: rec, ctx: ctx, cancel: cancel, done: make(chan struct{})}
 }
 
@@ -163,6 +171,7 @@ func (x *execution) resume(cp Checkpoint, input any) {
 		defer stop()
 	}
 	th := &thread{prev: cp.PreviousEventID}
+	x.atState, x.atInput = cp.State, input
 	var out any
 	var fail *failure
 	if cp.Callback != nil {
@@ -186,7 +195,11 @@ func (x *execution) startTimer(timeoutSeconds int64) (stop func() bool) {
 	if timeout <= 0 {
 		return nil
 	}
-	d := timeout - e.opts.Clock.Now().Sub(x.rec.StartDate)
+	since := x.rec.StartDate
+	if x.rec.RedriveDate != nil { // a redrive starts the machine's timeout again, as on AWS
+		since = *x.rec.RedriveDate
+	}
+	d := timeout - e.opts.Clock.Now().Sub(since)
 	expire := func() { x.cancel(&stopCause{status: StatusTimedOut, fail: &failure{Error: ErrNameTimeout}}) }
 	if c, ok := e.opts.Clock.(afterFuncClock); ok { // no goroutine per running execution
 		return c.AfterFunc(d, expire)
@@ -231,6 +244,7 @@ func (x *execution) finish(th *thread, out any, fail *failure) {
 	rec := x.rec
 	rec.StopDate = &now
 	rec.Checkpoint = nil
+	rec.Redrive = nil
 	var typ, key string
 	details := map[string]any{}
 	var sc *stopCause
@@ -260,6 +274,9 @@ func (x *execution) finish(th *thread, out any, fail *failure) {
 		rec.Output = &text
 		details["output"] = text
 		details["outputDetails"] = notTruncated
+	}
+	if rec.Status != StatusSucceeded {
+		rec.Redrive = x.redrivePoint()
 	}
 	if fail != nil && rec.Status != StatusSucceeded {
 		if fail.Error != "" {
@@ -329,7 +346,7 @@ var (
 func (x *execution) contextConstants() (*jsonvalue.Object, *jsonvalue.Object) {
 	x.ctxOnce.Do(func() {
 		x.ctxExecution = jsonvalue.FromPairs("Id", x.rec.Arn, "Input", x.input, "StartTime", formatTime(x.rec.StartDate),
-			"Name", x.rec.Name, "RoleArn", x.m.sm.RoleArn, "RedriveCount", jsonInt(0))
+			"Name", x.rec.Name, "RoleArn", x.m.sm.RoleArn, "RedriveCount", jsonInt(int64(x.rec.RedriveCount)))
 		x.ctxStateMachine = jsonvalue.FromPairs("Id", x.m.sm.Arn, "Name", x.m.sm.Name)
 	})
 	return x.ctxExecution, x.ctxStateMachine
@@ -425,9 +442,13 @@ func (x *execution) runMachine(ctx context.Context, def *asl.Definition, start s
 		}
 		if top {
 			x.checkpoint(name, input, th)
+			x.atState, x.atInput, x.partial = name, input, nil
 		}
 		st := def.States[name]
 		next, out, outText, fail := x.runState(ctx, sr, st, input, text, th)
+		if top {
+			x.redo = nil // only the state a redrive resumes at skips what had succeeded
+		}
 		if fail != nil {
 			return nil, fail
 		}

@@ -210,8 +210,13 @@ func (x *execution) attemptParallel(ctx context.Context, sr *stateRun, eff, inpu
 	defer cancel()
 	results := make([]any, len(st.Branches))
 	fails := make([]*failure, len(st.Branches))
+	done := x.redone(st)
 	var wg sync.WaitGroup
 	for i, b := range st.Branches {
+		if out, ok := done[i]; ok { // succeeded before a redrive: not run again
+			results[i] = out
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -224,6 +229,12 @@ func (x *execution) attemptParallel(ctx context.Context, sr *stateRun, eff, inpu
 	}
 	wg.Wait()
 	th.prev = x.lastEventID()
+	for _, f := range fails {
+		if f != nil {
+			x.keepSucceeded(st, results, func(i int) bool { return fails[i] == nil })
+			break
+		}
+	}
 	for _, f := range fails {
 		if f != nil && f != stopped {
 			return nil, f
@@ -282,10 +293,18 @@ func (x *execution) attemptMap(ctx context.Context, sr *stateRun, eff, input any
 		}
 	}
 	results := make([]any, len(items))
+	succeeded := make([]bool, len(items))
+	done := x.redone(st)
 	var mu sync.Mutex
 	var firstFail *failure
 	lastSucceeded := int64(0)
 	runOne := func(mctx context.Context, i int) *failure {
+		if out, ok := done[i]; ok { // succeeded before a redrive: not run again
+			mu.Lock()
+			results[i], succeeded[i] = out, true
+			mu.Unlock()
+			return nil
+		}
 		mu.Lock()
 		it := &thread{prev: th.prev}
 		mu.Unlock()
@@ -306,7 +325,7 @@ func (x *execution) attemptMap(ctx context.Context, sr *stateRun, eff, input any
 			th.prev = it.prev
 			return f
 		}
-		results[i] = out
+		results[i], succeeded[i] = out, true
 		lastSucceeded = x.emit(it, false, EventMapIterSucceeded, "mapIterationSucceededEventDetails", map[string]any{"index": i, "name": st.Name})
 		th.prev = it.prev
 		return nil
@@ -314,6 +333,7 @@ func (x *execution) attemptMap(ctx context.Context, sr *stateRun, eff, input any
 	if conc == 1 {
 		for i := range items {
 			if f := runOne(ctx, i); f != nil {
+				x.keepSucceeded(st, results, func(i int) bool { return succeeded[i] })
 				return nil, f
 			}
 		}
@@ -347,10 +367,12 @@ func (x *execution) attemptMap(ctx context.Context, sr *stateRun, eff, input any
 		}
 		wg.Wait()
 		if firstFail != nil {
+			x.keepSucceeded(st, results, func(i int) bool { return succeeded[i] })
 			return nil, firstFail
 		}
 	}
 	if ctx.Err() != nil {
+		x.keepSucceeded(st, results, func(i int) bool { return succeeded[i] })
 		return nil, stopped
 	}
 	if lastSucceeded != 0 {

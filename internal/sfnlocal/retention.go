@@ -16,6 +16,11 @@ type closedExecution struct {
 	// forgetting is set while the execution is being deleted from the Store: lookups miss it, but its name stays
 	// taken until the deletion is done, so that a new execution of that name cannot lose its record to it.
 	forgetting bool
+	// reopened is set when the execution was redriven: it is running again, and retention skips this summary.
+	reopened bool
+	// redriveCount and redriveDate are what ListExecutions shows of its redrives.
+	redriveCount int
+	redriveDate  time.Time
 }
 
 // summarize returns the summary of a closed record. The name shares the ARN's bytes.
@@ -28,14 +33,23 @@ func summarize(rec *ExecutionRecord) *closedExecution {
 	if rec.StopDate != nil {
 		c.stop = *rec.StopDate
 	}
+	c.redriveCount = rec.RedriveCount
+	if rec.RedriveDate != nil {
+		c.redriveDate = *rec.RedriveDate
+	}
 	return c
 }
 
 // record returns the part of the execution's record that the summary holds.
 func (c *closedExecution) record() *ExecutionRecord {
 	stop := c.stop
-	return &ExecutionRecord{Arn: c.arn, StateMachineArn: c.stateMachineArn, Name: c.name, Status: c.status,
-		StartDate: c.start, StopDate: &stop}
+	r := &ExecutionRecord{Arn: c.arn, StateMachineArn: c.stateMachineArn, Name: c.name, Status: c.status,
+		StartDate: c.start, StopDate: &stop, RedriveCount: c.redriveCount}
+	if c.redriveCount > 0 {
+		d := c.redriveDate
+		r.RedriveDate = &d
+	}
+	return r
 }
 
 // retire replaces a closed execution, saved to the Store, by its summary, then forgets what retention no longer
@@ -84,6 +98,11 @@ func (e *Engine) expireLocked() []*closedExecution {
 	var gone []*closedExecution
 	for e.head < len(e.queue) {
 		c := e.queue[e.head]
+		if c.reopened { // redriven: its next close adds a new summary
+			e.queue[e.head] = nil
+			e.head++
+			continue
+		}
 		tooMany := maxClosed > 0 && len(e.queue)-e.head > maxClosed
 		tooOld := ret > 0 && c.stop.Before(cutoff)
 		if !tooMany && !tooOld {

@@ -41,6 +41,18 @@ type ExecutionRecord struct {
 	History         []Event    `json:"history"`
 	// Checkpoint is where a running execution resumes after a restart (Options.CheckpointEveryState).
 	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
+	// DefinitionHash identifies the definition the execution runs (definitionHash): a redrive is refused once the
+	// state machine's definition has changed. Empty in records saved before it existed.
+	DefinitionHash string `json:"definitionHash,omitempty"`
+	// RedriveCount is how many times the execution was redriven (RedriveExecution), RedriveDate when last.
+	RedriveCount int        `json:"redriveCount,omitempty"`
+	RedriveDate  *time.Time `json:"redriveDate,omitempty"`
+	// Redrive is where a redrive resumes an execution that did not succeed: the top-level state that was running
+	// when it failed, timed out or was aborted, with that state's input (redrive.go).
+	Redrive *RedrivePoint `json:"redrive,omitempty"`
+	// RedriveStatus and RedriveStatusReason are computed when the record is read (DescribeExecution), never stored.
+	RedriveStatus       string `json:"-"`
+	RedriveStatusReason string `json:"-"`
 }
 
 // Checkpoint is the position of a running execution between two top-level states: the state about to be
@@ -60,6 +72,11 @@ func (r *ExecutionRecord) Clone() *ExecutionRecord {
 	if r.Checkpoint != nil {
 		cp := *r.Checkpoint
 		c.Checkpoint = &cp
+	}
+	if r.Redrive != nil {
+		rp := *r.Redrive
+		rp.Succeeded = append([]BranchOutput(nil), r.Redrive.Succeeded...)
+		c.Redrive = &rp
 	}
 	return &c
 }
