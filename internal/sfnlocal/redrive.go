@@ -222,6 +222,7 @@ func (e *Engine) RedriveExecution(ctx context.Context, arn, clientToken string) 
 	nx.emitAt(now, th, true, EventExecutionRedriven, "executionRedrivenEventDetails",
 		map[string]any{"redriveCount": r.RedriveCount})
 	c.reopened = true
+	e.reopened++
 	delete(e.closed, arn)
 	e.exec[arn] = nx
 	e.wg.Add(1)
@@ -231,6 +232,7 @@ func (e *Engine) RedriveExecution(ctx context.Context, arn, clientToken string) 
 		e.mu.Lock()
 		delete(e.exec, arn)
 		c.reopened = false
+		e.reopened--
 		e.closed[arn] = c
 		e.mu.Unlock()
 		nx.cancel(nil)

@@ -516,3 +516,46 @@ func TestRedrivenExecutionResumesAfterACrash(t *testing.T) {
 		t.Fatalf("Once entered %d times (want 1), work called %d times (want 3): %v", n, lambda.count("work"), eventTypes(got.History))
 	}
 }
+
+// TestRedriveAndRetention: a redriven execution counts once toward MaxClosedExecutions, and its summary from before
+// the redrive is not forgotten (with its Store record) when retention reaches it.
+func TestRedriveAndRetention(t *testing.T) {
+	ctx := context.Background()
+	lambda := newFlakyLambda("debit")
+	eng := newEngine(t, sfnlocal.Options{Lambda: lambda, MaxClosedExecutions: 3})
+	sm, err := eng.CreateStateMachine(ctx, sfnlocal.CreateInput{Name: "kept", Definition: transferLike, RoleArn: testRoleArn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	startNamed := func(name string) string {
+		t.Helper()
+		rec, err := eng.StartExecution(ctx, sfnlocal.StartInput{StateMachineArn: sm.Arn, Name: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitClosed(t, eng, rec.Arn)
+		return rec.Arn
+	}
+	x := startNamed("x") // FAILED
+	a := startNamed("a") // FAILED
+	lambda.fix("debit")
+	if _, err := eng.RedriveExecution(ctx, a, ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := waitClosed(t, eng, a); got.Status != sfnlocal.StatusSucceeded {
+		t.Fatalf("redriven: %s", got.Status)
+	}
+	y := startNamed("y")
+	for _, arn := range []string{x, a, y} { // three closed executions: all kept
+		if _, err := eng.DescribeExecution(ctx, arn); err != nil {
+			t.Fatalf("%s: %v", arn, err)
+		}
+	}
+	startNamed("z")
+	if _, err := eng.DescribeExecution(ctx, x); !errors.Is(err, sfnlocal.ErrExecutionDoesNotExist) {
+		t.Fatalf("the oldest of four: %v, want it forgotten", err)
+	}
+	if d, err := eng.DescribeExecution(ctx, a); err != nil || d.Status != sfnlocal.StatusSucceeded {
+		t.Fatalf("the redriven execution: %v %v", d, err)
+	}
+}

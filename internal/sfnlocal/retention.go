@@ -101,9 +101,10 @@ func (e *Engine) expireLocked() []*closedExecution {
 		if c.reopened { // redriven: its next close adds a new summary
 			e.queue[e.head] = nil
 			e.head++
+			e.reopened--
 			continue
 		}
-		tooMany := maxClosed > 0 && len(e.queue)-e.head > maxClosed
+		tooMany := maxClosed > 0 && len(e.queue)-e.head-e.reopened > maxClosed
 		tooOld := ret > 0 && c.stop.Before(cutoff)
 		if !tooMany && !tooOld {
 			break
