@@ -112,8 +112,8 @@ type Engine struct {
 	head   int
 	// reopened counts the summaries in queue[head:] of executions redriven since (redrive.go).
 	reopened int
-	wg     sync.WaitGroup  // one count per execution started and not yet finished
-	idle   chan *execution // idle runners receive the next execution here (runExecution)
+	wg       sync.WaitGroup  // one count per execution started and not yet finished
+	idle     chan *execution // idle runners receive the next execution here (runExecution)
 	// runners counts the runner goroutines, which Close waits for too.
 	runners sync.WaitGroup
 
