@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"unicode/utf8"
 )
@@ -55,6 +56,8 @@ var (
 	typeMember       = member{name: "type", enum: []string{"STANDARD", "EXPRESS"}}
 	pageSize         = member{name: "maxResults", kind: kindInt, min: 0, max: 1000}
 	pageToken        = member{name: "nextToken", min: 1, max: 1024}
+	// mapRunArn is a LongArn in the model: up to 2,000 characters.
+	mapRunArn = member{name: "mapRunArn", min: 1, max: 2000}
 )
 
 func required(m member) member {
@@ -85,6 +88,10 @@ var models = map[string][]member{
 		{name: "cause", max: 32768, sensitive: true}},
 	"GetExecutionHistory": {arnMember("executionArn", true), pageSize, pageToken},
 	"RedriveExecution":    {arnMember("executionArn", true), {name: "clientToken", min: 1, max: 64}},
+	"ListMapRuns":         {arnMember("executionArn", true), pageSize, pageToken},
+	"DescribeMapRun":      {required(mapRunArn)},
+	"UpdateMapRun": {required(mapRunArn), {name: "maxConcurrency", kind: kindInt, min: 0, max: math.MaxInt32},
+		{name: "toleratedFailureCount", kind: kindInt, min: 0, max: math.MaxInt32}},
 }
 
 // validate checks a request body against the operation's member constraints, as AWS does before anything else,

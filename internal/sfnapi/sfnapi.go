@@ -33,6 +33,7 @@ const (
 	codeInvalidExecutionInput     = "InvalidExecutionInput"
 	codeInvalidToken              = "InvalidToken"
 	codeExecutionNotRedrivable    = "ExecutionNotRedrivable"
+	codeResourceNotFound          = "ResourceNotFound"
 	codeValidation                = "ValidationException"
 	codeSerialization             = "SerializationException"
 	codeUnknownOperation          = "UnknownOperationException"
@@ -79,6 +80,9 @@ func New(eng *sfnlocal.Engine, logger *slog.Logger) *Server {
 		"StopExecution":                    s.stopExecution,
 		"GetExecutionHistory":              s.getExecutionHistory,
 		"RedriveExecution":                 s.redriveExecution,
+		"ListMapRuns":                      s.listMapRuns,
+		"DescribeMapRun":                   s.describeMapRun,
+		"UpdateMapRun":                     s.updateMapRun,
 		"SendTaskSuccess":                  s.sendTaskSuccess,
 		"SendTaskFailure":                  s.sendTaskFailure,
 		"SendTaskHeartbeat":                s.sendTaskHeartbeat,
@@ -203,6 +207,8 @@ var wireErrors = []struct {
 	{sfnlocal.ErrExecutionAlreadyExists, codeExecutionAlreadyExists, "Execution Already Exists: '%s'"},
 	{sfnlocal.ErrInvalidExecutionInput, codeInvalidExecutionInput, "Invalid State Machine Execution Input: '%s'"},
 	{sfnlocal.ErrExecutionNotRedrivable, codeExecutionNotRedrivable, "%s"},
+	{sfnlocal.ErrMapRunDoesNotExist, codeResourceNotFound, "Resource Not Found: '%s'"},
+	{sfnlocal.ErrMapRunNotRunning, codeValidation, "Map Run is not running: '%s'"},
 }
 
 // subject returns what an engine error wrapping target is about: the engine writes "<target>: <subject>", the

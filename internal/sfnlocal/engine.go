@@ -124,6 +124,9 @@ type Engine struct {
 	activities activityRegistry // activity.go
 	// redrives holds the clientTokens of the last redrives of each execution (redrive.go); guarded by mu.
 	redrives map[string][]redriveToken
+	// mapRuns are the running Map Runs, mapRunExec the execution of every Map Run known (maprun.go); guarded by mu.
+	mapRuns    map[string]*mapRunState
+	mapRunExec map[string]string
 }
 
 type machine struct {
@@ -215,6 +218,12 @@ func (e *Engine) Restore(ctx context.Context) error {
 	}
 	var closed []*closedExecution
 	for _, r := range recs {
+		for _, mr := range r.MapRuns {
+			if e.mapRunExec == nil {
+				e.mapRunExec = map[string]string{}
+			}
+			e.mapRunExec[mr.Arn] = r.Arn
+		}
 		m := e.sms[r.StateMachineArn]
 		if r.Status == StatusRunning && m != nil {
 			if run := e.restartLocked(m, r); run != nil {

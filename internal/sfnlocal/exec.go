@@ -43,6 +43,9 @@ type execution struct {
 	atInput any
 	partial []BranchOutput
 	redo    *redoPoint
+
+	// mapRuns are the execution's Map Runs (maprun.go), guarded by mu.
+	mapRuns []*mapRunState
 }
 
 // stopCause is the cancellation cause of an execution that ends other than by running to completion.
@@ -71,6 +74,7 @@ func (x *execution) snapshot() *ExecutionRecord {
 	rec, log := x.rec.Clone(), x.log
 	x.mu.Unlock()
 	rec.History = log.events() // the bytes of log up to its length never change
+	rec.MapRuns = x.mapRunRecords()
 	return rec
 }
 

@@ -52,6 +52,7 @@ type logCommit struct {
 	RedriveCount int           `json:"redriveCount,omitempty"`
 	RedriveDate  *time.Time    `json:"redriveDate,omitempty"`
 	Redrive      *RedrivePoint `json:"redrive,omitempty"`
+	MapRuns      []MapRun      `json:"mapRuns,omitempty"`
 }
 
 var (
@@ -70,7 +71,7 @@ func appendHeader(b []byte, rec *ExecutionRecord) ([]byte, error) {
 func appendCommit(b []byte, rec *ExecutionRecord) ([]byte, error) {
 	return appendLine(b, logLine{Commit: &logCommit{Status: rec.Status, StopDate: rec.StopDate, Output: rec.Output,
 		Error: rec.Error, Cause: rec.Cause, Checkpoint: rec.Checkpoint, RedriveCount: rec.RedriveCount,
-		RedriveDate: rec.RedriveDate, Redrive: rec.Redrive}})
+		RedriveDate: rec.RedriveDate, Redrive: rec.Redrive, MapRuns: rec.MapRuns}})
 }
 
 func appendLine(b []byte, l logLine) ([]byte, error) {
@@ -135,6 +136,7 @@ func readLog(data []byte, history bool) (*ExecutionRecord, int, error) {
 			rec.Status, rec.StopDate, rec.Output, rec.Error, rec.Cause = c.Status, c.StopDate, c.Output, c.Error, c.Cause
 			rec.Checkpoint = c.Checkpoint
 			rec.RedriveCount, rec.RedriveDate, rec.Redrive = c.RedriveCount, c.RedriveDate, c.Redrive
+			rec.MapRuns = c.MapRuns
 			kept, committed = n, next
 		default:
 			return finishLog(rec, events, kept, committed)

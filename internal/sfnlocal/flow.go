@@ -247,15 +247,20 @@ func (x *execution) attemptParallel(ctx context.Context, sr *stateRun, eff, inpu
 	return x.finishResult(sr, input, results)
 }
 
-func (x *execution) attemptMap(ctx context.Context, sr *stateRun, eff, input any, th *thread) (any, *failure) {
+// mapItems returns a Map state's items, its MaxConcurrency (from MaxConcurrencyPath when given) and the function
+// that builds the input of item i (ItemSelector or Parameters applied). An iteration's input is built when the
+// iteration starts, so that no more than MaxConcurrency of them are alive at once (a selector over a large array
+// could otherwise build gigabytes up front); checkItems evaluates every selector once before the first iteration all
+// the same, so that one failing fails the state before any iteration runs.
+func (x *execution) mapItems(sr *stateRun, eff any) ([]any, int64, func(int) (any, *failure), *failure) {
 	st := sr.st
 	itemsVal, fail := x.selectPath(sr, sr.sp.itemsPath, eff)
 	if fail != nil {
-		return nil, fail
+		return nil, 0, nil, fail
 	}
 	items, ok := itemsVal.([]any)
 	if !ok {
-		return nil, x.runtimeErr(sr, "Invalid path '%s' : the path does not resolve to an array: %s", itemsPathText(st), marshal(itemsVal))
+		return nil, 0, nil, x.runtimeErr(sr, "Invalid path '%s' : the path does not resolve to an array: %s", itemsPathText(st), marshal(itemsVal))
 	}
 	conc := st.MaxConcurrency
 	if st.MaxConcurrencyPath != "" {
@@ -263,7 +268,7 @@ func (x *execution) attemptMap(ctx context.Context, sr *stateRun, eff, input any
 		n, isNum := v.(json.Number)
 		c, perr := strconv.ParseInt(string(n), 10, 64)
 		if err != nil || !isNum || perr != nil || c < 0 {
-			return nil, x.runtimeErr(sr, "The MaxConcurrencyPath field refers to value \"%s\" which is not a valid integer: %s", marshal(v), st.MaxConcurrencyPath)
+			return nil, 0, nil, x.runtimeErr(sr, "The MaxConcurrencyPath field refers to value \"%s\" which is not a valid integer: %s", marshal(v), st.MaxConcurrencyPath)
 		}
 		conc = c
 	}
@@ -271,26 +276,44 @@ func (x *execution) attemptMap(ctx context.Context, sr *stateRun, eff, input any
 	if sr.sp.parameters != nil {
 		selector = sr.sp.parameters
 	}
-	x.emit(th, true, EventMapStateStarted, "mapStateStartedEventDetails", map[string]any{"length": len(items)})
-	// An iteration's input is built when the iteration starts, so that no more than MaxConcurrency of them are
-	// alive at once (a selector over a large array could otherwise build gigabytes up front); every selector is
-	// evaluated once before the first iteration all the same, so that one failing fails the state before any
-	// iteration starts.
 	itemInput := func(i int) (any, *failure) {
-		if selector == nil {
-			return items[i], nil
-		}
 		isr := *sr
 		isr.mapItem = jsonvalue.FromPairs("Index", json.Number(strconv.Itoa(i)), "Value", items[i])
 		isr.ctx = nil
 		return x.payload(&isr, selector, eff)
 	}
-	if selector != nil {
-		for i := range items {
-			if _, f := itemInput(i); f != nil {
-				return nil, f
-			}
+	if selector == nil {
+		return items, conc, func(i int) (any, *failure) { return items[i], nil }, nil
+	}
+	return items, conc, itemInput, nil
+}
+
+// checkItems builds every item's input once (see mapItems), when a selector builds them, and returns the first
+// failure.
+func checkItems(sr *stateRun, n int, itemInput func(int) (any, *failure)) *failure {
+	if sr.sp.itemSelector == nil && sr.sp.parameters == nil {
+		return nil
+	}
+	for i := range n {
+		if _, f := itemInput(i); f != nil {
+			return f
 		}
+	}
+	return nil
+}
+
+func (x *execution) attemptMap(ctx context.Context, sr *stateRun, eff, input any, th *thread) (any, *failure) {
+	st := sr.st
+	items, conc, itemInput, fail := x.mapItems(sr, eff)
+	if fail != nil {
+		return nil, fail
+	}
+	if st.ItemProcessor.ProcessorMode == "DISTRIBUTED" {
+		return x.attemptDistributedMap(ctx, sr, eff, input, th, items, conc, itemInput)
+	}
+	x.emit(th, true, EventMapStateStarted, "mapStateStartedEventDetails", map[string]any{"length": len(items)})
+	if f := checkItems(sr, len(items), itemInput); f != nil {
+		return nil, f
 	}
 	results := make([]any, len(items))
 	succeeded := make([]bool, len(items))

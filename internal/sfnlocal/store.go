@@ -50,6 +50,8 @@ type ExecutionRecord struct {
 	// Redrive is where a redrive resumes an execution that did not succeed: the top-level state that was running
 	// when it failed, timed out or was aborted, with that state's input (redrive.go).
 	Redrive *RedrivePoint `json:"redrive,omitempty"`
+	// MapRuns are the records of the execution's Distributed Map runs (maprun.go).
+	MapRuns []MapRun `json:"mapRuns,omitempty"`
 	// RedriveStatus and RedriveStatusReason are computed when the record is read (DescribeExecution), never stored.
 	RedriveStatus       string `json:"-"`
 	RedriveStatusReason string `json:"-"`
@@ -73,6 +75,7 @@ func (r *ExecutionRecord) Clone() *ExecutionRecord {
 		cp := *r.Checkpoint
 		c.Checkpoint = &cp
 	}
+	c.MapRuns = append([]MapRun(nil), r.MapRuns...)
 	if r.Redrive != nil {
 		rp := *r.Redrive
 		rp.Succeeded = append([]BranchOutput(nil), r.Redrive.Succeeded...)
