@@ -79,7 +79,18 @@ func waitClosed(t *testing.T, eng *sfnlocal.Engine, arn string) *sfnlocal.Execut
 func TestRedriveResumesAtTheFailedTask(t *testing.T) {
 	ctx := context.Background()
 	lambda := newFlakyLambda("debit")
-	eng := newEngine(t, sfnlocal.Options{Lambda: lambda})
+	var mu sync.Mutex
+	var events []map[string]any
+	subscriber := func(_ context.Context, b []byte) {
+		var ev struct {
+			Detail map[string]any `json:"detail"`
+		}
+		_ = json.Unmarshal(b, &ev)
+		mu.Lock()
+		events = append(events, ev.Detail)
+		mu.Unlock()
+	}
+	eng := newEngine(t, sfnlocal.Options{Lambda: lambda, Subscribers: []sfnlocal.Subscriber{subscriber}})
 	rec := run(t, eng, transferLike, `{"transferId":"tr_1"}`)
 	if rec.Status != sfnlocal.StatusFailed || rec.Error == nil || *rec.Error != "DebitFailed" {
 		t.Fatalf("first run: %s %v, want FAILED DebitFailed", rec.Status, rec.Error)
@@ -153,6 +164,17 @@ func TestRedriveResumesAtTheFailedTask(t *testing.T) {
 	list, err := eng.ListExecutions(ctx, rec.StateMachineArn, "")
 	if err != nil || len(list) != 1 || list[0].RedriveCount != 1 || list[0].RedriveDate == nil {
 		t.Fatalf("ListExecutions: %v %+v", err, list)
+	}
+	// Status-change events: RUNNING, FAILED (redrivable), RUNNING again with the redrive, SUCCEEDED.
+	mu.Lock()
+	defer mu.Unlock()
+	var seen []string
+	for _, d := range events {
+		seen = append(seen, fmt.Sprintf("%v/%v/%v/%v", d["status"], d["redriveCount"], d["redriveStatus"], d["redriveDate"] != nil))
+	}
+	want = "[RUNNING/0/NOT_REDRIVABLE/false FAILED/0/REDRIVABLE/false RUNNING/1/NOT_REDRIVABLE/true SUCCEEDED/1/NOT_REDRIVABLE/true]"
+	if fmt.Sprint(seen) != want {
+		t.Fatalf("status-change events %v\nwant %s", seen, want)
 	}
 }
 
