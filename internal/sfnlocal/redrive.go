@@ -185,6 +185,12 @@ func (e *Engine) RedriveExecution(ctx context.Context, arn, clientToken string) 
 		return time.Time{}, fmt.Errorf("%w: %s", ErrExecutionNotRedrivable, reason)
 	}
 	at := *rec.Redrive
+	e.mu.Lock()
+	m := e.sms[rec.StateMachineArn]
+	e.mu.Unlock()
+	if m == nil || m.def.States[at.State] == nil {
+		return time.Time{}, fmt.Errorf("%w: %s", ErrExecutionNotRedrivable, reasonDefinitionEdit)
+	}
 	input, err := asl.Decode([]byte(at.Input))
 	if err != nil {
 		return time.Time{}, fmt.Errorf("redrive %s: decode the input of %s: %w", arn, at.State, err)
@@ -203,11 +209,26 @@ func (e *Engine) RedriveExecution(ctx context.Context, arn, clientToken string) 
 	}
 
 	e.mu.Lock()
-	m := e.sms[rec.StateMachineArn]
-	cur := e.closed[arn]
-	if m == nil || c == nil || cur != c || c.forgetting || e.exec[arn] != nil {
-		// Redriven (or forgotten, or its state machine deleted) since it was read.
+	if now := e.sms[rec.StateMachineArn]; now != m { // updated or deleted since it was read
+		reason := ""
+		switch {
+		case now == nil:
+			reason = reasonDeleted
+		case now.definitionHash() != m.definitionHash():
+			reason = reasonDefinitionEdit
+		}
+		if reason != "" {
+			e.mu.Unlock()
+			return time.Time{}, fmt.Errorf("%w: %s", ErrExecutionNotRedrivable, reason)
+		}
+		m = now // its role changed: the redrive runs with the current one
+	}
+	if cur := e.closed[arn]; c == nil || cur != c || c.forgetting || e.exec[arn] != nil {
+		// Redriven by another call since it was read (or forgotten: then it no longer exists).
 		e.mu.Unlock()
+		if c != nil && c.forgetting {
+			return time.Time{}, fmt.Errorf("%w: %s", ErrExecutionDoesNotExist, arn)
+		}
 		return time.Time{}, fmt.Errorf("%w: %s", ErrExecutionNotRedrivable, reasonRunning)
 	}
 	now := e.opts.Clock.Now()
