@@ -41,7 +41,7 @@ type execution struct {
 	// redo is what a redriven execution was given to skip, until the state it resumes at is done.
 	atState string
 	atInput any
-	partial []BranchOutput
+	partial func() []BranchOutput
 	redo    *redoPoint
 
 	// mapRuns are the execution's Map Runs (maprun.go), guarded by mu.

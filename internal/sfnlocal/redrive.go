@@ -94,7 +94,11 @@ func (x *execution) redrivePoint() *RedrivePoint {
 	if x.atState == "" { // stopped before its first state
 		return &RedrivePoint{State: x.m.def.StartAt, Input: x.rec.Input}
 	}
-	return &RedrivePoint{State: x.atState, Input: marshal(x.atInput), Succeeded: x.partial}
+	p := &RedrivePoint{State: x.atState, Input: marshal(x.atInput)}
+	if x.partial != nil {
+		p.Succeeded = x.partial()
+	}
+	return p
 }
 
 // keepSucceeded records, when st is a top-level Parallel or Map state whose attempt did not succeed, the outputs of
@@ -103,13 +107,20 @@ func (x *execution) keepSucceeded(st *asl.State, results []any, ok func(int) boo
 	if x.m.def.States[st.Name] != st {
 		return
 	}
-	var kept []BranchOutput
-	for i, out := range results {
+	var done []int
+	for i := range results {
 		if ok(i) {
-			kept = append(kept, BranchOutput{Index: i, Output: marshal(out)})
+			done = append(done, i)
 		}
 	}
-	x.partial = kept
+	// Rendered only if the execution closes without success (redrivePoint).
+	x.partial = func() []BranchOutput {
+		kept := make([]BranchOutput, len(done))
+		for k, i := range done {
+			kept[k] = BranchOutput{Index: i, Output: marshal(results[i])}
+		}
+		return kept
+	}
 }
 
 // redone returns the outputs of the branches or iterations of st that a redrive skips: those that had succeeded,
