@@ -18,9 +18,9 @@ type closedExecution struct {
 	forgetting bool
 	// reopened is set when the execution was redriven: it is running again, and retention skips this summary.
 	reopened bool
-	// redriveCount and redriveDate are what ListExecutions shows of its redrives.
-	redriveCount int
-	redriveDate  time.Time
+	// redriveCount and redriveDate (Unix nanoseconds) are what ListExecutions shows of its redrives.
+	redriveCount int32
+	redriveDate  int64
 }
 
 // summarize returns the summary of a closed record. The name shares the ARN's bytes.
@@ -33,9 +33,9 @@ func summarize(rec *ExecutionRecord) *closedExecution {
 	if rec.StopDate != nil {
 		c.stop = *rec.StopDate
 	}
-	c.redriveCount = rec.RedriveCount
+	c.redriveCount = int32(rec.RedriveCount)
 	if rec.RedriveDate != nil {
-		c.redriveDate = *rec.RedriveDate
+		c.redriveDate = rec.RedriveDate.UnixNano()
 	}
 	return c
 }
@@ -44,9 +44,9 @@ func summarize(rec *ExecutionRecord) *closedExecution {
 func (c *closedExecution) record() *ExecutionRecord {
 	stop := c.stop
 	r := &ExecutionRecord{Arn: c.arn, StateMachineArn: c.stateMachineArn, Name: c.name, Status: c.status,
-		StartDate: c.start, StopDate: &stop, RedriveCount: c.redriveCount}
+		StartDate: c.start, StopDate: &stop, RedriveCount: int(c.redriveCount)}
 	if c.redriveCount > 0 {
-		d := c.redriveDate
+		d := time.Unix(0, c.redriveDate).UTC()
 		r.RedriveDate = &d
 	}
 	return r
