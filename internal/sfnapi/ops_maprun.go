@@ -61,10 +61,13 @@ func (s *Server) describeMapRun(ctx context.Context, body json.RawMessage) (any,
 		"toleratedFailureCount":      r.ToleratedFailureCount,
 		"itemCounts":                 mapRunCounts(r.ItemCounts),
 		"executionCounts":            mapRunCounts(r.ExecutionCounts),
-		"redriveCount":               0,
+		"redriveCount":               r.RedriveCount,
 	}
 	if r.StopDate != nil {
 		out["stopDate"] = epoch(*r.StopDate)
+	}
+	if r.RedriveDate != nil {
+		out["redriveDate"] = epoch(*r.RedriveDate)
 	}
 	return out, nil
 }

@@ -39,10 +39,11 @@ type execution struct {
 	// Where a redrive would resume (redrive.go), kept by the execution's goroutine: the top-level state running and
 	// its input, and the branches or iterations of a top-level Parallel or Map that succeeded in its last attempt.
 	// redo is what a redriven execution was given to skip, until the state it resumes at is done.
-	atState string
-	atInput any
-	partial func() []BranchOutput
-	redo    *redoPoint
+	atState       string
+	atInput       any
+	partial       func() []BranchOutput
+	partialMapRun string // the Map Run of the top-level Distributed Map that did not succeed
+	redo          *redoPoint
 
 	// mapRuns are the execution's Map Runs (maprun.go), guarded by mu.
 	mapRuns []*mapRunState
@@ -446,7 +447,7 @@ func (x *execution) runMachine(ctx context.Context, def *asl.Definition, start s
 		}
 		if top {
 			x.checkpoint(name, input, th)
-			x.atState, x.atInput, x.partial = name, input, nil
+			x.atState, x.atInput, x.partial, x.partialMapRun = name, input, nil, ""
 		}
 		st := def.States[name]
 		next, out, outText, fail := x.runState(ctx, sr, st, input, text, th)

@@ -25,6 +25,7 @@ const (
 	EventMapRunSucceeded = "MapRunSucceeded"
 	EventMapRunFailed    = "MapRunFailed"
 	EventMapRunAborted   = "MapRunAborted"
+	EventMapRunRedriven  = "MapRunRedriven"
 )
 
 // Sentinel errors of the Map Run operations.
@@ -79,6 +80,9 @@ type MapRun struct {
 	ExecutionCounts               MapRunCounts `json:"executionCounts"`
 	Error                         string       `json:"error,omitempty"`
 	Cause                         string       `json:"cause,omitempty"`
+	// RedriveCount and RedriveDate: the Map Run was redriven with its execution.
+	RedriveCount int        `json:"redriveCount,omitempty"`
+	RedriveDate  *time.Time `json:"redriveDate,omitempty"`
 }
 
 // mapRunState is a Map Run while its state runs: the scheduler waits on cond for a free slot (UpdateMapRun can
@@ -103,6 +107,10 @@ func (mr *mapRunState) snapshot() MapRun {
 	if r.StopDate != nil {
 		d := *r.StopDate
 		r.StopDate = &d
+	}
+	if r.RedriveDate != nil {
+		d := *r.RedriveDate
+		r.RedriveDate = &d
 	}
 	return r
 }
@@ -142,15 +150,58 @@ type mapUnit struct {
 // mapRunArns returns the ARN of a new Map Run of the state (label: its Label, else its name) and the function that
 // names its child executions.
 func (x *execution) mapRunArns(label, executionType string) (string, func() string) {
+	id := x.eng.opts.NewID()
+	return "arn:aws:states:" + x.eng.opts.Region + ":" + x.eng.opts.AccountID + ":mapRun:" + x.m.sm.Name + "/" + label + ":" + id,
+		x.childArns(label, id, executionType)
+}
+
+// childArns returns the function that names the child executions of the Map Run with that label and id.
+func (x *execution) childArns(label, id, executionType string) func() string {
 	e := x.eng
-	id := e.opts.NewID()
 	prefix := "arn:aws:states:" + e.opts.Region + ":" + e.opts.AccountID + ":"
 	base := x.m.sm.Name + "/" + label
-	child := func() string { return prefix + "execution:" + base + ":" + e.opts.NewID() }
 	if executionType == "EXPRESS" {
-		child = func() string { return prefix + "express:" + base + ":" + id + ":" + e.opts.NewID() }
+		return func() string { return prefix + "express:" + base + ":" + id + ":" + e.opts.NewID() }
 	}
-	return prefix + "mapRun:" + base + ":" + id, child
+	return func() string { return prefix + "execution:" + base + ":" + e.opts.NewID() }
+}
+
+// redriveMapRun returns the Map Run of the state that the execution's redrive redrives, RUNNING again with counts for units
+// (each pending), or nil when there is none.
+func (x *execution) redriveMapRun(sr *stateRun, units []mapUnit, items int) *mapRunState {
+	if x.redo == nil || x.redo.mapRunArn == "" || x.redo.state != sr.st.Name || x.m.def.States[sr.st.Name] != sr.st {
+		return nil
+	}
+	arn := x.redo.mapRunArn
+	x.redo.mapRunArn = "" // a retry of the state starts a new Map Run
+	x.mu.Lock()
+	var mr *mapRunState
+	for _, r := range x.mapRuns {
+		if r.rec.Arn == arn {
+			mr = r
+		}
+	}
+	x.mu.Unlock()
+	if mr == nil {
+		return nil
+	}
+	now := x.eng.opts.Clock.Now()
+	mr.mu.Lock()
+	r := &mr.rec
+	r.Status, r.StopDate, r.Error, r.Cause = MapRunRunning, nil, "", ""
+	r.RedriveCount++
+	r.RedriveDate = &now
+	r.ItemCounts = MapRunCounts{Pending: int64(items), Total: int64(items)}
+	r.ExecutionCounts = MapRunCounts{Pending: int64(len(units)), Total: int64(len(units))}
+	mr.exceeded = false
+	mr.mu.Unlock()
+	x.eng.mu.Lock()
+	if x.eng.mapRuns == nil {
+		x.eng.mapRuns = map[string]*mapRunState{}
+	}
+	x.eng.mapRuns[arn] = mr
+	x.eng.mu.Unlock()
+	return mr
 }
 
 // attemptDistributedMap runs a Distributed Map: a Map Run whose children (one per item, or per batch) run
@@ -171,15 +222,24 @@ func (x *execution) attemptDistributedMap(ctx context.Context, sr *stateRun, eff
 	if fail != nil {
 		return nil, fail
 	}
-	label := rec.Label
-	arn, childArn := x.mapRunArns(label, st.ItemProcessor.ExecutionType)
-	rec.Arn = arn
-	rec.StateMachineArn = x.m.sm.Arn + "/" + label
-	rec.ItemCounts = MapRunCounts{Pending: int64(len(items)), Total: int64(len(items))}
-	rec.ExecutionCounts = MapRunCounts{Pending: int64(len(units)), Total: int64(len(units))}
-	mr := newMapRunState(rec)
-	x.eng.registerMapRun(x, mr)
-	x.emit(th, true, EventMapRunStarted, "mapRunStartedEventDetails", map[string]any{"mapRunArn": arn})
+	var mr *mapRunState
+	var childArn func() string
+	if mr = x.redriveMapRun(sr, units, len(items)); mr != nil {
+		r := mr.snapshot()
+		childArn = x.childArns(r.Label, arnTail(r.Arn), r.ExecutionType)
+		x.emit(th, true, EventMapRunRedriven, "mapRunRedrivenEventDetails",
+			map[string]any{"mapRunArn": r.Arn, "redriveCount": r.RedriveCount})
+	} else {
+		var arn string
+		arn, childArn = x.mapRunArns(rec.Label, st.ItemProcessor.ExecutionType)
+		rec.Arn = arn
+		rec.StateMachineArn = x.m.sm.Arn + "/" + rec.Label
+		rec.ItemCounts = MapRunCounts{Pending: int64(len(items)), Total: int64(len(items))}
+		rec.ExecutionCounts = MapRunCounts{Pending: int64(len(units)), Total: int64(len(units))}
+		mr = newMapRunState(rec)
+		x.eng.registerMapRun(x, mr)
+		x.emit(th, true, EventMapRunStarted, "mapRunStartedEventDetails", map[string]any{"mapRunArn": arn})
+	}
 
 	mctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -250,13 +310,13 @@ func (x *execution) attemptDistributedMap(ctx context.Context, sr *stateRun, eff
 	switch {
 	case ctx.Err() != nil:
 		x.closeMapRun(mr, MapRunAborted, nil)
-		x.keepSucceeded(st, results, func(i int) bool { return succeeded[i] })
+		x.keepMapRun(st, mr, results, succeeded)
 		return nil, stopped
 	case exceeded:
 		f := &failure{Error: ErrNameExceedToleratedFail, Cause: toleratedFailureCause}
 		x.closeMapRun(mr, MapRunFailed, f)
 		x.emit(th, true, EventMapRunFailed, "mapRunFailedEventDetails", map[string]any{"error": f.Error, "cause": f.Cause})
-		x.keepSucceeded(st, results, func(i int) bool { return succeeded[i] })
+		x.keepMapRun(st, mr, results, succeeded)
 		return nil, f
 	}
 	x.closeMapRun(mr, MapRunSucceeded, nil)
@@ -399,6 +459,14 @@ func arnTail(arn string) string {
 		}
 	}
 	return arn
+}
+
+// keepMapRun records, for a redrive, the units of a top-level Distributed Map that succeeded and its Map Run.
+func (x *execution) keepMapRun(st *asl.State, mr *mapRunState, results []any, succeeded []bool) {
+	x.keepSucceeded(st, results, func(i int) bool { return succeeded[i] })
+	if x.m.def.States[st.Name] == st {
+		x.partialMapRun = mr.snapshot().Arn
+	}
 }
 
 // closeMapRun ends a Map Run with its status.

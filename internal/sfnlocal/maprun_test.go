@@ -220,7 +220,8 @@ func TestItemBatcher(t *testing.T) {
 }
 
 // TestMapRunsSurviveARestart: the Map Runs of a closed execution are read back after a restart on its FileStore; a
-// failed distributed Map redriven runs only its failed children, with a new Map Run.
+// failed Distributed Map redriven redrives its Map Run (MapRunRedriven), which runs only the children that had not
+// succeeded.
 func TestMapRunsSurviveARestart(t *testing.T) {
 	ctx := context.Background()
 	files, err := sfnlocal.NewFileStore(t.TempDir())
@@ -264,9 +265,17 @@ func TestMapRunsSurviveARestart(t *testing.T) {
 	if lambda.count(`work {"n":1}`) != 1 || lambda.count(`work {"n":2}`) != 2 || lambda.count(`work {"n":3}`) != 1 {
 		t.Fatalf("calls %v", lambda.calls)
 	}
+	// The same Map Run was redriven: MapRunRedriven, its counts and redrive count.
 	runs, err = second.ListMapRuns(ctx, rec.Arn)
-	if err != nil || len(runs) != 2 || runs[1].Arn != failedRun.Arn || runs[0].Status != sfnlocal.MapRunSucceeded {
+	if err != nil || len(runs) != 1 || runs[0].Arn != failedRun.Arn || runs[0].Status != sfnlocal.MapRunSucceeded ||
+		runs[0].RedriveCount != 1 || runs[0].RedriveDate == nil || runs[0].ItemCounts != (sfnlocal.MapRunCounts{Succeeded: 3, Total: 3}) ||
+		runs[0].ExecutionCounts != (sfnlocal.MapRunCounts{Succeeded: 3, Total: 3}) {
 		t.Fatalf("map runs after the redrive: %v %+v", err, runs)
+	}
+	ev := findEvent(got.History, sfnlocal.EventMapRunRedriven)
+	if ev == nil || ev.Details["mapRunArn"] != failedRun.Arn || jsonNumber(ev.Details["redriveCount"]) != 1 ||
+		countEvents(got.History, sfnlocal.EventMapRunStarted) != 1 {
+		t.Fatalf("history %s", eventTypes(got.History))
 	}
 }
 

@@ -58,6 +58,8 @@ type RedrivePoint struct {
 	State     string         `json:"state"`
 	Input     string         `json:"input"`
 	Succeeded []BranchOutput `json:"succeeded,omitempty"`
+	// MapRunArn is the Map Run of the Distributed Map State was running: a redrive redrives it.
+	MapRunArn string `json:"mapRunArn,omitempty"`
 }
 
 // BranchOutput is the output (JSON text) of the Parallel branch or Map iteration with that index.
@@ -68,8 +70,9 @@ type BranchOutput struct {
 
 // redoPoint is a RedrivePoint decoded for the run that resumes there.
 type redoPoint struct {
-	state   string
-	outputs map[int]any
+	state     string
+	outputs   map[int]any
+	mapRunArn string // the Map Run to redrive; emptied once it is
 }
 
 // redriveToken is a clientToken of a redrive that succeeded.
@@ -94,7 +97,7 @@ func (x *execution) redrivePoint() *RedrivePoint {
 	if x.atState == "" { // stopped before its first state
 		return &RedrivePoint{State: x.m.def.StartAt, Input: x.rec.Input}
 	}
-	p := &RedrivePoint{State: x.atState, Input: marshal(x.atInput)}
+	p := &RedrivePoint{State: x.atState, Input: marshal(x.atInput), MapRunArn: x.partialMapRun}
 	if x.partial != nil {
 		p.Succeeded = x.partial()
 	}
@@ -206,7 +209,7 @@ func (e *Engine) RedriveExecution(ctx context.Context, arn, clientToken string) 
 	if err != nil {
 		return time.Time{}, fmt.Errorf("redrive %s: decode the input of %s: %w", arn, at.State, err)
 	}
-	redo := &redoPoint{state: at.State, outputs: map[int]any{}}
+	redo := &redoPoint{state: at.State, outputs: map[int]any{}, mapRunArn: at.MapRunArn}
 	for _, b := range at.Succeeded {
 		v, err := asl.Decode([]byte(b.Output))
 		if err != nil {
@@ -338,7 +341,7 @@ func (e *Engine) restartRedriven(x *execution, r *ExecutionRecord) func() {
 	if err != nil {
 		return nil
 	}
-	redo := &redoPoint{state: at.State, outputs: map[int]any{}}
+	redo := &redoPoint{state: at.State, outputs: map[int]any{}, mapRunArn: at.MapRunArn}
 	for _, b := range at.Succeeded {
 		v, err := asl.Decode([]byte(b.Output))
 		if err != nil {
