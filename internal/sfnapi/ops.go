@@ -154,7 +154,8 @@ func (s *Server) startExecution(ctx context.Context, body json.RawMessage) (any,
 	return map[string]any{"executionArn": rec.Arn, "startDate": epoch(rec.StartDate)}, nil
 }
 
-func describeRecord(r *sfnlocal.ExecutionRecord) map[string]any {
+// describeRecord renders DescribeExecution's answer; redriveStatus and redriveStatusReason are given.
+func describeRecord(r *sfnlocal.ExecutionRecord, redriveStatus, redriveReason string) map[string]any {
 	out := map[string]any{
 		"executionArn":    r.Arn,
 		"stateMachineArn": r.StateMachineArn,
@@ -164,10 +165,10 @@ func describeRecord(r *sfnlocal.ExecutionRecord) map[string]any {
 		"input":           r.Input,
 		"inputDetails":    map[string]any{"included": true},
 		"redriveCount":    r.RedriveCount,
-		"redriveStatus":   r.RedriveStatus,
+		"redriveStatus":   redriveStatus,
 	}
-	if r.RedriveStatusReason != "" {
-		out["redriveStatusReason"] = r.RedriveStatusReason
+	if redriveReason != "" {
+		out["redriveStatusReason"] = redriveReason
 	}
 	if r.RedriveDate != nil {
 		out["redriveDate"] = epoch(*r.RedriveDate)
@@ -201,7 +202,8 @@ func (s *Server) describeExecution(ctx context.Context, body json.RawMessage) (a
 	if err != nil {
 		return nil, err
 	}
-	return describeRecord(r), nil
+	status, reason := s.eng.RedriveStatus(r)
+	return describeRecord(r, status, reason), nil
 }
 
 func (s *Server) describeStateMachineForExecution(ctx context.Context, body json.RawMessage) (any, error) {

@@ -644,8 +644,7 @@ func (e *Engine) DescribeExecution(ctx context.Context, arn string) (*ExecutionR
 		return nil, err
 	}
 	if x != nil {
-		rec := x.snapshot()
-		return e.withRedriveStatus(rec, len(rec.History)), nil
+		return x.snapshot(), nil
 	}
 	rec, err := e.opts.Store.Execution(ctx, arn)
 	if errors.Is(err, ErrExecutionDoesNotExist) {
@@ -654,7 +653,7 @@ func (e *Engine) DescribeExecution(ctx context.Context, arn string) (*ExecutionR
 	if err != nil {
 		return nil, fmt.Errorf("describe %s: %w", arn, err)
 	}
-	return e.withRedriveStatus(rec, len(rec.History)), nil
+	return rec, nil
 }
 
 // History returns the execution's events so far.

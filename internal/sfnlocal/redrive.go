@@ -168,10 +168,11 @@ func (e *Engine) redriveStatus(rec *ExecutionRecord, history int) (string, strin
 	return RedriveStatusRedrivable, ""
 }
 
-// withRedriveStatus sets the record's RedriveStatus and RedriveStatusReason.
-func (e *Engine) withRedriveStatus(rec *ExecutionRecord, history int) *ExecutionRecord {
-	rec.RedriveStatus, rec.RedriveStatusReason = e.redriveStatus(rec, history)
-	return rec
+// RedriveStatus returns DescribeExecution's redriveStatus of rec, a record DescribeExecution returned (its History
+// included), and, when it is NOT_REDRIVABLE, the reason (redriveStatusReason): whether RedriveExecution would redrive
+// it now. It is computed when asked, not stored.
+func (e *Engine) RedriveStatus(rec *ExecutionRecord) (status, reason string) {
+	return e.redriveStatus(rec, len(rec.History))
 }
 
 // RedriveExecution restarts an execution that failed, timed out or was aborted from the top-level state where it
@@ -180,7 +181,7 @@ func (e *Engine) withRedriveStatus(rec *ExecutionRecord, history int) *Execution
 // execution's redrive count goes up and its timeout starts again. It returns the redrive's date. A clientToken used
 // by one of the last 10 redrives of the execution, less than 15 minutes ago, returns that redrive's date and changes
 // nothing. It returns ErrInvalidArn, ErrExecutionDoesNotExist, or ErrExecutionNotRedrivable with the reason (see
-// DescribeExecution's RedriveStatusReason). Like StartExecution, it answers once the redrive is saved.
+// RedriveStatus). Like StartExecution, it answers once the redrive is saved.
 func (e *Engine) RedriveExecution(ctx context.Context, arn, clientToken string) (time.Time, error) {
 	x, c, err := e.lookup(arn)
 	if err != nil {

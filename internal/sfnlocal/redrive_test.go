@@ -99,8 +99,8 @@ func TestRedriveResumesAtTheFailedTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.RedriveStatus != sfnlocal.RedriveStatusRedrivable || d.RedriveStatusReason != "" || d.RedriveCount != 0 {
-		t.Fatalf("failed execution: redrive status %s (%s), count %d; want REDRIVABLE, 0", d.RedriveStatus, d.RedriveStatusReason, d.RedriveCount)
+	if status, reason := eng.RedriveStatus(d); status != sfnlocal.RedriveStatusRedrivable || reason != "" || d.RedriveCount != 0 {
+		t.Fatalf("failed execution: redrive status %s (%s), count %d; want REDRIVABLE, 0", status, reason, d.RedriveCount)
 	}
 	failedEvents := len(rec.History)
 
@@ -158,8 +158,8 @@ func TestRedriveResumesAtTheFailedTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.RedriveStatus != sfnlocal.RedriveStatusNotRedrivable || d.RedriveStatusReason != "Execution is SUCCEEDED and cannot be redriven" {
-		t.Fatalf("succeeded after a redrive: %s (%s)", d.RedriveStatus, d.RedriveStatusReason)
+	if status, reason := eng.RedriveStatus(d); status != sfnlocal.RedriveStatusNotRedrivable || reason != "Execution is SUCCEEDED and cannot be redriven" {
+		t.Fatalf("succeeded after a redrive: %s (%s)", status, reason)
 	}
 	list, err := eng.ListExecutions(ctx, rec.StateMachineArn, "")
 	if err != nil || len(list) != 1 || list[0].RedriveCount != 1 || list[0].RedriveDate == nil {
@@ -357,9 +357,10 @@ func TestRedriveRefusals(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d.RedriveStatus != sfnlocal.RedriveStatusNotRedrivable || d.RedriveStatusReason != tc.reason ||
+			status, reason := eng.RedriveStatus(d)
+			if status != sfnlocal.RedriveStatusNotRedrivable || reason != tc.reason ||
 				d.RedriveCount != 0 || len(d.History) != len(before) {
-				t.Fatalf("after the refusal: %s (%s), count %d, %d events (were %d)", d.RedriveStatus, d.RedriveStatusReason,
+				t.Fatalf("after the refusal: %s (%s), count %d, %d events (were %d)", status, reason,
 					d.RedriveCount, len(d.History), len(before))
 			}
 		})

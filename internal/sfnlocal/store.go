@@ -52,9 +52,6 @@ type ExecutionRecord struct {
 	Redrive *RedrivePoint `json:"redrive,omitempty"`
 	// MapRuns are the records of the execution's Distributed Map runs (maprun.go).
 	MapRuns []MapRun `json:"mapRuns,omitempty"`
-	// RedriveStatus and RedriveStatusReason are computed when the record is read (DescribeExecution), never stored.
-	RedriveStatus       string `json:"-"`
-	RedriveStatusReason string `json:"-"`
 }
 
 // Checkpoint is the position of a running execution between two top-level states: the state about to be
