@@ -164,14 +164,14 @@ func describeRecord(r *sfnlocal.ExecutionRecord, redriveStatus, redriveReason st
 		"startDate":       epoch(r.StartDate),
 		"input":           r.Input,
 		"inputDetails":    map[string]any{"included": true},
-		"redriveCount":    r.RedriveCount,
+		"redriveCount":    r.RedriveCount(),
 		"redriveStatus":   redriveStatus,
 	}
 	if redriveReason != "" {
 		out["redriveStatusReason"] = redriveReason
 	}
-	if r.RedriveDate != nil {
-		out["redriveDate"] = epoch(*r.RedriveDate)
+	if d := r.RedriveDate(); d != nil {
+		out["redriveDate"] = epoch(*d)
 	}
 	if r.StopDate != nil {
 		out["stopDate"] = epoch(*r.StopDate)
@@ -245,7 +245,7 @@ func (s *Server) listExecutions(ctx context.Context, body json.RawMessage) (any,
 	if in.RedriveFilter != "" {
 		kept := recs[:0]
 		for _, r := range recs {
-			if (r.RedriveCount > 0) == (in.RedriveFilter == "REDRIVEN") {
+			if (r.RedriveCount() > 0) == (in.RedriveFilter == "REDRIVEN") {
 				kept = append(kept, r)
 			}
 		}
@@ -261,12 +261,12 @@ func (s *Server) listExecutions(ctx context.Context, body json.RawMessage) (any,
 	items := []any{}
 	for _, r := range recs {
 		item := map[string]any{"executionArn": r.Arn, "stateMachineArn": r.StateMachineArn, "name": r.Name,
-			"status": r.Status, "startDate": epoch(r.StartDate), "redriveCount": r.RedriveCount}
+			"status": r.Status, "startDate": epoch(r.StartDate), "redriveCount": r.RedriveCount()}
 		if r.StopDate != nil {
 			item["stopDate"] = epoch(*r.StopDate)
 		}
-		if r.RedriveDate != nil {
-			item["redriveDate"] = epoch(*r.RedriveDate)
+		if d := r.RedriveDate(); d != nil {
+			item["redriveDate"] = epoch(*d)
 		}
 		items = append(items, item)
 	}

@@ -41,14 +41,18 @@ func (x *execution) childArns(label, id, executionType string) func() string {
 // redriveMapRun returns the Map Run of the state that the execution's redrive redrives, RUNNING again with counts for units
 // (each pending), or nil when there is none.
 func (x *execution) redriveMapRun(sr *stateRun, units []mapUnit, items int) *mapRunState {
-	if x.redo == nil || x.redo.mapRunArn == "" || x.redo.state != sr.st.Name || x.m.def.States[sr.st.Name] != sr.st {
+	if x.extra == nil {
 		return nil
 	}
-	arn := x.redo.mapRunArn
-	x.redo.mapRunArn = "" // a retry of the state starts a new Map Run
+	redo := x.extra.redo
+	if redo == nil || redo.mapRunArn == "" || redo.state != sr.st.Name || x.m.def.States[sr.st.Name] != sr.st {
+		return nil
+	}
+	arn := redo.mapRunArn
+	redo.mapRunArn = "" // a retry of the state starts a new Map Run
 	x.mu.Lock()
 	var mr *mapRunState
-	for _, r := range x.mapRuns {
+	for _, r := range x.extra.mapRuns {
 		if r.rec.Arn == arn {
 			mr = r
 		}
@@ -337,7 +341,7 @@ func arnTail(arn string) string {
 func (x *execution) keepMapRun(st *asl.State, mr *mapRunState, results []any, succeeded []bool) {
 	x.keepSucceeded(st, results, func(i int) bool { return succeeded[i] })
 	if x.m.def.States[st.Name] == st {
-		x.partialMapRun = mr.snapshot().Arn
+		x.extra.partial.mapRun = mr.snapshot().Arn // keepSucceeded set x.extra.partial
 	}
 }
 

@@ -137,9 +137,6 @@ type machine struct {
 	prog     *program // def compiled, on first use (program)
 	// logSize is the history size, in bytes, of its last closed execution: the next one's log starts that big.
 	logSize atomic.Int64
-
-	hashOnce sync.Once
-	hash     string // definitionHash
 }
 
 // New returns an Engine with the given options.
@@ -218,7 +215,7 @@ func (e *Engine) Restore(ctx context.Context) error {
 	}
 	var closed []*closedExecution
 	for _, r := range recs {
-		for _, mr := range r.MapRuns {
+		for _, mr := range r.MapRuns() {
 			if e.mapRunExec == nil {
 				e.mapRunExec = map[string]string{}
 			}
@@ -289,7 +286,7 @@ func (e *Engine) restartLocked(m *machine, r *ExecutionRecord) func() {
 		// Saved by StartExecution and nothing since: the execution starts as it would have, its
 		// ExecutionStarted event included.
 		return x.run
-	case r.RedriveCount > 0 && r.Redrive != nil:
+	case r.RedriveCount() > 0 && r.RedrivePoint() != nil:
 		// Redriven and no checkpoint since: the state the redrive resumed at is entered again.
 		return e.restartRedriven(x, r)
 	default:
@@ -474,8 +471,9 @@ func (e *Engine) UpdateStateMachine(ctx context.Context, arn, definition, roleAr
 	sm := old.sm
 	if def == nil {
 		def = old.def
-	} else {
+	} else if sm.Definition != definition {
 		sm.Definition = definition
+		sm.DefinitionDate = e.opts.Clock.Now() // executions started before cannot be redriven
 	}
 	if roleArn != "" {
 		sm.RoleArn = roleArn
@@ -693,7 +691,10 @@ func (e *Engine) ListExecutions(_ context.Context, smArn, status string) ([]*Exe
 		if r.StateMachineArn != smArn || (status != "" && r.Status != status) {
 			continue
 		}
-		r.Input, r.Output, r.Error, r.Cause, r.Checkpoint, r.Redrive = "", nil, nil, nil, nil, nil
+		r.Input, r.Output, r.Error, r.Cause, r.Checkpoint = "", nil, nil, nil, nil
+		if r.Ext != nil {
+			r.Ext = &RecordExt{RedriveCount: r.Ext.RedriveCount, RedriveDate: r.Ext.RedriveDate}
+		}
 		out = append(out, r)
 	}
 	sort.Slice(out, func(i, j int) bool {

@@ -25,7 +25,7 @@ func (x *execution) statusChangeEvent() []byte {
 		"outputDetails":       nil,
 		"error":               nil,
 		"cause":               nil,
-		"redriveCount":        r.RedriveCount,
+		"redriveCount":        r.RedriveCount(),
 		"redriveDate":         nil,
 		"redriveStatus":       redriveStatus,
 		"redriveStatusReason": redriveReason,
@@ -33,8 +33,8 @@ func (x *execution) statusChangeEvent() []byte {
 	if redriveReason == "" {
 		delete(detail, "redriveStatusReason")
 	}
-	if r.RedriveDate != nil {
-		detail["redriveDate"] = r.RedriveDate.UnixMilli()
+	if d := r.RedriveDate(); d != nil {
+		detail["redriveDate"] = d.UnixMilli()
 	}
 	if r.StopDate != nil {
 		detail["stopDate"] = r.StopDate.UnixMilli()

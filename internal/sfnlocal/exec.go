@@ -36,17 +36,40 @@ type execution struct {
 	cancel context.CancelCauseFunc
 	done   chan struct{}
 
-	// Where a redrive would resume (redrive.go), kept by the execution's goroutine: the top-level state running and
-	// its input, and the branches or iterations of a top-level Parallel or Map that succeeded in its last attempt.
-	// redo is what a redriven execution was given to skip, until the state it resumes at is done.
-	atState       string
-	atInput       any
-	partial       func() []BranchOutput
-	partialMapRun string // the Map Run of the top-level Distributed Map that did not succeed
-	redo          *redoPoint
+	// extra holds what only redrives and Distributed Maps use (redrive.go, maprun.go), allocated on first use so
+	// that an execution without them stays small; set under mu.
+	extra *execExtra
+}
 
-	// mapRuns are the execution's Map Runs (maprun.go), guarded by mu.
+// execExtra is the part of an execution that redrives and Distributed Maps use.
+type execExtra struct {
+	// Kept by the execution's goroutine: where it stopped without success (the top-level state and its input), the
+	// outputs of the branches or iterations of a top-level Parallel or Map that succeeded in its last attempt (and
+	// the Map Run of a Distributed one), and what a redriven execution skips, until the state it resumes at is done.
+	stopState string
+	stopInput any
+	partial   *partialRun
+	redo      *redoPoint
+
+	// mapRuns are the execution's Map Runs, guarded by the execution's mu.
 	mapRuns []*mapRunState
+}
+
+// partialRun is what a top-level Parallel or Map state that did not succeed leaves for a redrive.
+type partialRun struct {
+	state   string
+	outputs func() []BranchOutput // rendered only if the execution closes without success
+	mapRun  string                // a Distributed Map's Map Run
+}
+
+// ext returns x.extra, allocating it on first use.
+func (x *execution) ext() *execExtra {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.extra == nil {
+		x.extra = &execExtra{}
+	}
+	return x.extra
 }
 
 // stopCause is the cancellation cause of an execution that ends other than by running to completion.
@@ -66,7 +89,7 @@ type thread struct {
 func newExecution(e *Engine, m *machine, arn, name, rawInput string, input any) *execution {
 	ctx, cancel := context.WithCancelCause(e.ctx)
 	rec := &ExecutionRecord{Arn: arn, StateMachineArn: m.sm.Arn, Name: name, Status: StatusRunning, Input: rawInput,
-		StartDate: e.opts.Clock.Now(), DefinitionHash: m.definitionHash()}
+		StartDate: e.opts.Clock.Now()}
 	return &execution{eng: e, m: m, prog: m.program(), input: input, rec: rec, ctx: ctx, cancel: cancel, done: make(chan struct{})}
 }
 
@@ -75,7 +98,9 @@ func (x *execution) snapshot() *ExecutionRecord {
 	rec, log := x.rec.Clone(), x.log
 	x.mu.Unlock()
 	rec.History = log.events() // the bytes of log up to its length never change
-	rec.MapRuns = x.mapRunRecords()
+	if runs := x.mapRunRecords(); runs != nil {
+		rec.ext().MapRuns = runs
+	}
 	return rec
 }
 
@@ -176,13 +201,15 @@ func (x *execution) resume(cp Checkpoint, input any) {
 		defer stop()
 	}
 	th := &thread{prev: cp.PreviousEventID}
-	x.atState, x.atInput = cp.State, input
 	var out any
 	var fail *failure
 	if cp.Callback != nil {
 		out, fail = x.resumeWaiting(x.ctx, cp, input, th)
 	} else {
 		out, fail = x.safeRunMachine(x.ctx, x.m.def, cp.State, input, th)
+	}
+	if fail != nil && (x.extra == nil || x.extra.stopState == "") { // the waiting task itself
+		x.stoppedAt(cp.State, input)
 	}
 	x.finish(th, out, fail)
 }
@@ -201,8 +228,8 @@ func (x *execution) startTimer(timeoutSeconds int64) (stop func() bool) {
 		return nil
 	}
 	since := x.rec.StartDate
-	if x.rec.RedriveDate != nil { // a redrive starts the machine's timeout again, as on AWS
-		since = *x.rec.RedriveDate
+	if d := x.rec.RedriveDate(); d != nil { // a redrive starts the machine's timeout again, as on AWS
+		since = *d
 	}
 	d := timeout - e.opts.Clock.Now().Sub(since)
 	expire := func() { x.cancel(&stopCause{status: StatusTimedOut, fail: &failure{Error: ErrNameTimeout}}) }
@@ -249,7 +276,9 @@ func (x *execution) finish(th *thread, out any, fail *failure) {
 	rec := x.rec
 	rec.StopDate = &now
 	rec.Checkpoint = nil
-	rec.Redrive = nil
+	if rec.Ext != nil {
+		rec.Ext.Redrive = nil
+	}
 	var typ, key string
 	details := map[string]any{}
 	var sc *stopCause
@@ -281,7 +310,7 @@ func (x *execution) finish(th *thread, out any, fail *failure) {
 		details["outputDetails"] = notTruncated
 	}
 	if rec.Status != StatusSucceeded {
-		rec.Redrive = x.redrivePoint()
+		rec.ext().Redrive = x.redrivePoint()
 	}
 	if fail != nil && rec.Status != StatusSucceeded {
 		if fail.Error != "" {
@@ -351,7 +380,7 @@ var (
 func (x *execution) contextConstants() (*jsonvalue.Object, *jsonvalue.Object) {
 	x.ctxOnce.Do(func() {
 		x.ctxExecution = jsonvalue.FromPairs("Id", x.rec.Arn, "Input", x.input, "StartTime", formatTime(x.rec.StartDate),
-			"Name", x.rec.Name, "RoleArn", x.m.sm.RoleArn, "RedriveCount", jsonInt(int64(x.rec.RedriveCount)))
+			"Name", x.rec.Name, "RoleArn", x.m.sm.RoleArn, "RedriveCount", jsonInt(int64(x.rec.RedriveCount())))
 		x.ctxStateMachine = jsonvalue.FromPairs("Id", x.m.sm.Arn, "Name", x.m.sm.Name)
 	})
 	return x.ctxExecution, x.ctxStateMachine
@@ -441,25 +470,35 @@ func (x *execution) runMachine(ctx context.Context, def *asl.Definition, start s
 	top := def == x.m.def
 	text := "" // the JSON text of input, when the previous state rendered it
 	sr := new(stateRun)
+	var prevName string // the state before name, and its input: the one that ran while the execution was stopped
+	var prevInput any
 	for {
 		if ctx.Err() != nil {
+			if top && prevName != "" { // its StateExited event was dropped: a redrive runs it again
+				x.stoppedAt(prevName, prevInput)
+			} else if top {
+				x.stoppedAt(name, input)
+			}
 			return nil, stopped
 		}
 		if top {
 			x.checkpoint(name, input, th)
-			x.atState, x.atInput, x.partial, x.partialMapRun = name, input, nil, ""
 		}
 		st := def.States[name]
 		next, out, outText, fail := x.runState(ctx, sr, st, input, text, th)
-		if top {
-			x.redo = nil // only the state a redrive resumes at skips what had succeeded
+		if top && x.extra != nil {
+			x.extra.redo = nil // only the state a redrive resumes at skips what had succeeded
 		}
 		if fail != nil {
+			if top {
+				x.stoppedAt(name, input)
+			}
 			return nil, fail
 		}
 		if next == "" {
 			return out, nil
 		}
+		prevName, prevInput = name, input
 		input, text, name = out, outText, next
 	}
 }

@@ -37,7 +37,6 @@ type logHeader struct {
 	Name            string    `json:"name"`
 	Input           string    `json:"input"`
 	StartDate       time.Time `json:"startDate"`
-	DefinitionHash  string    `json:"definitionHash,omitempty"`
 }
 
 // logCommit is the state of an execution after the events before it.
@@ -48,11 +47,8 @@ type logCommit struct {
 	Error      *string     `json:"error,omitempty"`
 	Cause      *string     `json:"cause,omitempty"`
 	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
-	// RedriveCount, RedriveDate and Redrive: see ExecutionRecord.
-	RedriveCount int           `json:"redriveCount,omitempty"`
-	RedriveDate  *time.Time    `json:"redriveDate,omitempty"`
-	Redrive      *RedrivePoint `json:"redrive,omitempty"`
-	MapRuns      []MapRun      `json:"mapRuns,omitempty"`
+	// Ext: see ExecutionRecord.
+	Ext *RecordExt `json:"ext,omitempty"`
 }
 
 var (
@@ -64,14 +60,13 @@ var (
 // appendHeader appends rec's header line to b.
 func appendHeader(b []byte, rec *ExecutionRecord) ([]byte, error) {
 	return appendLine(b, logLine{Execution: &logHeader{Arn: rec.Arn, StateMachineArn: rec.StateMachineArn, Name: rec.Name,
-		Input: rec.Input, StartDate: rec.StartDate, DefinitionHash: rec.DefinitionHash}})
+		Input: rec.Input, StartDate: rec.StartDate}})
 }
 
 // appendCommit appends the commit line of rec's current state to b.
 func appendCommit(b []byte, rec *ExecutionRecord) ([]byte, error) {
 	return appendLine(b, logLine{Commit: &logCommit{Status: rec.Status, StopDate: rec.StopDate, Output: rec.Output,
-		Error: rec.Error, Cause: rec.Cause, Checkpoint: rec.Checkpoint, RedriveCount: rec.RedriveCount,
-		RedriveDate: rec.RedriveDate, Redrive: rec.Redrive, MapRuns: rec.MapRuns}})
+		Error: rec.Error, Cause: rec.Cause, Checkpoint: rec.Checkpoint, Ext: rec.Ext}})
 }
 
 func appendLine(b []byte, l logLine) ([]byte, error) {
@@ -109,7 +104,7 @@ func readLog(data []byte, history bool) (*ExecutionRecord, int, error) {
 			}
 			h := l.Execution
 			rec = &ExecutionRecord{Arn: h.Arn, StateMachineArn: h.StateMachineArn, Name: h.Name, Status: StatusRunning,
-				Input: h.Input, StartDate: h.StartDate, DefinitionHash: h.DefinitionHash}
+				Input: h.Input, StartDate: h.StartDate}
 			committed, off = next, next
 			continue
 		}
@@ -135,8 +130,7 @@ func readLog(data []byte, history bool) (*ExecutionRecord, int, error) {
 			c := l.Commit
 			rec.Status, rec.StopDate, rec.Output, rec.Error, rec.Cause = c.Status, c.StopDate, c.Output, c.Error, c.Cause
 			rec.Checkpoint = c.Checkpoint
-			rec.RedriveCount, rec.RedriveDate, rec.Redrive = c.RedriveCount, c.RedriveDate, c.Redrive
-			rec.MapRuns = c.MapRuns
+			rec.Ext = c.Ext
 			kept, committed = n, next
 		default:
 			return finishLog(rec, events, kept, committed)

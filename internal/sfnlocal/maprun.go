@@ -53,7 +53,7 @@ type MapRunCounts struct {
 	ResultsWritten int64 `json:"resultsWritten"`
 }
 
-// MapRun is the record of one run of a Distributed Map state, kept with its execution (ExecutionRecord.MapRuns).
+// MapRun is the record of one run of a Distributed Map state, kept with its execution (RecordExt.MapRuns).
 type MapRun struct {
 	Arn             string     `json:"mapRunArn"`
 	ExecutionArn    string     `json:"executionArn"`
@@ -148,15 +148,19 @@ func (e *Engine) registerMapRun(x *execution, mr *mapRunState) {
 	e.mapRuns[mr.rec.Arn] = mr
 	e.mapRunExec[mr.rec.Arn] = x.rec.Arn
 	e.mu.Unlock()
+	ex := x.ext()
 	x.mu.Lock()
-	x.mapRuns = append(x.mapRuns, mr)
+	ex.mapRuns = append(ex.mapRuns, mr)
 	x.mu.Unlock()
 }
 
 // mapRunRecords returns the records of x's Map Runs, oldest first.
 func (x *execution) mapRunRecords() []MapRun {
 	x.mu.Lock()
-	runs := append([]*mapRunState(nil), x.mapRuns...)
+	var runs []*mapRunState
+	if x.extra != nil {
+		runs = append(runs, x.extra.mapRuns...)
+	}
 	x.mu.Unlock()
 	if len(runs) == 0 {
 		return nil
@@ -171,15 +175,22 @@ func (x *execution) mapRunRecords() []MapRun {
 // adoptMapRuns makes a restored execution's Map Runs its own; those that were running when the engine stopped are
 // closed ABORTED (their Map state runs again, with a new Map Run).
 func (x *execution) adoptMapRuns(runs []MapRun, now time.Time) {
-	x.mapRuns = nil
+	if len(runs) == 0 {
+		return
+	}
+	states := make([]*mapRunState, 0, len(runs))
 	for _, r := range runs {
 		if r.Status == MapRunRunning {
 			r.Status = MapRunAborted
 			stop := now
 			r.StopDate = &stop
 		}
-		x.mapRuns = append(x.mapRuns, newMapRunState(r))
+		states = append(states, newMapRunState(r))
 	}
+	ex := x.ext()
+	x.mu.Lock()
+	ex.mapRuns = states
+	x.mu.Unlock()
 }
 
 // ListMapRuns returns the Map Runs of an execution, newest first.
@@ -188,7 +199,7 @@ func (e *Engine) ListMapRuns(ctx context.Context, executionArn string) ([]MapRun
 	if err != nil {
 		return nil, err
 	}
-	runs := rec.MapRuns
+	runs := rec.MapRuns()
 	sort.Slice(runs, func(i, j int) bool {
 		if !runs[i].StartDate.Equal(runs[j].StartDate) {
 			return runs[i].StartDate.After(runs[j].StartDate)
@@ -221,7 +232,7 @@ func (e *Engine) DescribeMapRun(ctx context.Context, arn string) (MapRun, error)
 	if err != nil {
 		return MapRun{}, fmt.Errorf("describe map run %s: %w", arn, err)
 	}
-	for _, r := range rec.MapRuns {
+	for _, r := range rec.MapRuns() {
 		if r.Arn == arn {
 			return r, nil
 		}

@@ -10,7 +10,9 @@ func (x *execution) save(ctx context.Context) error {
 	end := len(x.log.data)
 	events := x.log.data[x.saved:end] // bytes of the log up to its length never change
 	x.mu.Unlock()
-	rec.MapRuns = x.mapRunRecords()
+	if runs := x.mapRunRecords(); runs != nil {
+		rec.ext().MapRuns = runs
+	}
 	if err := x.eng.opts.Store.SaveExecution(ctx, rec, events); err != nil {
 		return err
 	}
@@ -32,7 +34,9 @@ func (x *execution) adopt(rec *ExecutionRecord) {
 	x.log = eventLog{data: encodeEvents(rec.History), n: len(rec.History)}
 	x.saved = len(x.log.data)
 	rec.History = nil
-	x.adoptMapRuns(rec.MapRuns, x.eng.opts.Clock.Now())
-	rec.MapRuns = nil
+	if rec.Ext != nil {
+		x.adoptMapRuns(rec.Ext.MapRuns, x.eng.opts.Clock.Now())
+		rec.Ext.MapRuns = nil
+	}
 	x.rec = rec
 }

@@ -2,8 +2,6 @@ package sfnlocal
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -82,26 +80,31 @@ type redriveToken struct {
 	used  time.Time
 }
 
-// definitionHash identifies the machine's definition text (ExecutionRecord.DefinitionHash).
-func (m *machine) definitionHash() string {
-	m.hashOnce.Do(func() {
-		sum := sha256.Sum256([]byte(m.sm.Definition))
-		m.hash = hex.EncodeToString(sum[:8])
-	})
-	return m.hash
+// definitionChanged reports whether the machine's definition was changed since rec started (at the same instant
+// counts as since: the redrive is refused rather than run with another definition).
+func (m *machine) definitionChanged(rec *ExecutionRecord) bool {
+	return !m.sm.DefinitionDate.IsZero() && !m.sm.DefinitionDate.Before(rec.StartDate)
 }
 
 // redrivePoint returns where a redrive of the execution, which is closing without success, resumes. It is called
 // from the execution's goroutine.
 func (x *execution) redrivePoint() *RedrivePoint {
-	if x.atState == "" { // stopped before its first state
+	ex := x.extra
+	if ex == nil || ex.stopState == "" { // stopped before its first state (or by a panic of the engine)
 		return &RedrivePoint{State: x.m.def.StartAt, Input: x.rec.Input}
 	}
-	p := &RedrivePoint{State: x.atState, Input: marshal(x.atInput), MapRunArn: x.partialMapRun}
-	if x.partial != nil {
-		p.Succeeded = x.partial()
+	p := &RedrivePoint{State: ex.stopState, Input: marshal(ex.stopInput)}
+	if pr := ex.partial; pr != nil && pr.state == ex.stopState {
+		p.Succeeded, p.MapRunArn = pr.outputs(), pr.mapRun
 	}
 	return p
+}
+
+// stoppedAt records, from the execution's goroutine, the top-level state it stopped in without success, and its
+// input: where a redrive resumes.
+func (x *execution) stoppedAt(state string, input any) {
+	ex := x.ext()
+	ex.stopState, ex.stopInput = state, input
 }
 
 // keepSucceeded records, when st is a top-level Parallel or Map state whose attempt did not succeed, the outputs of
@@ -116,23 +119,26 @@ func (x *execution) keepSucceeded(st *asl.State, results []any, ok func(int) boo
 			done = append(done, i)
 		}
 	}
-	// Rendered only if the execution closes without success (redrivePoint).
-	x.partial = func() []BranchOutput {
+	x.ext().partial = &partialRun{state: st.Name, outputs: func() []BranchOutput {
 		kept := make([]BranchOutput, len(done))
 		for k, i := range done {
 			kept[k] = BranchOutput{Index: i, Output: marshal(results[i])}
 		}
 		return kept
-	}
+	}}
 }
 
 // redone returns the outputs of the branches or iterations of st that a redrive skips: those that had succeeded,
 // when the execution was redriven at st, a top-level state.
 func (x *execution) redone(st *asl.State) map[int]any {
-	if x.redo == nil || x.redo.state != st.Name || x.m.def.States[st.Name] != st {
+	if x.m.def.States[st.Name] != st { // not top-level: iterations may be running, which set x.extra
 		return nil
 	}
-	return x.redo.outputs
+	ex := x.extra // top-level: read and written by the execution's goroutine only
+	if ex == nil || ex.redo == nil || ex.redo.state != st.Name {
+		return nil
+	}
+	return ex.redo.outputs
 }
 
 // redriveStatus returns whether rec, with history events, can be redriven now, and why not.
@@ -151,9 +157,9 @@ func (e *Engine) redriveStatus(rec *ExecutionRecord, history int) (string, strin
 		reason = reasonDeleted
 	case m.sm.Type == "EXPRESS":
 		reason = reasonExpress
-	case rec.Redrive == nil:
+	case rec.RedrivePoint() == nil:
 		reason = reasonBeforeRedrive
-	case rec.DefinitionHash != "" && rec.DefinitionHash != m.definitionHash():
+	case m.definitionChanged(rec):
 		reason = reasonDefinitionEdit
 	case history >= e.opts.MaxHistoryEvents-1:
 		reason = reasonHistoryLimit
@@ -199,7 +205,7 @@ func (e *Engine) RedriveExecution(ctx context.Context, arn, clientToken string) 
 	if status, reason := e.redriveStatus(rec, len(rec.History)); status != RedriveStatusRedrivable {
 		return time.Time{}, fmt.Errorf("%w: %s", ErrExecutionNotRedrivable, reason)
 	}
-	at := *rec.Redrive
+	at := *rec.RedrivePoint()
 	e.mu.Lock()
 	m := e.sms[rec.StateMachineArn]
 	e.mu.Unlock()
@@ -229,7 +235,7 @@ func (e *Engine) RedriveExecution(ctx context.Context, arn, clientToken string) 
 		switch {
 		case now == nil:
 			reason = reasonDeleted
-		case now.definitionHash() != m.definitionHash():
+		case now.definitionChanged(rec):
 			reason = reasonDefinitionEdit
 		}
 		if reason != "" {
@@ -251,12 +257,13 @@ func (e *Engine) RedriveExecution(ctx context.Context, arn, clientToken string) 
 	nx.adopt(rec)
 	r := nx.rec
 	r.Status, r.StopDate, r.Output, r.Error, r.Cause, r.Checkpoint = StatusRunning, nil, nil, nil, nil, nil
-	r.RedriveCount++
-	r.RedriveDate = &now
-	nx.redo = redo
+	rx := r.ext()
+	rx.RedriveCount++
+	rx.RedriveDate = &now
+	nx.ext().redo = redo
 	th := &thread{prev: int64(nx.log.n)}
 	nx.emitAt(now, th, true, EventExecutionRedriven, "executionRedrivenEventDetails",
-		map[string]any{"redriveCount": r.RedriveCount})
+		map[string]any{"redriveCount": rx.RedriveCount})
 	c.reopened = true
 	e.reopened++
 	delete(e.closed, arn)
@@ -331,8 +338,8 @@ func (e *Engine) rememberRedriveToken(arn, token string, date time.Time) {
 // restartRedriven returns, for a restored running execution without a checkpoint that was redriven, the function
 // that resumes it where its redrive did; nil when it was not redriven or its redrive point does not decode.
 func (e *Engine) restartRedriven(x *execution, r *ExecutionRecord) func() {
-	at := r.Redrive
-	if r.RedriveCount == 0 || at == nil {
+	at := r.RedrivePoint()
+	if r.RedriveCount() == 0 || at == nil {
 		return nil
 	}
 	if _, ok := x.m.def.States[at.State]; !ok {
@@ -350,7 +357,7 @@ func (e *Engine) restartRedriven(x *execution, r *ExecutionRecord) func() {
 		}
 		redo.outputs[b.Index] = v
 	}
-	x.redo = redo
+	x.ext().redo = redo
 	th := &thread{prev: x.lastEventID()}
 	return func() {
 		defer close(x.done)

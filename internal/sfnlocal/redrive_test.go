@@ -99,8 +99,8 @@ func TestRedriveResumesAtTheFailedTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if status, reason := eng.RedriveStatus(d); status != sfnlocal.RedriveStatusRedrivable || reason != "" || d.RedriveCount != 0 {
-		t.Fatalf("failed execution: redrive status %s (%s), count %d; want REDRIVABLE, 0", status, reason, d.RedriveCount)
+	if status, reason := eng.RedriveStatus(d); status != sfnlocal.RedriveStatusRedrivable || reason != "" || d.RedriveCount() != 0 {
+		t.Fatalf("failed execution: redrive status %s (%s), count %d; want REDRIVABLE, 0", status, reason, d.RedriveCount())
 	}
 	failedEvents := len(rec.History)
 
@@ -127,8 +127,8 @@ func TestRedriveResumesAtTheFailedTask(t *testing.T) {
 	if lambda.count("debit") != 2 || lambda.count("credit") != 1 {
 		t.Fatalf("calls: debit %d, credit %d; want 2 and 1", lambda.count("debit"), lambda.count("credit"))
 	}
-	if got.RedriveCount != 1 || got.RedriveDate == nil || !got.RedriveDate.Equal(date) || !got.StartDate.Equal(rec.StartDate) {
-		t.Fatalf("record: redriveCount %d, redriveDate %v (want %v), start %v (want %v)", got.RedriveCount, got.RedriveDate, date, got.StartDate, rec.StartDate)
+	if got.RedriveCount() != 1 || got.RedriveDate() == nil || !got.RedriveDate().Equal(date) || !got.StartDate.Equal(rec.StartDate) {
+		t.Fatalf("record: redriveCount %d, redriveDate %v (want %v), start %v (want %v)", got.RedriveCount(), got.RedriveDate(), date, got.StartDate, rec.StartDate)
 	}
 	h := got.History
 	if len(h) <= failedEvents || h[failedEvents-1].Type != sfnlocal.EventExecutionFailed {
@@ -162,7 +162,7 @@ func TestRedriveResumesAtTheFailedTask(t *testing.T) {
 		t.Fatalf("succeeded after a redrive: %s (%s)", status, reason)
 	}
 	list, err := eng.ListExecutions(ctx, rec.StateMachineArn, "")
-	if err != nil || len(list) != 1 || list[0].RedriveCount != 1 || list[0].RedriveDate == nil {
+	if err != nil || len(list) != 1 || list[0].RedriveCount() != 1 || list[0].RedriveDate() == nil {
 		t.Fatalf("ListExecutions: %v %+v", err, list)
 	}
 	// Status-change events: RUNNING, FAILED (redrivable), RUNNING again with the redrive, SUCCEEDED.
@@ -359,9 +359,9 @@ func TestRedriveRefusals(t *testing.T) {
 			}
 			status, reason := eng.RedriveStatus(d)
 			if status != sfnlocal.RedriveStatusNotRedrivable || reason != tc.reason ||
-				d.RedriveCount != 0 || len(d.History) != len(before) {
+				d.RedriveCount() != 0 || len(d.History) != len(before) {
 				t.Fatalf("after the refusal: %s (%s), count %d, %d events (were %d)", status, reason,
-					d.RedriveCount, len(d.History), len(before))
+					d.RedriveCount(), len(d.History), len(before))
 			}
 		})
 	}
@@ -401,7 +401,8 @@ func TestRedriveAbortedAndTimedOut(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		advanceWhenWaiting(t, clock, 20*time.Second)
+		waitTimersEngine(t, clock, 2) // the execution's timeout and the Wait
+		clock.Advance(20 * time.Second)
 		if got := waitClosed(t, eng, rec.Arn); got.Status != sfnlocal.StatusTimedOut {
 			t.Fatalf("first run: %s, want TIMED_OUT", got.Status)
 		}
@@ -409,7 +410,8 @@ func TestRedriveAbortedAndTimedOut(t *testing.T) {
 		if _, err := eng.RedriveExecution(ctx, rec.Arn, ""); err != nil {
 			t.Fatal(err)
 		}
-		advanceWhenWaiting(t, clock, 5*time.Second)
+		waitTimersEngine(t, clock, 2)
+		clock.Advance(5 * time.Second)
 		got := waitClosed(t, eng, rec.Arn)
 		if got.Status != sfnlocal.StatusSucceeded || *got.Output != `{"until":"`+until+`","first":"done"}` {
 			t.Fatalf("after the redrive: %s %v", got.Status, got.Output)
@@ -436,8 +438,8 @@ func TestRedriveAbortedAndTimedOut(t *testing.T) {
 		}
 		advanceWhenWaiting(t, clock, 10*time.Second)
 		got := waitClosed(t, eng, rec.Arn)
-		if got.Status != sfnlocal.StatusSucceeded || got.Error != nil || got.RedriveCount != 1 {
-			t.Fatalf("after the redrive: %s %v, count %d", got.Status, got.Error, got.RedriveCount)
+		if got.Status != sfnlocal.StatusSucceeded || got.Error != nil || got.RedriveCount() != 1 {
+			t.Fatalf("after the redrive: %s %v, count %d", got.Status, got.Error, got.RedriveCount())
 		}
 	})
 }
@@ -481,9 +483,9 @@ func TestRedriveAcrossRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Status != sfnlocal.StatusSucceeded || d.RedriveCount != 1 || d.RedriveDate == nil ||
+	if d.Status != sfnlocal.StatusSucceeded || d.RedriveCount() != 1 || d.RedriveDate() == nil ||
 		countEvents(d.History, sfnlocal.EventExecutionRedriven) != 1 || len(d.History) != len(got.History) {
-		t.Fatalf("after a restart: %s, count %d, date %v, history %v", d.Status, d.RedriveCount, d.RedriveDate, eventTypes(d.History))
+		t.Fatalf("after a restart: %s, count %d, date %v, history %v", d.Status, d.RedriveCount(), d.RedriveDate(), eventTypes(d.History))
 	}
 	if lambda.count("debit") != 2 || lambda.count("credit") != 1 {
 		t.Fatalf("calls: debit %d, credit %d", lambda.count("debit"), lambda.count("credit"))
@@ -530,8 +532,8 @@ func TestRedrivenExecutionResumesAfterACrash(t *testing.T) {
 	}
 	advanceWhenWaiting(t, clock, 60*time.Second)
 	got := waitClosed(t, second, rec.Arn)
-	if got.Status != sfnlocal.StatusSucceeded || *got.Output != `{"once":1}` || got.RedriveCount != 1 {
-		t.Fatalf("after the restart: %s %v, count %d", got.Status, got.Output, got.RedriveCount)
+	if got.Status != sfnlocal.StatusSucceeded || *got.Output != `{"once":1}` || got.RedriveCount() != 1 {
+		t.Fatalf("after the restart: %s %v, count %d", got.Status, got.Output, got.RedriveCount())
 	}
 	// Once ran in the first run only; Work, where the redrive resumed, ran in each (the restart resumes there, as a
 	// restart without checkpoints resumes at the first state).

@@ -33,9 +33,9 @@ func summarize(rec *ExecutionRecord) *closedExecution {
 	if rec.StopDate != nil {
 		c.stop = *rec.StopDate
 	}
-	c.redriveCount = int32(rec.RedriveCount)
-	if rec.RedriveDate != nil {
-		c.redriveDate = rec.RedriveDate.UnixNano()
+	c.redriveCount = int32(rec.RedriveCount())
+	if d := rec.RedriveDate(); d != nil {
+		c.redriveDate = d.UnixNano()
 	}
 	return c
 }
@@ -44,10 +44,10 @@ func summarize(rec *ExecutionRecord) *closedExecution {
 func (c *closedExecution) record() *ExecutionRecord {
 	stop := c.stop
 	r := &ExecutionRecord{Arn: c.arn, StateMachineArn: c.stateMachineArn, Name: c.name, Status: c.status,
-		StartDate: c.start, StopDate: &stop, RedriveCount: int(c.redriveCount)}
+		StartDate: c.start, StopDate: &stop}
 	if c.redriveCount > 0 {
 		d := time.Unix(0, c.redriveDate).UTC()
-		r.RedriveDate = &d
+		r.Ext = &RecordExt{RedriveCount: int(c.redriveCount), RedriveDate: &d}
 	}
 	return r
 }

@@ -24,6 +24,9 @@ type StateMachine struct {
 	RoleArn      string    `json:"roleArn"`
 	Type         string    `json:"type"`
 	CreationDate time.Time `json:"creationDate"`
+	// DefinitionDate is when UpdateStateMachine last changed the definition (zero: never): an execution started
+	// before it ran another definition, and cannot be redriven.
+	DefinitionDate time.Time `json:"definitionDate,omitzero"`
 }
 
 // ExecutionRecord is the serializable state of an execution: what DescribeExecution reports plus its history.
@@ -41,9 +44,13 @@ type ExecutionRecord struct {
 	History         []Event    `json:"history"`
 	// Checkpoint is where a running execution resumes after a restart (Options.CheckpointEveryState).
 	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
-	// DefinitionHash identifies the definition the execution runs (definitionHash): a redrive is refused once the
-	// state machine's definition has changed. Empty in records saved before it existed.
-	DefinitionHash string `json:"definitionHash,omitempty"`
+	// Ext holds what only some executions have: redrives and Distributed Map runs. It is nil for the others, so
+	// that their record stays as small as it was (the MemoryStore keeps one per closed execution).
+	Ext *RecordExt `json:"ext,omitempty"`
+}
+
+// RecordExt is the part of an ExecutionRecord that only some executions have.
+type RecordExt struct {
 	// RedriveCount is how many times the execution was redriven (RedriveExecution), RedriveDate when last.
 	RedriveCount int        `json:"redriveCount,omitempty"`
 	RedriveDate  *time.Time `json:"redriveDate,omitempty"`
@@ -52,6 +59,46 @@ type ExecutionRecord struct {
 	Redrive *RedrivePoint `json:"redrive,omitempty"`
 	// MapRuns are the records of the execution's Distributed Map runs (maprun.go).
 	MapRuns []MapRun `json:"mapRuns,omitempty"`
+}
+
+// RedriveCount returns how many times the execution was redriven.
+func (r *ExecutionRecord) RedriveCount() int {
+	if r.Ext == nil {
+		return 0
+	}
+	return r.Ext.RedriveCount
+}
+
+// RedriveDate returns when the execution was last redriven, nil when never.
+func (r *ExecutionRecord) RedriveDate() *time.Time {
+	if r.Ext == nil {
+		return nil
+	}
+	return r.Ext.RedriveDate
+}
+
+// RedrivePoint returns where a redrive would resume the execution, nil when it has none.
+func (r *ExecutionRecord) RedrivePoint() *RedrivePoint {
+	if r.Ext == nil {
+		return nil
+	}
+	return r.Ext.Redrive
+}
+
+// MapRuns returns the records of the execution's Map Runs.
+func (r *ExecutionRecord) MapRuns() []MapRun {
+	if r.Ext == nil {
+		return nil
+	}
+	return r.Ext.MapRuns
+}
+
+// ext returns r.Ext, allocating it on first use.
+func (r *ExecutionRecord) ext() *RecordExt {
+	if r.Ext == nil {
+		r.Ext = &RecordExt{}
+	}
+	return r.Ext
 }
 
 // Checkpoint is the position of a running execution between two top-level states: the state about to be
@@ -72,11 +119,15 @@ func (r *ExecutionRecord) Clone() *ExecutionRecord {
 		cp := *r.Checkpoint
 		c.Checkpoint = &cp
 	}
-	c.MapRuns = append([]MapRun(nil), r.MapRuns...)
-	if r.Redrive != nil {
-		rp := *r.Redrive
-		rp.Succeeded = append([]BranchOutput(nil), r.Redrive.Succeeded...)
-		c.Redrive = &rp
+	if r.Ext != nil {
+		x := *r.Ext
+		x.MapRuns = append([]MapRun(nil), r.Ext.MapRuns...)
+		if r.Ext.Redrive != nil {
+			rp := *r.Ext.Redrive
+			rp.Succeeded = append([]BranchOutput(nil), r.Ext.Redrive.Succeeded...)
+			x.Redrive = &rp
+		}
+		c.Ext = &x
 	}
 	return &c
 }
