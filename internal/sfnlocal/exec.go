@@ -276,8 +276,8 @@ func (x *execution) finish(th *thread, out any, fail *failure) {
 	rec := x.rec
 	rec.StopDate = &now
 	rec.Checkpoint = nil
-	if rec.Ext != nil {
-		rec.Ext.Redrive = nil
+	if rec.RedrivePoint() != nil {
+		rec.ext().Redrive = nil
 	}
 	var typ, key string
 	details := map[string]any{}

@@ -199,7 +199,7 @@ func (e *Engine) ListMapRuns(ctx context.Context, executionArn string) ([]MapRun
 	if err != nil {
 		return nil, err
 	}
-	runs := rec.MapRuns()
+	runs := append([]MapRun(nil), rec.MapRuns()...)
 	sort.Slice(runs, func(i, j int) bool {
 		if !runs[i].StartDate.Equal(runs[j].StartDate) {
 			return runs[i].StartDate.After(runs[j].StartDate)

@@ -34,9 +34,9 @@ func (x *execution) adopt(rec *ExecutionRecord) {
 	x.log = eventLog{data: encodeEvents(rec.History), n: len(rec.History)}
 	x.saved = len(x.log.data)
 	rec.History = nil
-	if rec.Ext != nil {
-		x.adoptMapRuns(rec.Ext.MapRuns, x.eng.opts.Clock.Now())
-		rec.Ext.MapRuns = nil
+	if runs := rec.MapRuns(); runs != nil {
+		x.adoptMapRuns(runs, x.eng.opts.Clock.Now())
+		rec.ext().MapRuns = nil
 	}
 	x.rec = rec
 }

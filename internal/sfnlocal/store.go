@@ -45,7 +45,8 @@ type ExecutionRecord struct {
 	// Checkpoint is where a running execution resumes after a restart (Options.CheckpointEveryState).
 	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
 	// Ext holds what only some executions have: redrives and Distributed Map runs. It is nil for the others, so
-	// that their record stays as small as it was (the MemoryStore keeps one per closed execution).
+	// that their record stays as small as it was (the MemoryStore keeps one per closed execution). Records share
+	// it (Clone): it is replaced, never changed in place.
 	Ext *RecordExt `json:"ext,omitempty"`
 }
 
@@ -59,6 +60,18 @@ type RecordExt struct {
 	Redrive *RedrivePoint `json:"redrive,omitempty"`
 	// MapRuns are the records of the execution's Distributed Map runs (maprun.go).
 	MapRuns []MapRun `json:"mapRuns,omitempty"`
+}
+
+// clone returns a deep copy of x.
+func (x *RecordExt) clone() *RecordExt {
+	c := *x
+	c.MapRuns = append([]MapRun(nil), x.MapRuns...)
+	if x.Redrive != nil {
+		rp := *x.Redrive
+		rp.Succeeded = append([]BranchOutput(nil), x.Redrive.Succeeded...)
+		c.Redrive = &rp
+	}
+	return &c
 }
 
 // RedriveCount returns how many times the execution was redriven.
@@ -93,10 +106,12 @@ func (r *ExecutionRecord) MapRuns() []MapRun {
 	return r.Ext.MapRuns
 }
 
-// ext returns r.Ext, allocating it on first use.
+// ext returns r.Ext to be changed: a copy of it, since records share their Ext (Clone), or a new one.
 func (r *ExecutionRecord) ext() *RecordExt {
 	if r.Ext == nil {
 		r.Ext = &RecordExt{}
+	} else {
+		r.Ext = r.Ext.clone()
 	}
 	return r.Ext
 }
@@ -119,17 +134,7 @@ func (r *ExecutionRecord) Clone() *ExecutionRecord {
 		cp := *r.Checkpoint
 		c.Checkpoint = &cp
 	}
-	if r.Ext != nil {
-		x := *r.Ext
-		x.MapRuns = append([]MapRun(nil), r.Ext.MapRuns...)
-		if r.Ext.Redrive != nil {
-			rp := *r.Ext.Redrive
-			rp.Succeeded = append([]BranchOutput(nil), r.Ext.Redrive.Succeeded...)
-			x.Redrive = &rp
-		}
-		c.Ext = &x
-	}
-	return &c
+	return &c // Ext is shared: it is never changed in place (ext)
 }
 
 // Store persists state machines and executions, and keeps the records and histories of closed executions so that
