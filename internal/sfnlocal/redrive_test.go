@@ -584,3 +584,89 @@ func TestRedriveAndRetention(t *testing.T) {
 		t.Fatalf("the redriven execution: %v %v", d, err)
 	}
 }
+
+// TestRedriveTheTransferStateMachine: the project's own transfer state machine, whose debit Lambda fails with
+// Lambda.ServiceException through all its retries, ends FAILED at Debit; once the Lambda works, a redrive runs the
+// debit again (its retry counters fresh), then credit and settlement, and the transfer succeeds.
+func TestRedriveTheTransferStateMachine(t *testing.T) {
+	ctx := context.Background()
+	_, def := transferDefinition(t)
+	var mu sync.Mutex
+	broken := true
+	calls := map[string]int{}
+	lambda := invokerFunc(func(_ context.Context, name string, _ []byte) ([]byte, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls[name]++
+		if broken && name == "DebitFunctionArn" {
+			return nil, &sfnlocal.ServiceError{Name: "Lambda.ServiceException", Message: "the debit function is down"}
+		}
+		return []byte(`{"ok":true}`), nil
+	})
+	clock := sfnlocal.NewManualClock(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
+	eng := newEngine(t, sfnlocal.Options{Lambda: lambda, DynamoDB: instantDynamo{}, EventBridge: instantEvents{}, Clock: clock})
+	sm, err := eng.CreateStateMachine(ctx, sfnlocal.CreateInput{Name: "transfer", Definition: def, RoleArn: testRoleArn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := eng.StartExecution(ctx, sfnlocal.StartInput{StateMachineArn: sm.Arn, Name: "t1", Input: transferInput})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runOut := func() *sfnlocal.ExecutionRecord { // moves the clock through the retries' back-off until the end
+		t.Helper()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_, _ = eng.Wait(ctx, rec.Arn)
+		}()
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return waitClosed(t, eng, rec.Arn)
+			default:
+			}
+			if n, grew := clock.Waiters(); n >= 2 { // the execution's timeout and a retry's back-off
+				clock.Advance(21 * time.Second)
+			} else {
+				select {
+				case <-grew:
+				case <-done:
+				case <-time.After(10 * time.Second):
+					t.Fatal("the execution neither waits nor ends")
+				}
+			}
+			if i > 1000 {
+				t.Fatal("the execution does not end")
+			}
+		}
+	}
+	first := runOut()
+	if first.Status != sfnlocal.StatusFailed || *first.Error != "Lambda.ServiceException" {
+		t.Fatalf("first run: %s %v", first.Status, first.Error)
+	}
+	if calls["DebitFunctionArn"] != 7 || calls["CreditFunctionArn"] != 0 {
+		t.Fatalf("calls %v: want 7 debits (1 + 6 retries), no credit", calls)
+	}
+	mu.Lock()
+	broken = false
+	mu.Unlock()
+	if _, err := eng.RedriveExecution(ctx, rec.Arn, ""); err != nil {
+		t.Fatal(err)
+	}
+	got := runOut()
+	if got.Status != sfnlocal.StatusSucceeded {
+		t.Fatalf("after the redrive: %s %v %v", got.Status, got.Error, got.Cause)
+	}
+	if calls["DebitFunctionArn"] != 8 || calls["CreditFunctionArn"] != 1 {
+		t.Fatalf("calls %v: want one more debit and one credit", calls)
+	}
+	after := got.History[len(first.History):]
+	if after[0].Type != sfnlocal.EventExecutionRedriven || after[1].Type != "TaskStateEntered" || after[1].Details["name"] != "Debit" ||
+		after[1].Details["input"] != transferInput {
+		t.Fatalf("after the redrive: %s", eventTypes(after))
+	}
+	if findEvent(after, "TaskSucceeded") == nil || countEvents(after, "TaskStateEntered") != 4 { // Debit, Credit, MarkCompleted, PublishCompleted
+		t.Fatalf("after the redrive: %s", eventTypes(after))
+	}
+}
