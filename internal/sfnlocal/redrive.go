@@ -246,6 +246,10 @@ func (e *Engine) RedriveExecution(ctx context.Context, arn, clientToken string) 
 	}
 	if cur := e.closed[arn]; c == nil || cur != c || c.forgetting || e.exec[arn] != nil {
 		// Redriven by another call since it was read (or forgotten: then it no longer exists).
+		if d, ok := e.redriveTokenDateLocked(arn, clientToken); ok { // that call had the same token
+			e.mu.Unlock()
+			return d, nil
+		}
 		e.mu.Unlock()
 		if c != nil && c.forgetting {
 			return time.Time{}, fmt.Errorf("%w: %s", ErrExecutionDoesNotExist, arn)
@@ -267,6 +271,7 @@ func (e *Engine) RedriveExecution(ctx context.Context, arn, clientToken string) 
 	c.reopened = true
 	e.reopened++
 	delete(e.closed, arn)
+	e.rememberRedriveTokenLocked(arn, clientToken, now)
 	e.exec[arn] = nx
 	e.wg.Add(1)
 	e.mu.Unlock()
@@ -277,13 +282,13 @@ func (e *Engine) RedriveExecution(ctx context.Context, arn, clientToken string) 
 		c.reopened = false
 		e.reopened--
 		e.closed[arn] = c
+		e.forgetRedriveTokenLocked(arn, clientToken)
 		e.mu.Unlock()
 		nx.cancel(nil)
 		close(nx.done)
 		e.wg.Done()
 		return time.Time{}, fmt.Errorf("save the redrive of %s: %w", arn, err)
 	}
-	e.rememberRedriveToken(arn, clientToken, now)
 	go func() {
 		defer e.wg.Done()
 		nx.runRedriven(at.State, input, th)
@@ -304,12 +309,16 @@ func (x *execution) runRedriven(state string, input any, th *thread) {
 
 // redriveTokenDate returns the date of the redrive of arn that used token, when it is still answered again.
 func (e *Engine) redriveTokenDate(arn, token string) (time.Time, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.redriveTokenDateLocked(arn, token)
+}
+
+func (e *Engine) redriveTokenDateLocked(arn, token string) (time.Time, bool) {
 	if token == "" {
 		return time.Time{}, false
 	}
 	now := e.opts.Clock.Now()
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	for _, t := range e.redrives[arn] {
 		if t.token == token && now.Sub(t.used) <= redriveTokenLife {
 			return t.date, true
@@ -318,13 +327,11 @@ func (e *Engine) redriveTokenDate(arn, token string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// rememberRedriveToken keeps the token of a redrive that succeeded, the last redriveTokens of them per execution.
-func (e *Engine) rememberRedriveToken(arn, token string, date time.Time) {
+// rememberRedriveTokenLocked keeps the token of a redrive, the last redriveTokens of them per execution.
+func (e *Engine) rememberRedriveTokenLocked(arn, token string, date time.Time) {
 	if token == "" {
 		return
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	if e.redrives == nil {
 		e.redrives = map[string][]redriveToken{}
 	}
@@ -366,5 +373,16 @@ func (e *Engine) restartRedriven(x *execution, r *ExecutionRecord) func() {
 		}
 		out, fail := x.safeRunMachine(x.ctx, x.m.def, at.State, input, th)
 		x.finish(th, out, fail)
+	}
+}
+
+// forgetRedriveTokenLocked drops the token of a redrive that could not be saved.
+func (e *Engine) forgetRedriveTokenLocked(arn, token string) {
+	ts := e.redrives[arn]
+	for i, t := range ts {
+		if t.token == token {
+			e.redrives[arn] = append(ts[:i:i], ts[i+1:]...)
+			return
+		}
 	}
 }

@@ -670,3 +670,40 @@ func TestRedriveTheTransferStateMachine(t *testing.T) {
 		t.Fatalf("after the redrive: %s", eventTypes(after))
 	}
 }
+
+// TestConcurrentRedrivesWithOneToken: calls racing with the same clientToken all get the one redrive's date; calls
+// with other tokens are refused while it runs.
+func TestConcurrentRedrivesWithOneToken(t *testing.T) {
+	ctx := context.Background()
+	clock := sfnlocal.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	eng := newEngine(t, sfnlocal.Options{Clock: clock})
+	rec := createAndStart(t, eng, "waits", `{"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":60,"End":true}}}`, `{}`)
+	advanceWhenWaiting(t, clock, 0)
+	if _, err := eng.StopExecution(ctx, rec.Arn, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	waitClosed(t, eng, rec.Arn)
+	var wg sync.WaitGroup
+	dates := make([]time.Time, 8)
+	errs := make([]error, 8)
+	for i := range dates {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dates[i], errs[i] = eng.RedriveExecution(ctx, rec.Arn, "same-token")
+		}()
+	}
+	wg.Wait()
+	for i := range dates {
+		if errs[i] != nil || !dates[i].Equal(dates[0]) {
+			t.Fatalf("call %d: %v %v (first %v)", i, dates[i], errs[i], dates[0])
+		}
+	}
+	if _, err := eng.RedriveExecution(ctx, rec.Arn, "other-token"); !errors.Is(err, sfnlocal.ErrExecutionNotRedrivable) {
+		t.Fatalf("another token while redriven: %v", err)
+	}
+	d, err := eng.DescribeExecution(ctx, rec.Arn)
+	if err != nil || d.RedriveCount() != 1 || countEvents(d.History, sfnlocal.EventExecutionRedriven) != 1 {
+		t.Fatalf("after 8 calls with one token: %v, count %d", err, d.RedriveCount())
+	}
+}
