@@ -317,7 +317,7 @@ func (x *execution) runChild(ctx context.Context, st *asl.State, arn string, inp
 	defer cancel(nil)
 	c := &execution{eng: x.eng, m: x.m, prog: x.prog, input: input, ctx: cctx, cancel: cancel, done: make(chan struct{}),
 		rec: &ExecutionRecord{Arn: arn, StateMachineArn: x.rec.StateMachineArn, Name: arnTail(arn), Status: StatusRunning,
-			Input: marshal(input), StartDate: x.eng.opts.Clock.Now()}}
+			StartDate: x.eng.opts.Clock.Now()}} // $$.Execution.Input is the value, input
 	out, f := c.safeRunMachine(cctx, st.ItemProcessor, st.ItemProcessor.StartAt, input, &thread{})
 	if f == stopped && ctx.Err() == nil {
 		var sc *stopCause
