@@ -490,6 +490,11 @@ func TestRedriveAcrossRestart(t *testing.T) {
 	if lambda.count("debit") != 2 || lambda.count("credit") != 1 {
 		t.Fatalf("calls: debit %d, credit %d", lambda.count("debit"), lambda.count("credit"))
 	}
+	list, err := third.ListExecutions(ctx, rec.StateMachineArn, "")
+	if err != nil || len(list) != 1 || list[0].RedriveCount() != 1 || list[0].RedriveDate() == nil ||
+		!list[0].RedriveDate().Equal(*d.RedriveDate()) {
+		t.Fatalf("ListExecutions after a restart: %v %+v", err, list)
+	}
 }
 
 // TestRedrivenExecutionResumesAfterACrash: an engine stops while a redriven execution is running (no checkpoints);
