@@ -50,6 +50,8 @@ type Definition struct {
 	JSONata       bool
 	// ProcessorMode is the Map ItemProcessor ProcessorConfig.Mode ("INLINE" when absent).
 	ProcessorMode string
+	// ExecutionType is the ProcessorConfig.ExecutionType of a DISTRIBUTED item processor: STANDARD or EXPRESS.
+	ExecutionType string
 
 	problems  []*Error // decode problems found by Parse, reported by Validate
 	hasStates bool     // the States field is present and an object
@@ -130,13 +132,13 @@ type State struct {
 	HasItems     bool
 	// Expressions given for numeric fields in JSONata states ("{% … %}"): TimeoutSeconds, HeartbeatSeconds, Wait
 	// Seconds and Timestamp, Map MaxConcurrency, ToleratedFailurePercentage and ToleratedFailureCount.
-	TimeoutSecondsExpr    string
-	HeartbeatSecondsExpr  string
-	SecondsExpr           string
-	TimestampExpr         string
-	MaxConcurrencyExpr    string
-	ToleratedFailurePct   any
-	ToleratedFailureCount any
+	TimeoutSecondsExpr        string
+	HeartbeatSecondsExpr      string
+	SecondsExpr               string
+	TimestampExpr             string
+	MaxConcurrencyExpr        string
+	ToleratedFailurePctExpr   any
+	ToleratedFailureCountExpr any
 
 	InputPath      OptPath
 	OutputPath     OptPath
@@ -185,6 +187,27 @@ type State struct {
 	HasItemSelector    bool
 	MaxConcurrency     int64
 	MaxConcurrencyPath string
+	// Distributed Map only (ItemProcessor.ProcessorMode DISTRIBUTED).
+	Label                          string
+	ToleratedFailurePercentage     float64
+	HasToleratedFailurePercentage  bool
+	ToleratedFailurePercentagePath string
+	ToleratedFailureCount          int64
+	HasToleratedFailureCount       bool
+	ToleratedFailureCountPath      string
+	ItemBatcher                    *ItemBatcher
+	// HasItemReader and HasResultWriter report the S3 fields, which the engine rejects.
+	HasItemReader   bool
+	HasResultWriter bool
+}
+
+// ItemBatcher is a Distributed Map's ItemBatcher: items are grouped into batches of at most MaxItemsPerBatch items
+// and MaxInputBytesPerBatch bytes (0: no bound), each processed as one {"BatchInput":…,"Items":[…]} input.
+type ItemBatcher struct {
+	MaxItemsPerBatch      int64
+	MaxInputBytesPerBatch int64
+	BatchInput            any // a payload template; nil when absent
+	HasBatchInput         bool
 }
 
 // Decode parses JSON text into a generic value: objects as *jsonvalue.Object (key order kept), numbers as

@@ -46,8 +46,8 @@ func (p *decoder) jsonataFields(st *State, obj map[string]any, sp string) {
 	st.Arguments, st.HasArguments = obj["Arguments"]
 	st.Output, st.HasOutput = obj["Output"]
 	st.Items, st.HasItems = obj["Items"]
-	st.ToleratedFailurePct = obj["ToleratedFailurePercentage"]
-	st.ToleratedFailureCount = obj["ToleratedFailureCount"]
+	st.ToleratedFailurePctExpr = obj["ToleratedFailurePercentage"]
+	st.ToleratedFailureCountExpr = obj["ToleratedFailureCount"]
 }
 
 // expr stores obj[key] in dst when the state is a JSONata state and the value is a "{% … %}" string, and reports

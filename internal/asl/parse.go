@@ -102,6 +102,11 @@ func (p *decoder) machine(obj map[string]any, base string, top bool) *Definition
 					}
 					def.ProcessorMode = s
 				case "ExecutionType":
+					s, isStr := v.(string)
+					if !isStr || (s != "STANDARD" && s != "EXPRESS") {
+						p.errf(join(base, "ProcessorConfig.ExecutionType"), "must be STANDARD or EXPRESS")
+					}
+					def.ExecutionType = s
 				default:
 					p.errf(join(base, "ProcessorConfig."+k), "field is not supported")
 				}
@@ -153,7 +158,7 @@ var fieldsByType = map[string][]string{
 	TypeSucceed:  {"InputPath", "OutputPath", "Output"},
 	TypeFail:     {"Error", "ErrorPath", "Cause", "CausePath"},
 	TypeParallel: {"Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "Branches", "Retry", "Catch", "Assign", "Output", "Arguments"},
-	TypeMap:      {"Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "Iterator", "ItemProcessor", "ItemsPath", "ItemSelector", "MaxConcurrency", "MaxConcurrencyPath", "Retry", "Catch", "Label", "ToleratedFailurePercentage", "ToleratedFailureCount", "Assign", "Output", "Items"},
+	TypeMap:      {"Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "Iterator", "ItemProcessor", "ItemsPath", "ItemSelector", "MaxConcurrency", "MaxConcurrencyPath", "Retry", "Catch", "Label", "ToleratedFailurePercentage", "ToleratedFailureCount", "ToleratedFailurePercentagePath", "ToleratedFailureCountPath", "ItemBatcher", "ItemReader", "ResultWriter", "Assign", "Output", "Items"},
 }
 
 func (p *decoder) state(name string, obj map[string]any, sp string) *State {
@@ -276,7 +281,57 @@ func (p *decoder) state(name string, obj map[string]any, sp string) *State {
 		st.MaxConcurrency = p.nonNegInt(obj, sp, "MaxConcurrency")
 	}
 	st.MaxConcurrencyPath = p.str(obj, sp, "MaxConcurrencyPath")
+	p.distributed(st, obj, sp)
 	return st
+}
+
+// distributed decodes the fields of a Distributed Map.
+func (p *decoder) distributed(st *State, obj map[string]any, sp string) {
+	st.Label = p.str(obj, sp, "Label")
+	// In a JSONata state the tolerated failure fields may be "{% … %}" expressions (jsonataFields keeps them).
+	exprField := func(k string) bool { s, isStr := obj[k].(string); return st.JSONata && isStr && isExpr(s) }
+	if v, ok := obj["ToleratedFailurePercentage"]; ok && !exprField("ToleratedFailurePercentage") {
+		n, isNum := v.(json.Number)
+		f, err := strconv.ParseFloat(string(n), 64)
+		if !isNum || err != nil || f < 0 || f > 100 {
+			p.errf(join(sp, "ToleratedFailurePercentage"), "must be a number between 0 and 100")
+		}
+		st.ToleratedFailurePercentage, st.HasToleratedFailurePercentage = f, true
+	}
+	if _, ok := obj["ToleratedFailureCount"]; ok && !exprField("ToleratedFailureCount") {
+		st.ToleratedFailureCount, st.HasToleratedFailureCount = p.nonNegInt(obj, sp, "ToleratedFailureCount"), true
+	}
+	st.ToleratedFailurePercentagePath = p.str(obj, sp, "ToleratedFailurePercentagePath")
+	st.ToleratedFailureCountPath = p.str(obj, sp, "ToleratedFailureCountPath")
+	_, st.HasItemReader = obj["ItemReader"]
+	_, st.HasResultWriter = obj["ResultWriter"]
+	v, ok := obj["ItemBatcher"]
+	if !ok {
+		return
+	}
+	bp := join(sp, "ItemBatcher")
+	m, isObj := jsonvalue.AsMap(v)
+	if !isObj {
+		p.errf(bp, "must be an object")
+		return
+	}
+	b := &ItemBatcher{}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		switch k {
+		case "MaxItemsPerBatch":
+			b.MaxItemsPerBatch = p.posInt(m, bp, k)
+		case "MaxInputBytesPerBatch":
+			b.MaxInputBytesPerBatch = p.posInt(m, bp, k)
+		case "BatchInput":
+			b.BatchInput, b.HasBatchInput = m[k], true
+		default:
+			p.errf(join(bp, k), "field is not supported")
+		}
+	}
+	if b.MaxItemsPerBatch == 0 && b.MaxInputBytesPerBatch == 0 {
+		p.errf(bp, "must have MaxItemsPerBatch or MaxInputBytesPerBatch")
+	}
+	st.ItemBatcher = b
 }
 
 func (p *decoder) str(obj map[string]any, base, key string) string {

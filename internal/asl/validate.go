@@ -3,6 +3,7 @@ package asl
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -226,9 +227,7 @@ func (v *validator) state(def *Definition, st *State, sp string) {
 		} else {
 			name := "ItemProcessor"
 			v.machine(st.ItemProcessor, join(sp, name))
-			if st.ItemProcessor.ProcessorMode == "DISTRIBUTED" {
-				v.errf(join(sp, "ItemProcessor.ProcessorConfig.Mode"), "DISTRIBUTED mode is not supported by this engine")
-			}
+			v.distributed(st, sp)
 		}
 		v.path(sp, "ItemsPath", st.ItemsPath, false)
 		if st.HasItemSelector && !st.JSONata {
@@ -241,6 +240,51 @@ func (v *validator) state(def *Definition, st *State, sp string) {
 			v.errf(sp, "MaxConcurrency and MaxConcurrencyPath are mutually exclusive")
 		}
 		v.plainPath(sp, "MaxConcurrencyPath", st.MaxConcurrencyPath)
+	}
+}
+
+// labelRE is what a Distributed Map's Label may hold: up to 40 characters, none of those a name may not have.
+var labelRE = regexp.MustCompile("^[^\\s<>{}\\[\\]?*\"#%\\\\^|~`$&,;:/\\x00-\\x1f\\x7f-\\x9f]{1,40}$")
+
+// distributed checks the fields of a Distributed Map, and that an inline Map has none of them.
+func (v *validator) distributed(st *State, sp string) {
+	if st.ItemProcessor.ProcessorMode != "DISTRIBUTED" {
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"Label", st.Label != ""}, {"ToleratedFailurePercentage", st.HasToleratedFailurePercentage},
+			{"ToleratedFailureCount", st.HasToleratedFailureCount},
+			{"ToleratedFailurePercentagePath", st.ToleratedFailurePercentagePath != ""},
+			{"ToleratedFailureCountPath", st.ToleratedFailureCountPath != ""}, {"ItemBatcher", st.ItemBatcher != nil},
+			{"ItemReader", st.HasItemReader}, {"ResultWriter", st.HasResultWriter}} {
+			if f.set {
+				v.errf(join(sp, f.name), "is only supported in a Map whose ItemProcessor.ProcessorConfig.Mode is DISTRIBUTED")
+			}
+		}
+		return
+	}
+	if st.ItemProcessor.ExecutionType == "" {
+		v.errf(join(sp, "ItemProcessor.ProcessorConfig.ExecutionType"), "is required when Mode is DISTRIBUTED")
+	}
+	if st.HasItemReader {
+		v.errf(join(sp, "ItemReader"), "is not supported by this engine: a Distributed Map reads its items from the state input (ItemsPath)")
+	}
+	if st.HasResultWriter {
+		v.errf(join(sp, "ResultWriter"), "is not supported by this engine: a Distributed Map's results are its output")
+	}
+	if st.Label != "" && !labelRE.MatchString(st.Label) {
+		v.errf(join(sp, "Label"), "must have at most 40 characters, without whitespace, brackets, wildcards or special characters")
+	}
+	if st.HasToleratedFailurePercentage && st.ToleratedFailurePercentagePath != "" {
+		v.errf(sp, "ToleratedFailurePercentage and ToleratedFailurePercentagePath are mutually exclusive")
+	}
+	if st.HasToleratedFailureCount && st.ToleratedFailureCountPath != "" {
+		v.errf(sp, "ToleratedFailureCount and ToleratedFailureCountPath are mutually exclusive")
+	}
+	v.plainPath(sp, "ToleratedFailurePercentagePath", st.ToleratedFailurePercentagePath)
+	v.plainPath(sp, "ToleratedFailureCountPath", st.ToleratedFailureCountPath)
+	if b := st.ItemBatcher; b != nil && b.HasBatchInput {
+		v.payload(join(sp, "ItemBatcher.BatchInput"), b.BatchInput)
 	}
 }
 

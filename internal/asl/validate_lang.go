@@ -124,8 +124,8 @@ func (v *validator) language(st *State, sp string) {
 		{"HeartbeatSeconds", st.HeartbeatSecondsExpr, st.HeartbeatSecondsExpr != ""},
 		{"Seconds", st.SecondsExpr, st.SecondsExpr != ""}, {"Timestamp", st.TimestampExpr, st.TimestampExpr != ""},
 		{"MaxConcurrency", st.MaxConcurrencyExpr, st.MaxConcurrencyExpr != ""},
-		{"ToleratedFailurePercentage", st.ToleratedFailurePct, st.ToleratedFailurePct != nil},
-		{"ToleratedFailureCount", st.ToleratedFailureCount, st.ToleratedFailureCount != nil},
+		{"ToleratedFailurePercentage", st.ToleratedFailurePctExpr, st.ToleratedFailurePctExpr != nil},
+		{"ToleratedFailureCount", st.ToleratedFailureCountExpr, st.ToleratedFailureCountExpr != nil},
 		{"Error", st.Error, st.Error != ""}, {"Cause", st.Cause, st.Cause != ""}} {
 		if f.has {
 			v.expressions(join(sp, f.name), f.val, false)

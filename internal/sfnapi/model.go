@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"unicode/utf8"
 )
@@ -57,6 +58,8 @@ var (
 	pageToken        = member{name: "nextToken", min: 1, max: 1024}
 	// versionDescriptionMember is a version's description (CreateStateMachine, UpdateStateMachine).
 	versionDescriptionMember = member{name: "versionDescription", max: 256, sensitive: true}
+	// mapRunArn is a LongArn in the model: up to 2,000 characters.
+	mapRunArn = member{name: "mapRunArn", min: 1, max: 2000}
 )
 
 func required(m member) member {
@@ -91,10 +94,16 @@ var models = map[string][]member{
 	// The model leaves stateMachineArn optional for the mapRunArn form, which the local API does not serve.
 	"ListExecutions": {arnMember("stateMachineArn", true),
 		{name: "statusFilter", enum: []string{"RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED", "PENDING_REDRIVE"}},
-		pageSize, {name: "nextToken", min: 1, max: 3096}},
+		pageSize, {name: "nextToken", min: 1, max: 3096},
+		{name: "redriveFilter", enum: []string{"REDRIVEN", "NOT_REDRIVEN"}}},
 	"StopExecution": {arnMember("executionArn", true), {name: "error", max: 256, sensitive: true},
 		{name: "cause", max: 32768, sensitive: true}},
 	"GetExecutionHistory": {arnMember("executionArn", true), pageSize, pageToken},
+	"RedriveExecution":    {arnMember("executionArn", true), {name: "clientToken", min: 1, max: 64}},
+	"ListMapRuns":         {arnMember("executionArn", true), pageSize, pageToken},
+	"DescribeMapRun":      {required(mapRunArn)},
+	"UpdateMapRun": {required(mapRunArn), {name: "maxConcurrency", kind: kindInt, min: 0, max: math.MaxInt32},
+		{name: "toleratedFailureCount", kind: kindInt, min: 0, max: math.MaxInt32}},
 }
 
 // validate checks a request body against the operation's member constraints, as AWS does before anything else,

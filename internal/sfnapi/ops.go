@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"time"
 
 	"github.com/transferflow/orchestrator/internal/asl"
 	"github.com/transferflow/orchestrator/internal/sfnlocal"
@@ -100,13 +101,13 @@ func (s *Server) listStateMachines(ctx context.Context, body json.RawMessage) (a
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
-	sms := s.eng.ListStateMachines(ctx)
-	start, end, next, err := page(len(sms), in.NextToken, in.MaxResults, 100, 1000)
+	pg := byName("ListStateMachines", []string{"all"}, func(sm sfnlocal.StateMachine) string { return sm.Name })
+	sms, next, err := pg.page(s.eng.Now(), s.eng.ListStateMachines(ctx), in.NextToken, in.MaxResults, 100, 1000)
 	if err != nil {
 		return nil, err
 	}
 	items := []any{}
-	for _, sm := range sms[start:end] {
+	for _, sm := range sms {
 		items = append(items, map[string]any{"stateMachineArn": sm.Arn, "name": sm.Name, "type": sm.Type, "creationDate": epoch(sm.CreationDate)})
 	}
 	return withNextToken(map[string]any{"stateMachines": items}, next), nil
@@ -224,7 +225,8 @@ func (s *Server) startExecution(ctx context.Context, body json.RawMessage) (any,
 	return map[string]any{"executionArn": rec.Arn, "startDate": epoch(rec.StartDate)}, nil
 }
 
-func describeRecord(r *sfnlocal.ExecutionRecord) map[string]any {
+// describeRecord renders DescribeExecution's answer; redriveStatus and redriveStatusReason are given.
+func describeRecord(r *sfnlocal.ExecutionRecord, redriveStatus, redriveReason string) map[string]any {
 	out := map[string]any{
 		"executionArn":    r.Arn,
 		"stateMachineArn": r.StateMachineArn,
@@ -233,19 +235,17 @@ func describeRecord(r *sfnlocal.ExecutionRecord) map[string]any {
 		"startDate":       epoch(r.StartDate),
 		"input":           r.Input,
 		"inputDetails":    map[string]any{"included": true},
-		"redriveCount":    0,
+		"redriveCount":    r.RedriveCount(),
+		"redriveStatus":   redriveStatus,
+	}
+	if redriveReason != "" {
+		out["redriveStatusReason"] = redriveReason
+	}
+	if d := r.RedriveDate(); d != nil {
+		out["redriveDate"] = epoch(*d)
 	}
 	if r.StopDate != nil {
 		out["stopDate"] = epoch(*r.StopDate)
-		if r.Status == sfnlocal.StatusSucceeded {
-			out["redriveStatus"] = "NOT_REDRIVABLE"
-			out["redriveStatusReason"] = "Execution is SUCCEEDED and cannot be redriven"
-		} else {
-			out["redriveStatus"] = "REDRIVABLE"
-		}
-	} else {
-		out["redriveStatus"] = "NOT_REDRIVABLE"
-		out["redriveStatusReason"] = "Execution is RUNNING and cannot be redriven"
 	}
 	if r.StateMachineVersionArn != "" {
 		out["stateMachineVersionArn"] = r.StateMachineVersionArn
@@ -279,7 +279,8 @@ func (s *Server) describeExecution(ctx context.Context, body json.RawMessage) (a
 	if err != nil {
 		return nil, err
 	}
-	return describeRecord(r), nil
+	status, reason := s.eng.RedriveStatus(r)
+	return describeRecord(r, status, reason), nil
 }
 
 func (s *Server) describeStateMachineForExecution(ctx context.Context, body json.RawMessage) (any, error) {
@@ -319,6 +320,7 @@ func (s *Server) listExecutions(ctx context.Context, body json.RawMessage) (any,
 	var in struct {
 		StateMachineArn string `json:"stateMachineArn"`
 		StatusFilter    string `json:"statusFilter"`
+		RedriveFilter   string `json:"redriveFilter"`
 		MaxResults      int    `json:"maxResults"`
 		NextToken       string `json:"nextToken"`
 	}
@@ -329,14 +331,26 @@ func (s *Server) listExecutions(ctx context.Context, body json.RawMessage) (any,
 	if err != nil {
 		return nil, err
 	}
-	start, end, next, err := page(len(recs), in.NextToken, in.MaxResults, 100, 1000)
+	if in.RedriveFilter != "" {
+		kept := recs[:0]
+		for _, r := range recs {
+			if (r.RedriveCount() > 0) == (in.RedriveFilter == "REDRIVEN") {
+				kept = append(kept, r)
+			}
+		}
+		recs = kept
+	}
+	pg := byNewest("ListExecutions", []string{in.StateMachineArn, in.StatusFilter, in.RedriveFilter},
+		func(r *sfnlocal.ExecutionRecord) time.Time { return r.StartDate },
+		func(r *sfnlocal.ExecutionRecord) string { return r.Arn })
+	recs, next, err := pg.page(s.eng.Now(), recs, in.NextToken, in.MaxResults, 100, 1000)
 	if err != nil {
 		return nil, err
 	}
 	items := []any{}
-	for _, r := range recs[start:end] {
+	for _, r := range recs {
 		item := map[string]any{"executionArn": r.Arn, "stateMachineArn": r.StateMachineArn, "name": r.Name,
-			"status": r.Status, "startDate": epoch(r.StartDate)}
+			"status": r.Status, "startDate": epoch(r.StartDate), "redriveCount": r.RedriveCount()}
 		if r.StopDate != nil {
 			item["stopDate"] = epoch(*r.StopDate)
 		}
@@ -345,6 +359,9 @@ func (s *Server) listExecutions(ctx context.Context, body json.RawMessage) (any,
 		}
 		if r.StateMachineAliasArn != "" {
 			item["stateMachineAliasArn"] = r.StateMachineAliasArn
+		}
+		if d := r.RedriveDate(); d != nil {
+			item["redriveDate"] = epoch(*d)
 		}
 		items = append(items, item)
 	}
@@ -382,17 +399,22 @@ func (s *Server) getExecutionHistory(ctx context.Context, body json.RawMessage) 
 	if err != nil {
 		return nil, err
 	}
+	pg := pager[sfnlocal.Event]{Op: "GetExecutionHistory", Scope: []string{in.ExecutionArn, "forward"},
+		Key:   func(e sfnlocal.Event) anchor { return anchor{N: e.ID} },
+		After: func(e sfnlocal.Event, a anchor) bool { return e.ID > a.N }}
 	if in.ReverseOrder {
 		for i, j := 0, len(events)-1; i < j; i, j = i+1, j-1 {
 			events[i], events[j] = events[j], events[i]
 		}
+		pg.Scope[1] = "reverse"
+		pg.After = func(e sfnlocal.Event, a anchor) bool { return e.ID < a.N }
 	}
-	start, end, next, err := page(len(events), in.NextToken, in.MaxResults, 100, 1000)
+	events, next, err := pg.page(s.eng.Now(), events, in.NextToken, in.MaxResults, 100, 1000)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]sfnlocal.Event, 0, end-start)
-	for _, e := range events[start:end] {
+	out := make([]sfnlocal.Event, 0, len(events))
+	for _, e := range events {
 		if in.IncludeExecutionData != nil && !*in.IncludeExecutionData && e.Details != nil {
 			d := make(map[string]any, len(e.Details))
 			for k, v := range e.Details {

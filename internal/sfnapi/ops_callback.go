@@ -128,13 +128,13 @@ func (s *Server) listActivities(ctx context.Context, body json.RawMessage) (any,
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
-	acts := s.eng.ListActivities(ctx)
-	start, end, next, err := page(len(acts), in.NextToken, in.MaxResults, 100, 1000)
+	pg := byName("ListActivities", []string{"all"}, func(a sfnlocal.Activity) string { return a.Name })
+	acts, next, err := pg.page(s.eng.Now(), s.eng.ListActivities(ctx), in.NextToken, in.MaxResults, 100, 1000)
 	if err != nil {
 		return nil, err
 	}
 	items := []any{}
-	for _, a := range acts[start:end] {
+	for _, a := range acts {
 		items = append(items, map[string]any{"activityArn": a.Arn, "name": a.Name, "creationDate": epoch(a.CreationDate)})
 	}
 	return withNextToken(map[string]any{"activities": items}, next), nil

@@ -14,8 +14,7 @@ import (
 
 // Wire error types of tagging.
 const (
-	codeResourceNotFound = "ResourceNotFound"
-	codeTooManyTags      = "TooManyTags"
+	codeTooManyTags = "TooManyTags"
 )
 
 // Tag limits of the API model and of AWS's tagging rules.
@@ -39,7 +38,7 @@ func init() {
 		code   string
 		format string
 	}{
-		{sfnlocal.ErrResourceNotFound, codeResourceNotFound, "Resource not found: '%s'"},
+		{sfnlocal.ErrResourceNotFound, codeResourceNotFound, "Resource Not Found: '%s'"},
 		{sfnlocal.ErrTooManyTags, codeTooManyTags, "Too many tags: '%s'"},
 	}...)
 	// The subject of ErrResourceNotFound is the resource's ARN; that of ErrTooManyTags starts with it.

@@ -82,12 +82,16 @@ func (s *Server) listStateMachineVersions(ctx context.Context, body json.RawMess
 	if err != nil {
 		return nil, err
 	}
-	start, end, next, err := page(len(vs), in.NextToken, in.MaxResults, 100, 1000)
+	// Newest first: by version number, descending (numbers are never reused).
+	pg := pager[sfnlocal.StateMachineVersion]{Op: "ListStateMachineVersions", Scope: []string{in.StateMachineArn},
+		Key:   func(v sfnlocal.StateMachineVersion) anchor { return anchor{N: int64(v.Version)} },
+		After: func(v sfnlocal.StateMachineVersion, a anchor) bool { return int64(v.Version) < a.N }}
+	vs, next, err := pg.page(s.eng.Now(), vs, in.NextToken, in.MaxResults, 100, 1000)
 	if err != nil {
 		return nil, err
 	}
 	items := []any{}
-	for _, v := range vs[start:end] {
+	for _, v := range vs {
 		items = append(items, map[string]any{"stateMachineVersionArn": v.Arn, "creationDate": epoch(v.CreationDate)})
 	}
 	return withNextToken(map[string]any{"stateMachineVersions": items}, next), nil
@@ -229,12 +233,13 @@ func (s *Server) listStateMachineAliases(ctx context.Context, body json.RawMessa
 	if err != nil {
 		return nil, err
 	}
-	start, end, next, err := page(len(as), in.NextToken, in.MaxResults, 100, 1000)
+	pg := byName("ListStateMachineAliases", []string{in.StateMachineArn}, func(a sfnlocal.StateMachineAlias) string { return a.Name })
+	as, next, err := pg.page(s.eng.Now(), as, in.NextToken, in.MaxResults, 100, 1000)
 	if err != nil {
 		return nil, err
 	}
 	items := []any{}
-	for _, a := range as[start:end] {
+	for _, a := range as {
 		items = append(items, map[string]any{"stateMachineAliasArn": a.Arn, "creationDate": epoch(a.CreationDate)})
 	}
 	return withNextToken(map[string]any{"stateMachineAliases": items}, next), nil

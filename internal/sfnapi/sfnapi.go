@@ -6,7 +6,6 @@ package sfnapi
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,6 +33,8 @@ const (
 	codeInvalidExecutionInput     = "InvalidExecutionInput"
 	codeInvalidToken              = "InvalidToken"
 	codeTypeNotSupported          = "StateMachineTypeNotSupported"
+	codeExecutionNotRedrivable    = "ExecutionNotRedrivable"
+	codeResourceNotFound          = "ResourceNotFound"
 	codeValidation                = "ValidationException"
 	codeSerialization             = "SerializationException"
 	codeUnknownOperation          = "UnknownOperationException"
@@ -81,6 +82,10 @@ func New(eng *sfnlocal.Engine, logger *slog.Logger) *Server {
 		"ListExecutions":                   s.listExecutions,
 		"StopExecution":                    s.stopExecution,
 		"GetExecutionHistory":              s.getExecutionHistory,
+		"RedriveExecution":                 s.redriveExecution,
+		"ListMapRuns":                      s.listMapRuns,
+		"DescribeMapRun":                   s.describeMapRun,
+		"UpdateMapRun":                     s.updateMapRun,
 		"SendTaskSuccess":                  s.sendTaskSuccess,
 		"SendTaskFailure":                  s.sendTaskFailure,
 		"SendTaskHeartbeat":                s.sendTaskHeartbeat,
@@ -237,6 +242,9 @@ var wireErrors = []struct {
 	// answers the same type, its message not recorded.
 	{sfnlocal.ErrTestStateInput, codeValidation, "%s"},
 	{sfnlocal.ErrStateMachineTypeNotSupported, codeTypeNotSupported, "This operation is not supported by this type of state machine"},
+	{sfnlocal.ErrExecutionNotRedrivable, codeExecutionNotRedrivable, "%s"},
+	{sfnlocal.ErrMapRunDoesNotExist, codeResourceNotFound, "Resource Not Found: '%s'"},
+	{sfnlocal.ErrMapRunNotRunning, codeValidation, "Map Run is not running: '%s'"},
 }
 
 // wireFields gives, for the engine errors whose wire error has members besides __type and message, those members
@@ -268,29 +276,4 @@ func decode(body json.RawMessage, v any) error {
 		return errorf(codeSerialization, "cannot decode the request: %v", err)
 	}
 	return nil
-}
-
-// page slices n items by nextToken and maxResults; it returns the range and the next token.
-func page(n int, token string, maxResults, def, limit int) (int, int, string, error) {
-	start := 0
-	if token != "" {
-		b, err := base64.RawURLEncoding.DecodeString(token)
-		i, err2 := strconv.Atoi(string(b))
-		if err != nil || err2 != nil || i < 0 || i > n {
-			return 0, 0, "", errorf(codeInvalidToken, "Invalid Token: '%s'", token)
-		}
-		start = i
-	}
-	if maxResults < 0 || maxResults > limit {
-		return 0, 0, "", errorf(codeValidation, "1 validation error detected: Value '%d' at 'maxResults' failed to satisfy constraint: Member must have value less than or equal to %d", maxResults, limit)
-	}
-	if maxResults == 0 {
-		maxResults = def
-	}
-	end := min(start+maxResults, n)
-	next := ""
-	if end < n {
-		next = base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(end)))
-	}
-	return start, end, next, nil
 }

@@ -127,7 +127,7 @@ func TestTagErrors(t *testing.T) {
 		{"unknown state machine", func() error {
 			_, err := c.ListTagsForResource(ctx, &sfn.ListTagsForResourceInput{ResourceArn: aws.String(smArn + "x")})
 			return err
-		}, new(*types.ResourceNotFound), "Resource not found: '" + smArn + "x'"},
+		}, new(*types.ResourceNotFound), "Resource Not Found: '" + smArn + "x'"},
 		{"unknown activity", func() error {
 			_, err := c.TagResource(ctx, &sfn.TagResourceInput{ResourceArn: aws.String("arn:aws:states:us-east-1:123456789012:activity:none"), Tags: tagList("a=1")})
 			return err

@@ -295,7 +295,7 @@ func TestVersionAndAliasErrors(t *testing.T) {
 			"1 validation error detected: Value '101' at 'routingConfiguration.1.member.weight' failed to satisfy constraint: Member must have value less than or equal to 100"},
 		{"the same version twice", createAlias("a", route(v1, 50), route(v1, 50)), new(*types.ValidationException), ""},
 		{"versions of two state machines", createAlias("a", route(v1, 50), route(aws.ToString(other.StateMachineVersionArn), 50)), new(*types.ValidationException), ""},
-		{"a version that does not exist", createAlias("a", route(arn+":9", 100)), new(*types.ResourceNotFound), "Resource not found: '" + arn + ":9'"},
+		{"a version that does not exist", createAlias("a", route(arn+":9", 100)), new(*types.ResourceNotFound), "Resource Not Found: '" + arn + ":9'"},
 		{"an alias as a version", createAlias("a", route(arn+":prod", 100)), new(*types.ValidationException), ""},
 		{"a numeric alias name", createAlias("12", route(v1, 100)), new(*types.ValidationException),
 			"1 validation error detected: Value '12' at 'name' failed to satisfy constraint: Member must satisfy regular expression pattern: ^(?=.*[a-zA-Z_\\-\\.])[a-zA-Z0-9_\\-\\.]+$"},
@@ -304,7 +304,7 @@ func TestVersionAndAliasErrors(t *testing.T) {
 		{"describe an unknown alias", func() error {
 			_, err := c.DescribeStateMachineAlias(ctx, &sfn.DescribeStateMachineAliasInput{StateMachineAliasArn: aws.String(arn + ":none")})
 			return err
-		}, new(*types.ResourceNotFound), "Resource not found: '" + arn + ":none'"},
+		}, new(*types.ResourceNotFound), "Resource Not Found: '" + arn + ":none'"},
 		{"update an unknown alias", func() error {
 			_, err := c.UpdateStateMachineAlias(ctx, &sfn.UpdateStateMachineAliasInput{StateMachineAliasArn: aws.String(arn + ":none"), Description: aws.String("d")})
 			return err

@@ -120,8 +120,10 @@ type Engine struct {
 	closed map[string]*closedExecution
 	queue  []*closedExecution
 	head   int
-	wg     sync.WaitGroup  // one count per execution started and not yet finished
-	idle   chan *execution // idle runners receive the next execution here (runExecution)
+	// reopened counts the summaries in queue[head:] of executions redriven since (redrive.go).
+	reopened int
+	wg       sync.WaitGroup  // one count per execution started and not yet finished
+	idle     chan *execution // idle runners receive the next execution here (runExecution)
 	// runners counts the runner goroutines, which Close waits for too.
 	runners sync.WaitGroup
 
@@ -130,6 +132,11 @@ type Engine struct {
 
 	callbacks  callbackRegistry // tasks waiting for their token (callback.go)
 	activities activityRegistry // activity.go
+	// redrives holds the clientTokens of the last redrives of each execution (redrive.go); guarded by mu.
+	redrives map[string][]redriveToken
+	// mapRuns are the running Map Runs, mapRunExec the execution of every Map Run known (maprun.go); guarded by mu.
+	mapRuns    map[string]*mapRunState
+	mapRunExec map[string]string
 }
 
 type machine struct {
@@ -218,6 +225,12 @@ func (e *Engine) Restore(ctx context.Context) error {
 	}
 	var closed []*closedExecution
 	for _, r := range recs {
+		for _, mr := range r.MapRuns() {
+			if e.mapRunExec == nil {
+				e.mapRunExec = map[string]string{}
+			}
+			e.mapRunExec[mr.Arn] = r.Arn
+		}
 		m := e.sms[r.StateMachineArn]
 		if m != nil && r.StateMachineVersionArn != "" {
 			// An execution of a version runs that version; one whose version was deleted cannot run again.
@@ -295,6 +308,9 @@ func (e *Engine) restartLocked(m *machine, r *ExecutionRecord) func() {
 		// Saved by StartExecution and nothing since: the execution starts as it would have, its
 		// ExecutionStarted event included.
 		return x.run
+	case r.RedriveCount() > 0 && r.RedrivePoint() != nil:
+		// Redriven and no checkpoint since: the state the redrive resumed at is entered again.
+		return e.restartRedriven(x, r)
 	default:
 		// Events but no checkpoint (checkpoints off, or a store of an older version): the first state is entered
 		// again after the events already there.
@@ -550,13 +566,14 @@ func (e *Engine) Update(ctx context.Context, in UpdateInput) (StateMachine, *Sta
 	sm := old.sm
 	if def == nil {
 		def = old.def
-	} else {
+	} else if sm.Definition != in.Definition {
 		if sm.Type == TypeExpress {
 			if err := expressProblems(def); err != nil {
 				return StateMachine{}, nil, err
 			}
 		}
 		sm.Definition = in.Definition
+		sm.DefinitionDate = e.opts.Clock.Now() // executions started before cannot be redriven
 	}
 	if in.RoleArn != "" {
 		sm.RoleArn = in.RoleArn
@@ -861,6 +878,9 @@ func (e *Engine) ListExecutions(_ context.Context, smArn, status string) ([]*Exe
 			continue
 		}
 		r.Input, r.Output, r.Error, r.Cause, r.Checkpoint = "", nil, nil, nil, nil
+		if r.Ext != nil {
+			r.Ext = &RecordExt{RedriveCount: r.Ext.RedriveCount, RedriveDate: r.Ext.RedriveDate}
+		}
 		out = append(out, r)
 	}
 	sort.Slice(out, func(i, j int) bool {

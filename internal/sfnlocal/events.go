@@ -10,8 +10,8 @@ const StatusChangeDetailType = "Step Functions Execution Status Change"
 
 // statusChangeEvent builds the EventBridge event AWS sends for the execution's current status.
 func (x *execution) statusChangeEvent() []byte {
-	x.mu.Lock()
-	r := x.rec
+	r := x.meta()
+	redriveStatus, redriveReason := x.eng.redriveStatus(r, int(x.lastEventID()))
 	detail := map[string]any{
 		"executionArn":        r.Arn,
 		"stateMachineArn":     r.StateMachineArn,
@@ -25,19 +25,19 @@ func (x *execution) statusChangeEvent() []byte {
 		"outputDetails":       nil,
 		"error":               nil,
 		"cause":               nil,
-		"redriveCount":        0,
+		"redriveCount":        r.RedriveCount(),
 		"redriveDate":         nil,
-		"redriveStatus":       "NOT_REDRIVABLE",
-		"redriveStatusReason": "Execution is RUNNING and cannot be redriven",
+		"redriveStatus":       redriveStatus,
+		"redriveStatusReason": redriveReason,
+	}
+	if redriveReason == "" {
+		delete(detail, "redriveStatusReason")
+	}
+	if d := r.RedriveDate(); d != nil {
+		detail["redriveDate"] = d.UnixMilli()
 	}
 	if r.StopDate != nil {
 		detail["stopDate"] = r.StopDate.UnixMilli()
-		if r.Status == StatusSucceeded {
-			detail["redriveStatusReason"] = "Execution is SUCCEEDED and cannot be redriven"
-		} else {
-			detail["redriveStatus"] = "REDRIVABLE"
-			delete(detail, "redriveStatusReason")
-		}
 	}
 	if r.Output != nil {
 		detail["output"] = *r.Output
@@ -53,7 +53,6 @@ func (x *execution) statusChangeEvent() []byte {
 	if r.StopDate != nil {
 		when = *r.StopDate
 	}
-	x.mu.Unlock()
 	ev := map[string]any{
 		"version":     "0",
 		"id":          x.eng.opts.NewID(),

@@ -44,6 +44,41 @@ type execution struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	done   chan struct{}
+
+	// extra holds what only redrives and Distributed Maps use (redrive.go, maprun.go), allocated on first use so
+	// that an execution without them stays small; set under mu.
+	extra *execExtra
+}
+
+// execExtra is the part of an execution that redrives and Distributed Maps use.
+type execExtra struct {
+	// Kept by the execution's goroutine: where it stopped without success (the top-level state and its input), the
+	// outputs of the branches or iterations of a top-level Parallel or Map that succeeded in its last attempt (and
+	// the Map Run of a Distributed one), and what a redriven execution skips, until the state it resumes at is done.
+	stopState string
+	stopInput any
+	partial   *partialRun
+	redo      *redoPoint
+
+	// mapRuns are the execution's Map Runs, guarded by the execution's mu.
+	mapRuns []*mapRunState
+}
+
+// partialRun is what a top-level Parallel or Map state that did not succeed leaves for a redrive.
+type partialRun struct {
+	state   string
+	outputs func() []BranchOutput // rendered only if the execution closes without success
+	mapRun  string                // a Distributed Map's Map Run
+}
+
+// ext returns x.extra, allocating it on first use.
+func (x *execution) ext() *execExtra {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.extra == nil {
+		x.extra = &execExtra{}
+	}
+	return x.extra
 }
 
 // stopCause is the cancellation cause of an execution that ends other than by running to completion.
@@ -75,6 +110,9 @@ func (x *execution) snapshot() *ExecutionRecord {
 	rec, log := x.rec.Clone(), x.log
 	x.mu.Unlock()
 	rec.History = log.events() // the bytes of log up to its length never change
+	if runs := x.mapRunRecords(); runs != nil {
+		rec.ext().MapRuns = runs
+	}
 	return rec
 }
 
@@ -209,6 +247,9 @@ func (x *execution) resume(cp Checkpoint, input any) {
 	} else {
 		out, fail = x.safeRunMachine(x.ctx, x.m.def, cp.State, input, th, x.vars)
 	}
+	if fail != nil && (x.extra == nil || x.extra.stopState == "") { // the waiting task itself
+		x.stoppedAt(cp.State, input)
+	}
 	x.finish(th, out, fail)
 }
 
@@ -222,7 +263,11 @@ func (x *execution) startTimer(timeoutSeconds int64) (stop func() bool) {
 	if timeout <= 0 {
 		return nil
 	}
-	d := timeout - e.opts.Clock.Now().Sub(x.rec.StartDate)
+	since := x.rec.StartDate
+	if d := x.rec.RedriveDate(); d != nil { // a redrive starts the machine's timeout again, as on AWS
+		since = *d
+	}
+	d := timeout - e.opts.Clock.Now().Sub(since)
 	expire := func() { x.cancel(&stopCause{status: StatusTimedOut, fail: &failure{Error: ErrNameTimeout}}) }
 	if c, ok := e.opts.Clock.(afterFuncClock); ok { // no goroutine per running execution
 		return c.AfterFunc(d, expire)
@@ -267,6 +312,9 @@ func (x *execution) finish(th *thread, out any, fail *failure) {
 	rec := x.rec
 	rec.StopDate = &now
 	rec.Checkpoint = nil
+	if rec.RedrivePoint() != nil {
+		rec.ext().Redrive = nil
+	}
 	var typ, key string
 	details := map[string]any{}
 	var sc *stopCause
@@ -296,6 +344,9 @@ func (x *execution) finish(th *thread, out any, fail *failure) {
 		rec.Output = &text
 		details["output"] = text
 		details["outputDetails"] = notTruncated
+	}
+	if rec.Status != StatusSucceeded {
+		rec.ext().Redrive = x.redrivePoint()
 	}
 	if fail != nil && rec.Status != StatusSucceeded {
 		if fail.Error != "" {
@@ -386,7 +437,7 @@ func (x *execution) contextConstants() (*jsonvalue.Object, *jsonvalue.Object) {
 				"Name", x.rec.Name, "RoleArn", role)
 		} else {
 			x.ctxExecution = jsonvalue.FromPairs("Id", x.rec.Arn, "Input", x.input, "StartTime", formatTime(x.rec.StartDate),
-				"Name", x.rec.Name, "RoleArn", x.m.sm.RoleArn, "RedriveCount", jsonInt(0))
+				"Name", x.rec.Name, "RoleArn", x.m.sm.RoleArn, "RedriveCount", jsonInt(int64(x.rec.RedriveCount())))
 		}
 		x.ctxStateMachine = jsonvalue.FromPairs("Id", x.m.sm.Arn, "Name", x.m.sm.Name)
 	})
@@ -477,8 +528,15 @@ func (x *execution) runMachine(ctx context.Context, def *asl.Definition, start s
 	top := def == x.m.def
 	text := "" // the JSON text of input, when the previous state rendered it
 	sr := &stateRun{vars: vars}
+	var prevName string // the state before name, and its input: the one that ran while the execution was stopped
+	var prevInput any
 	for {
 		if ctx.Err() != nil {
+			if top && prevName != "" { // its StateExited event was dropped: a redrive runs it again
+				x.stoppedAt(prevName, prevInput)
+			} else if top {
+				x.stoppedAt(name, input)
+			}
 			return nil, stopped
 		}
 		if top {
@@ -486,12 +544,19 @@ func (x *execution) runMachine(ctx context.Context, def *asl.Definition, start s
 		}
 		st := def.States[name]
 		next, out, outText, fail := x.runState(ctx, sr, st, input, text, th)
+		if top && x.extra != nil {
+			x.extra.redo = nil // only the state a redrive resumes at skips what had succeeded
+		}
 		if fail != nil {
+			if top {
+				x.stoppedAt(name, input)
+			}
 			return nil, fail
 		}
 		if next == "" {
 			return out, nil
 		}
+		prevName, prevInput = name, input
 		input, text, name = out, outText, next
 	}
 }

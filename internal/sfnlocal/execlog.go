@@ -49,6 +49,8 @@ type logCommit struct {
 	Error      *string     `json:"error,omitempty"`
 	Cause      *string     `json:"cause,omitempty"`
 	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
+	// Ext: see ExecutionRecord.
+	Ext *RecordExt `json:"ext,omitempty"`
 }
 
 var (
@@ -66,7 +68,7 @@ func appendHeader(b []byte, rec *ExecutionRecord) ([]byte, error) {
 // appendCommit appends the commit line of rec's current state to b.
 func appendCommit(b []byte, rec *ExecutionRecord) ([]byte, error) {
 	return appendLine(b, logLine{Commit: &logCommit{Status: rec.Status, StopDate: rec.StopDate, Output: rec.Output,
-		Error: rec.Error, Cause: rec.Cause, Checkpoint: rec.Checkpoint}})
+		Error: rec.Error, Cause: rec.Cause, Checkpoint: rec.Checkpoint, Ext: rec.Ext}})
 }
 
 func appendLine(b []byte, l logLine) ([]byte, error) {
@@ -130,6 +132,7 @@ func readLog(data []byte, history bool) (*ExecutionRecord, int, error) {
 			c := l.Commit
 			rec.Status, rec.StopDate, rec.Output, rec.Error, rec.Cause = c.Status, c.StopDate, c.Output, c.Error, c.Cause
 			rec.Checkpoint = c.Checkpoint
+			rec.Ext = c.Ext
 			kept, committed = n, next
 		default:
 			return finishLog(rec, events, kept, committed)

@@ -279,8 +279,13 @@ func (x *execution) attemptParallel(ctx context.Context, sr *stateRun, eff, inpu
 	defer cancel()
 	results := make([]any, len(st.Branches))
 	fails := make([]*failure, len(st.Branches))
+	done := x.redone(st)
 	var wg sync.WaitGroup
 	for i, b := range st.Branches {
+		if out, ok := done[i]; ok { // succeeded before a redrive: not run again
+			results[i] = out
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -294,6 +299,12 @@ func (x *execution) attemptParallel(ctx context.Context, sr *stateRun, eff, inpu
 	wg.Wait()
 	th.prev = x.lastEventID()
 	for _, f := range fails {
+		if f != nil {
+			x.keepSucceeded(st, results, func(i int) bool { return fails[i] == nil })
+			break
+		}
+	}
+	for _, f := range fails {
 		if f != nil && f != stopped {
 			return nil, f
 		}
@@ -305,7 +316,12 @@ func (x *execution) attemptParallel(ctx context.Context, sr *stateRun, eff, inpu
 	return x.finishResult(sr, input, results)
 }
 
-func (x *execution) attemptMap(ctx context.Context, sr *stateRun, eff, input any, th *thread) (any, *failure) {
+// mapItems returns a Map state's items, its MaxConcurrency (from MaxConcurrencyPath when given) and the function
+// that builds the input of item i (ItemSelector or Parameters applied). An iteration's input is built when the
+// iteration starts, so that no more than MaxConcurrency of them are alive at once (a selector over a large array
+// could otherwise build gigabytes up front); checkItems evaluates every selector once before the first iteration all
+// the same, so that one failing fails the state before any iteration runs.
+func (x *execution) mapItems(sr *stateRun, eff any) ([]any, int64, func(int) (any, *failure), *failure) {
 	st := sr.st
 	var itemsVal any
 	var fail *failure
@@ -318,28 +334,28 @@ func (x *execution) attemptMap(ctx context.Context, sr *stateRun, eff, input any
 		itemsVal, fail = x.selectPath(sr, sr.sp.itemsPath, eff)
 	}
 	if fail != nil {
-		return nil, fail
+		return nil, 0, nil, fail
 	}
 	items, ok := itemsVal.([]any)
 	if !ok && st.JSONata {
 		if sr.sp.jItems != nil {
-			return nil, x.unexpectedType(sr, sr.sp.jItems, "array", itemsVal)
+			return nil, 0, nil, x.unexpectedType(sr, sr.sp.jItems, "array", itemsVal)
 		}
-		return nil, x.queryError(sr, "Items", "The Items of the Map state must be an array, but the state's input is: %s", marshal(itemsVal))
+		return nil, 0, nil, x.queryError(sr, "Items", "The Items of the Map state must be an array, but the state's input is: %s", marshal(itemsVal))
 	}
 	if !ok {
-		return nil, x.runtimeErr(sr, "Invalid path '%s' : the path does not resolve to an array: %s", itemsPathText(st), marshal(itemsVal))
+		return nil, 0, nil, x.runtimeErr(sr, "Invalid path '%s' : the path does not resolve to an array: %s", itemsPathText(st), marshal(itemsVal))
 	}
 	conc := st.MaxConcurrency
 	if sr.sp.jMaxConc != nil {
 		if conc, fail = x.evalJInt(sr, sr.sp.jMaxConc, false); fail != nil {
-			return nil, fail
+			return nil, 0, nil, fail
 		}
 	}
 	if st.MaxConcurrencyPath != "" {
 		c, fail := x.longParam(sr, "MaxConcurrencyPath", st.MaxConcurrencyPath, eff, 0)
 		if fail != nil {
-			return nil, fail
+			return nil, 0, nil, fail
 		}
 		conc = c
 	}
@@ -350,16 +366,11 @@ func (x *execution) attemptMap(ctx context.Context, sr *stateRun, eff, input any
 	if sr.sp.parameters != nil {
 		selector = sr.sp.parameters
 	}
-	x.emit(th, true, EventMapStateStarted, "mapStateStartedEventDetails", map[string]any{"length": len(items)})
-	// An iteration's input is built when the iteration starts, so that no more than MaxConcurrency of them are
-	// alive at once (a selector over a large array could otherwise build gigabytes up front); every selector is
-	// evaluated once before the first iteration all the same, so that one failing fails the state before any
-	// iteration starts.
 	jselector := sr.sp.jItemSelector
+	if selector == nil && jselector == nil {
+		return items, conc, func(i int) (any, *failure) { return items[i], nil }, nil
+	}
 	itemInput := func(i int) (any, *failure) {
-		if selector == nil && jselector == nil {
-			return items[i], nil
-		}
 		isr := *sr
 		isr.mapItem = jsonvalue.FromPairs("Index", json.Number(strconv.Itoa(i)), "Value", items[i])
 		isr.ctx, isr.ctxState = nil, nil
@@ -368,18 +379,49 @@ func (x *execution) attemptMap(ctx context.Context, sr *stateRun, eff, input any
 		}
 		return x.payload(&isr, selector, eff)
 	}
-	if selector != nil || jselector != nil {
-		for i := range items {
-			if _, f := itemInput(i); f != nil {
-				return nil, f
-			}
+	return items, conc, itemInput, nil
+}
+
+// checkItems builds every item's input once (see mapItems), when a selector builds them, and returns the first
+// failure.
+func checkItems(sr *stateRun, n int, itemInput func(int) (any, *failure)) *failure {
+	if sr.sp.itemSelector == nil && sr.sp.parameters == nil && sr.sp.jItemSelector == nil {
+		return nil
+	}
+	for i := range n {
+		if _, f := itemInput(i); f != nil {
+			return f
 		}
 	}
+	return nil
+}
+
+func (x *execution) attemptMap(ctx context.Context, sr *stateRun, eff, input any, th *thread) (any, *failure) {
+	st := sr.st
+	items, conc, itemInput, fail := x.mapItems(sr, eff)
+	if fail != nil {
+		return nil, fail
+	}
+	if st.ItemProcessor.ProcessorMode == "DISTRIBUTED" {
+		return x.attemptDistributedMap(ctx, sr, eff, input, th, items, conc, itemInput)
+	}
+	x.emit(th, true, EventMapStateStarted, "mapStateStartedEventDetails", map[string]any{"length": len(items)})
+	if f := checkItems(sr, len(items), itemInput); f != nil {
+		return nil, f
+	}
 	results := make([]any, len(items))
+	succeeded := make([]bool, len(items))
+	done := x.redone(st)
 	var mu sync.Mutex
 	var firstFail *failure
 	lastSucceeded := int64(0)
 	runOne := func(mctx context.Context, i int) *failure {
+		if out, ok := done[i]; ok { // succeeded before a redrive: not run again
+			mu.Lock()
+			results[i], succeeded[i] = out, true
+			mu.Unlock()
+			return nil
+		}
 		mu.Lock()
 		it := &thread{prev: th.prev}
 		mu.Unlock()
@@ -400,7 +442,7 @@ func (x *execution) attemptMap(ctx context.Context, sr *stateRun, eff, input any
 			th.prev = it.prev
 			return f
 		}
-		results[i] = out
+		results[i], succeeded[i] = out, true
 		lastSucceeded = x.emit(it, false, EventMapIterSucceeded, "mapIterationSucceededEventDetails", map[string]any{"index": i, "name": st.Name})
 		th.prev = it.prev
 		return nil
@@ -408,6 +450,7 @@ func (x *execution) attemptMap(ctx context.Context, sr *stateRun, eff, input any
 	if conc == 1 {
 		for i := range items {
 			if f := runOne(ctx, i); f != nil {
+				x.keepSucceeded(st, results, func(i int) bool { return succeeded[i] })
 				return nil, f
 			}
 		}
@@ -441,10 +484,12 @@ func (x *execution) attemptMap(ctx context.Context, sr *stateRun, eff, input any
 		}
 		wg.Wait()
 		if firstFail != nil {
+			x.keepSucceeded(st, results, func(i int) bool { return succeeded[i] })
 			return nil, firstFail
 		}
 	}
 	if ctx.Err() != nil {
+		x.keepSucceeded(st, results, func(i int) bool { return succeeded[i] })
 		return nil, stopped
 	}
 	if lastSucceeded != 0 {

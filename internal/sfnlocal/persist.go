@@ -14,6 +14,9 @@ func (x *execution) save(ctx context.Context) error {
 	end := len(x.log.data)
 	events := x.log.data[x.saved:end] // bytes of the log up to its length never change
 	x.mu.Unlock()
+	if runs := x.mapRunRecords(); runs != nil {
+		rec.ext().MapRuns = runs
+	}
 	if err := x.eng.opts.Store.SaveExecution(ctx, rec, events); err != nil {
 		return err
 	}
@@ -35,5 +38,9 @@ func (x *execution) adopt(rec *ExecutionRecord) {
 	x.log = eventLog{data: encodeEvents(rec.History), n: len(rec.History)}
 	x.saved = len(x.log.data)
 	rec.History = nil
+	if runs := rec.MapRuns(); runs != nil {
+		x.adoptMapRuns(runs, x.eng.opts.Clock.Now())
+		rec.ext().MapRuns = nil
+	}
 	x.rec = rec
 }

@@ -34,6 +34,7 @@ type stateProgram struct {
 	resultSel    *template
 	itemSelector *template
 	itemsPath    *selector
+	batchInput   *template     // a Distributed Map's ItemBatcher.BatchInput
 	catch        []*resultPath // each catcher's ResultPath
 	choices      []*rule
 	integ        integration // Task
@@ -105,6 +106,9 @@ func compileState(st *asl.State) *stateProgram {
 	}
 	if st.Type == asl.TypeMap {
 		sp.itemsPath = compileSelector(st.ItemsPath)
+		if b := st.ItemBatcher; b != nil && b.HasBatchInput {
+			sp.batchInput = compileTemplate(b.BatchInput)
+		}
 	}
 	for _, c := range st.Catch {
 		sp.catch = append(sp.catch, compileResultPath(c.ResultPath))

@@ -19,6 +19,11 @@ type closedExecution struct {
 	// forgetting is set while the execution is being deleted from the Store: lookups miss it, but its name stays
 	// taken until the deletion is done, so that a new execution of that name cannot lose its record to it.
 	forgetting bool
+	// reopened is set when the execution was redriven: it is running again, and retention skips this summary.
+	reopened bool
+	// redriveCount and redriveDate (Unix nanoseconds) are what ListExecutions shows of its redrives.
+	redriveCount int32
+	redriveDate  int64
 }
 
 // summarize returns the summary of a closed record. The name shares the ARN's bytes.
@@ -33,6 +38,10 @@ func summarize(rec *ExecutionRecord) *closedExecution {
 	}
 	if rec.StateMachineVersionArn != "" {
 		c.started = &startedWith{versionArn: rec.StateMachineVersionArn, aliasArn: rec.StateMachineAliasArn}
+	}
+	c.redriveCount = int32(rec.RedriveCount())
+	if d := rec.RedriveDate(); d != nil {
+		c.redriveDate = d.UnixNano()
 	}
 	return c
 }
@@ -49,6 +58,10 @@ func (c *closedExecution) record() *ExecutionRecord {
 		StartDate: c.start, StopDate: &stop}
 	if c.started != nil {
 		r.StateMachineVersionArn, r.StateMachineAliasArn = c.started.versionArn, c.started.aliasArn
+	}
+	if c.redriveCount > 0 {
+		d := time.Unix(0, c.redriveDate).UTC()
+		r.Ext = &RecordExt{RedriveCount: int(c.redriveCount), RedriveDate: &d}
 	}
 	return r
 }
@@ -99,7 +112,13 @@ func (e *Engine) expireLocked() []*closedExecution {
 	var gone []*closedExecution
 	for e.head < len(e.queue) {
 		c := e.queue[e.head]
-		tooMany := maxClosed > 0 && len(e.queue)-e.head > maxClosed
+		if c.reopened { // redriven: its next close adds a new summary
+			e.queue[e.head] = nil
+			e.head++
+			e.reopened--
+			continue
+		}
+		tooMany := maxClosed > 0 && len(e.queue)-e.head-e.reopened > maxClosed
 		tooOld := ret > 0 && c.stop.Before(cutoff)
 		if !tooMany && !tooOld {
 			break

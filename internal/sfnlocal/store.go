@@ -44,6 +44,9 @@ type StateMachine struct {
 	Description string `json:"description,omitempty"`
 	// Created records what CreateStateMachine was asked to publish, for its idempotency check.
 	Created CreateOptions `json:"created,omitzero"`
+	// DefinitionDate is when UpdateStateMachine last changed the definition (zero: never): an execution started
+	// before it ran another definition, and cannot be redriven.
+	DefinitionDate time.Time `json:"definitionDate,omitzero"`
 }
 
 // ExecutionRecord is the serializable state of an execution: what DescribeExecution reports plus its history.
@@ -65,6 +68,76 @@ type ExecutionRecord struct {
 	History                []Event `json:"history"`
 	// Checkpoint is where a running execution resumes after a restart (Options.CheckpointEveryState).
 	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
+	// Ext holds what only some executions have: redrives and Distributed Map runs. It is nil for the others, so
+	// that their record stays as small as it was (the MemoryStore keeps one per closed execution). Records share
+	// it (Clone): it is replaced, never changed in place.
+	Ext *RecordExt `json:"ext,omitempty"`
+}
+
+// RecordExt is the part of an ExecutionRecord that only some executions have.
+type RecordExt struct {
+	// RedriveCount is how many times the execution was redriven (RedriveExecution), RedriveDate when last.
+	RedriveCount int        `json:"redriveCount,omitempty"`
+	RedriveDate  *time.Time `json:"redriveDate,omitempty"`
+	// Redrive is where a redrive resumes an execution that did not succeed: the top-level state that was running
+	// when it failed, timed out or was aborted, with that state's input (redrive.go).
+	Redrive *RedrivePoint `json:"redrive,omitempty"`
+	// MapRuns are the records of the execution's Distributed Map runs (maprun.go).
+	MapRuns []MapRun `json:"mapRuns,omitempty"`
+}
+
+// clone returns a deep copy of x.
+func (x *RecordExt) clone() *RecordExt {
+	c := *x
+	c.MapRuns = append([]MapRun(nil), x.MapRuns...)
+	if x.Redrive != nil {
+		rp := *x.Redrive
+		rp.Succeeded = append([]BranchOutput(nil), x.Redrive.Succeeded...)
+		c.Redrive = &rp
+	}
+	return &c
+}
+
+// RedriveCount returns how many times the execution was redriven.
+func (r *ExecutionRecord) RedriveCount() int {
+	if r.Ext == nil {
+		return 0
+	}
+	return r.Ext.RedriveCount
+}
+
+// RedriveDate returns when the execution was last redriven, nil when never.
+func (r *ExecutionRecord) RedriveDate() *time.Time {
+	if r.Ext == nil {
+		return nil
+	}
+	return r.Ext.RedriveDate
+}
+
+// RedrivePoint returns where a redrive would resume the execution, nil when it has none.
+func (r *ExecutionRecord) RedrivePoint() *RedrivePoint {
+	if r.Ext == nil {
+		return nil
+	}
+	return r.Ext.Redrive
+}
+
+// MapRuns returns the records of the execution's Map Runs.
+func (r *ExecutionRecord) MapRuns() []MapRun {
+	if r.Ext == nil {
+		return nil
+	}
+	return r.Ext.MapRuns
+}
+
+// ext returns r.Ext to be changed: a copy of it, since records share their Ext (Clone), or a new one.
+func (r *ExecutionRecord) ext() *RecordExt {
+	if r.Ext == nil {
+		r.Ext = &RecordExt{}
+	} else {
+		r.Ext = r.Ext.clone()
+	}
+	return r.Ext
 }
 
 // Checkpoint is the position of a running execution between two top-level states: the state about to be
@@ -87,7 +160,7 @@ func (r *ExecutionRecord) Clone() *ExecutionRecord {
 		cp := *r.Checkpoint
 		c.Checkpoint = &cp
 	}
-	return &c
+	return &c // Ext is shared: it is never changed in place (ext)
 }
 
 // Store persists state machines and executions, and keeps the records and histories of closed executions so that

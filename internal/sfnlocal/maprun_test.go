@@ -1,0 +1,313 @@
+package sfnlocal_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/transferflow/orchestrator/internal/asl"
+	"github.com/transferflow/orchestrator/internal/sfnlocal"
+)
+
+// distributed returns a Distributed Map machine over $.items whose item processor is processor (a States object)
+// and whose Map state has the extra fields.
+func distributed(extra, processor string) string {
+	return `{"StartAt":"Charge","States":{"Charge":{"Type":"Map","ItemsPath":"$.items","End":true,` + extra + `
+	  "ItemProcessor":{"ProcessorConfig":{"Mode":"DISTRIBUTED","ExecutionType":"STANDARD"},"StartAt":"P","States":` + processor + `}}}}`
+}
+
+// failOnBad fails the item whose "v" is "bad".
+const failOnBad = `{"P":{"Type":"Choice","Choices":[{"Variable":"$.v","StringEquals":"bad","Next":"Bad"}],"Default":"Ok"},
+  "Bad":{"Type":"Fail","Error":"BadItem","Cause":"bad item"},"Ok":{"Type":"Pass","End":true}}`
+
+func createAndStart(t *testing.T, eng *sfnlocal.Engine, name, def, input string) *sfnlocal.ExecutionRecord {
+	t.Helper()
+	ctx := context.Background()
+	sm, err := eng.CreateStateMachine(ctx, sfnlocal.CreateInput{Name: name, Definition: def, RoleArn: testRoleArn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := eng.StartExecution(ctx, sfnlocal.StartInput{StateMachineArn: sm.Arn, Name: "run", Input: input})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+// TestDistributedMapRecordsAMapRun: a Distributed Map runs each item as a child workflow with its own $$.Execution,
+// records MapStateStarted, MapRunStarted and MapRunSucceeded (no iteration events) and a Map Run with AWS's ARN
+// format and its counts.
+func TestDistributedMapRecordsAMapRun(t *testing.T) {
+	ctx := context.Background()
+	eng := newEngine(t, sfnlocal.Options{})
+	def := distributed(`"Label":"charges","MaxConcurrency":2,"ItemSelector":{"index.$":"$$.Map.Item.Index","value.$":"$$.Map.Item.Value"},`,
+		`{"P":{"Type":"Pass","Parameters":{"index.$":"$.index","child.$":"$$.Execution.Id","input.$":"$$.Execution.Input"},"End":true}}`)
+	rec := createAndStart(t, eng, "charger", def, `{"items":["a","b","c"]}`)
+	got := waitClosed(t, eng, rec.Arn)
+	if got.Status != sfnlocal.StatusSucceeded {
+		t.Fatalf("status %s %v %v", got.Status, got.Error, got.Cause)
+	}
+	want := "ExecutionStarted,MapStateEntered,MapStateStarted,MapRunStarted,MapRunSucceeded,MapStateSucceeded,MapStateExited,ExecutionSucceeded"
+	if eventTypes(got.History) != want {
+		t.Fatalf("history %s\nwant    %s", eventTypes(got.History), want)
+	}
+	started := findEvent(got.History, sfnlocal.EventMapRunStarted)
+	mapRunArn, _ := started.Details["mapRunArn"].(string)
+	if !regexp.MustCompile(`^arn:aws:states:us-east-1:123456789012:mapRun:charger/charges:[0-9a-f-]{36}$`).MatchString(mapRunArn) {
+		t.Fatalf("mapRunArn %q", mapRunArn)
+	}
+	var out []struct {
+		Index int    `json:"index"`
+		Child string `json:"child"`
+		Input struct {
+			Value string `json:"value"`
+		} `json:"input"`
+	}
+	if err := json.Unmarshal([]byte(*got.Output), &out); err != nil {
+		t.Fatal(err)
+	}
+	childRE := regexp.MustCompile(`^arn:aws:states:us-east-1:123456789012:execution:charger/charges:[0-9a-f-]{36}$`)
+	if len(out) != 3 {
+		t.Fatalf("output %s", *got.Output)
+	}
+	for i, o := range out {
+		if o.Index != i || o.Input.Value != string(rune('a'+i)) || !childRE.MatchString(o.Child) {
+			t.Fatalf("output[%d] = %+v (output %s)", i, o, *got.Output)
+		}
+	}
+	runs, err := eng.ListMapRuns(ctx, rec.Arn)
+	if err != nil || len(runs) != 1 || runs[0].Arn != mapRunArn {
+		t.Fatalf("ListMapRuns: %v %+v", err, runs)
+	}
+	mr, err := eng.DescribeMapRun(ctx, mapRunArn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCounts := sfnlocal.MapRunCounts{Succeeded: 3, Total: 3}
+	if mr.Status != sfnlocal.MapRunSucceeded || mr.ItemCounts != wantCounts || mr.ExecutionCounts != wantCounts ||
+		mr.MaxConcurrency != 2 || mr.ExecutionArn != rec.Arn || mr.ExecutionType != "STANDARD" || mr.StopDate == nil ||
+		mr.StateMachineArn != rec.StateMachineArn+"/charges" {
+		t.Fatalf("map run %+v", mr)
+	}
+	if _, err := eng.DescribeMapRun(ctx, strings.Replace(mapRunArn, "charges:", "other:", 1)); !errors.Is(err, sfnlocal.ErrMapRunDoesNotExist) {
+		t.Fatalf("unknown map run: %v", err)
+	}
+	if _, err := eng.DescribeMapRun(ctx, rec.Arn); !errors.Is(err, sfnlocal.ErrInvalidArn) {
+		t.Fatalf("an execution ARN: %v", err)
+	}
+}
+
+// TestToleratedFailures: failures up to ToleratedFailureCount/Percentage leave the Map succeeding with
+// {"Error","Cause"} in the failed items' places; beyond them the Map fails with
+// States.ExceedToleratedFailureThreshold and MapRunFailed.
+func TestToleratedFailures(t *testing.T) {
+	tests := []struct {
+		name, extra, items string
+		fails              bool
+		failed             int64
+	}{
+		{name: "none tolerated", extra: ``, items: `[{"v":"ok"},{"v":"bad"},{"v":"ok"},{"v":"ok"}]`, fails: true},
+		{name: "count within", extra: `"ToleratedFailureCount":1,`, items: `[{"v":"ok"},{"v":"bad"},{"v":"ok"},{"v":"ok"}]`, failed: 1},
+		{name: "count exceeded", extra: `"ToleratedFailureCount":1,"MaxConcurrency":1,`, items: `[{"v":"bad"},{"v":"bad"},{"v":"ok"},{"v":"ok"}]`, fails: true},
+		{name: "percentage within", extra: `"ToleratedFailurePercentage":50,`, items: `[{"v":"bad"},{"v":"ok"},{"v":"bad"},{"v":"ok"}]`, failed: 2},
+		{name: "percentage exceeded", extra: `"ToleratedFailurePercentage":50,"MaxConcurrency":1,`, items: `[{"v":"bad"},{"v":"bad"},{"v":"bad"},{"v":"ok"}]`, fails: true},
+		{name: "count from a path", extra: `"ToleratedFailureCountPath":"$.tolerate",`, items: `[{"v":"bad"},{"v":"bad"},{"v":"ok"},{"v":"ok"}]`, failed: 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			eng := newEngine(t, sfnlocal.Options{})
+			rec := createAndStart(t, eng, "tolerant", distributed(tc.extra, failOnBad), `{"tolerate":2,"items":`+tc.items+`}`)
+			got := waitClosed(t, eng, rec.Arn)
+			runs, err := eng.ListMapRuns(ctx, rec.Arn)
+			if err != nil || len(runs) != 1 {
+				t.Fatalf("map runs: %v %+v", err, runs)
+			}
+			mr := runs[0]
+			if tc.fails {
+				if got.Status != sfnlocal.StatusFailed || *got.Error != "States.ExceedToleratedFailureThreshold" ||
+					mr.Status != sfnlocal.MapRunFailed || findEvent(got.History, sfnlocal.EventMapRunFailed) == nil {
+					t.Fatalf("got %s %v, map run %s, history %s", got.Status, got.Error, mr.Status, eventTypes(got.History))
+				}
+				return
+			}
+			if got.Status != sfnlocal.StatusSucceeded || mr.Status != sfnlocal.MapRunSucceeded || mr.ItemCounts.Failed != tc.failed ||
+				mr.ItemCounts.Succeeded != 4-tc.failed {
+				t.Fatalf("got %s %v, map run %+v", got.Status, got.Error, mr)
+			}
+			if n := strings.Count(*got.Output, `{"Error":"BadItem","Cause":"bad item"}`); int64(n) != tc.failed {
+				t.Fatalf("output %s: %d failures in it, want %d", *got.Output, n, tc.failed)
+			}
+		})
+	}
+}
+
+// TestUpdateMapRunConcurrency: a Map Run with MaxConcurrency 1 runs one child at a time; UpdateMapRun raises it
+// and the pending children start; an ended Map Run cannot be updated.
+func TestUpdateMapRunConcurrency(t *testing.T) {
+	ctx := context.Background()
+	clock := sfnlocal.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	eng := newEngine(t, sfnlocal.Options{Clock: clock})
+	rec := createAndStart(t, eng, "slow", distributed(`"MaxConcurrency":1,`, `{"P":{"Type":"Wait","Seconds":10,"End":true}}`),
+		`{"items":[1,2,3,4,5]}`)
+	advanceWhenWaiting(t, clock, 0) // one child is waiting
+	runs, err := eng.ListMapRuns(ctx, rec.Arn)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("map runs: %v %+v", err, runs)
+	}
+	arn := runs[0].Arn
+	mr, err := eng.DescribeMapRun(ctx, arn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mr.Status != sfnlocal.MapRunRunning || mr.ItemCounts.Running != 1 || mr.ItemCounts.Pending != 4 || mr.StopDate != nil {
+		t.Fatalf("running map run %+v", mr)
+	}
+	five := int64(5)
+	if err := eng.UpdateMapRun(ctx, arn, sfnlocal.MapRunUpdate{MaxConcurrency: &five}); err != nil {
+		t.Fatal(err)
+	}
+	waitTimersEngine(t, clock, 5)
+	if mr, _ = eng.DescribeMapRun(ctx, arn); mr.ItemCounts.Running != 5 || mr.MaxConcurrency != 5 {
+		t.Fatalf("after the update: %+v", mr)
+	}
+	clock.Advance(10 * time.Second)
+	if got := waitClosed(t, eng, rec.Arn); got.Status != sfnlocal.StatusSucceeded {
+		t.Fatalf("status %s", got.Status)
+	}
+	if err := eng.UpdateMapRun(ctx, arn, sfnlocal.MapRunUpdate{MaxConcurrency: &five}); !errors.Is(err, sfnlocal.ErrMapRunNotRunning) {
+		t.Fatalf("update of an ended map run: %v", err)
+	}
+}
+
+func waitTimersEngine(t *testing.T, clock *sfnlocal.ManualClock, n int) {
+	t.Helper()
+	guard := time.After(10 * time.Second)
+	for {
+		got, grew := clock.Waiters()
+		if got >= n {
+			return
+		}
+		select {
+		case <-grew:
+		case <-guard:
+			t.Fatalf("%d timers pending, want %d", got, n)
+		}
+	}
+}
+
+// TestItemBatcher: items are grouped by MaxItemsPerBatch, each batch one child with {"BatchInput","Items"}; items
+// and child executions are counted apart.
+func TestItemBatcher(t *testing.T) {
+	ctx := context.Background()
+	eng := newEngine(t, sfnlocal.Options{})
+	def := distributed(`"ItemBatcher":{"MaxItemsPerBatch":2,"BatchInput":{"batch.$":"$.name"}},`, `{"P":{"Type":"Pass","End":true}}`)
+	rec := createAndStart(t, eng, "batches", def, `{"name":"n","items":[1,2,3,4,5]}`)
+	got := waitClosed(t, eng, rec.Arn)
+	want := `[{"BatchInput":{"batch":"n"},"Items":[1,2]},{"BatchInput":{"batch":"n"},"Items":[3,4]},{"BatchInput":{"batch":"n"},"Items":[5]}]`
+	if got.Status != sfnlocal.StatusSucceeded || *got.Output != want {
+		t.Fatalf("got %s %v\nwant %s", got.Status, got.Output, want)
+	}
+	runs, err := eng.ListMapRuns(ctx, rec.Arn)
+	if err != nil || len(runs) != 1 || runs[0].ItemCounts.Total != 5 || runs[0].ItemCounts.Succeeded != 5 ||
+		runs[0].ExecutionCounts.Total != 3 || runs[0].ExecutionCounts.Succeeded != 3 {
+		t.Fatalf("map runs: %v %+v", err, runs)
+	}
+}
+
+// TestMapRunsSurviveARestart: the Map Runs of a closed execution are read back after a restart on its FileStore; a
+// failed Distributed Map redriven redrives its Map Run (MapRunRedriven), which runs only the children that had not
+// succeeded.
+func TestMapRunsSurviveARestart(t *testing.T) {
+	ctx := context.Background()
+	files, err := sfnlocal.NewFileStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lambda := newFlakyLambda(`work {"n":2}`)
+	def := distributed(`"MaxConcurrency":1,`, `{"P":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke",
+	  "Parameters":{"FunctionName":"work","Payload.$":"$"},"OutputPath":"$.Payload","End":true}}`)
+	first := sfnlocal.New(sfnlocal.Options{Store: files, Lambda: lambda})
+	rec := createAndStart(t, first, "works", def, `{"items":[{"n":1},{"n":2},{"n":3}]}`)
+	if got := waitClosed(t, first, rec.Arn); got.Status != sfnlocal.StatusFailed {
+		t.Fatalf("first run %s", got.Status)
+	}
+	runs, err := first.ListMapRuns(ctx, rec.Arn)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("map runs %v %+v", err, runs)
+	}
+	failedRun := runs[0]
+	first.Close()
+
+	lambda.fix(`work {"n":2}`)
+	second := newEngine(t, sfnlocal.Options{Store: files, Lambda: lambda})
+	if err := second.Restore(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mr, err := second.DescribeMapRun(ctx, failedRun.Arn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mr.Status != sfnlocal.MapRunFailed || mr.ItemCounts.Failed != 1 || mr.ItemCounts.Succeeded != 1 || mr.ItemCounts.Pending != 1 {
+		t.Fatalf("restored map run %+v", mr)
+	}
+	if _, err := second.RedriveExecution(ctx, rec.Arn, ""); err != nil {
+		t.Fatal(err)
+	}
+	got := waitClosed(t, second, rec.Arn)
+	if got.Status != sfnlocal.StatusSucceeded || *got.Output != `[{"ok":"work"},{"ok":"work"},{"ok":"work"}]` {
+		t.Fatalf("after the redrive %s %v", got.Status, got.Output)
+	}
+	if lambda.count(`work {"n":1}`) != 1 || lambda.count(`work {"n":2}`) != 2 || lambda.count(`work {"n":3}`) != 1 {
+		t.Fatalf("calls %v", lambda.calls)
+	}
+	// The same Map Run was redriven: MapRunRedriven, its counts and redrive count.
+	runs, err = second.ListMapRuns(ctx, rec.Arn)
+	if err != nil || len(runs) != 1 || runs[0].Arn != failedRun.Arn || runs[0].Status != sfnlocal.MapRunSucceeded ||
+		runs[0].RedriveCount != 1 || runs[0].RedriveDate == nil || runs[0].ItemCounts != (sfnlocal.MapRunCounts{Succeeded: 3, Total: 3}) ||
+		runs[0].ExecutionCounts != (sfnlocal.MapRunCounts{Succeeded: 3, Total: 3}) {
+		t.Fatalf("map runs after the redrive: %v %+v", err, runs)
+	}
+	ev := findEvent(got.History, sfnlocal.EventMapRunRedriven)
+	if ev == nil || ev.Details["mapRunArn"] != failedRun.Arn || jsonNumber(ev.Details["redriveCount"]) != 1 ||
+		countEvents(got.History, sfnlocal.EventMapRunStarted) != 1 {
+		t.Fatalf("history %s", eventTypes(got.History))
+	}
+}
+
+// TestDistributedMapValidation: what a Distributed Map may and may not have.
+func TestDistributedMapValidation(t *testing.T) {
+	tests := []struct {
+		name, def, want string
+	}{
+		{"no execution type", `{"StartAt":"M","States":{"M":{"Type":"Map","End":true,"ItemProcessor":{"ProcessorConfig":{"Mode":"DISTRIBUTED"},"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}}}}}`,
+			"States.M.ItemProcessor.ProcessorConfig.ExecutionType: is required when Mode is DISTRIBUTED"},
+		{"item reader", distributed(`"ItemReader":{"Resource":"arn:aws:states:::s3:getObject","Parameters":{"Bucket":"b","Key":"k"}},`, `{"P":{"Type":"Pass","End":true}}`),
+			"States.Charge.ItemReader: is not supported by this engine"},
+		{"result writer", distributed(`"ResultWriter":{"Resource":"arn:aws:states:::s3:putObject","Parameters":{"Bucket":"b","Prefix":"p"}},`, `{"P":{"Type":"Pass","End":true}}`),
+			"States.Charge.ResultWriter: is not supported by this engine"},
+		{"label on an inline map", `{"StartAt":"M","States":{"M":{"Type":"Map","Label":"x","End":true,"ItemProcessor":{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}}}}}`,
+			"States.M.Label: is only supported in a Map whose ItemProcessor.ProcessorConfig.Mode is DISTRIBUTED"},
+		{"bad label", distributed(`"Label":"a b",`, `{"P":{"Type":"Pass","End":true}}`), "States.Charge.Label: must have at most 40 characters"},
+		{"percentage over 100", distributed(`"ToleratedFailurePercentage":101,`, `{"P":{"Type":"Pass","End":true}}`),
+			"States.Charge.ToleratedFailurePercentage: must be a number between 0 and 100"},
+		{"batcher without a bound", distributed(`"ItemBatcher":{"BatchInput":{}},`, `{"P":{"Type":"Pass","End":true}}`),
+			"States.Charge.ItemBatcher: must have MaxItemsPerBatch or MaxInputBytesPerBatch"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := asl.Load([]byte(tc.def))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want %q", err, tc.want)
+			}
+		})
+	}
+	if _, err := asl.Load([]byte(distributed(`"Label":"ok-label","ToleratedFailureCount":3,"ItemBatcher":{"MaxItemsPerBatch":10},`,
+		`{"P":{"Type":"Pass","End":true}}`))); err != nil {
+		t.Fatalf("a valid Distributed Map: %v", err)
+	}
+}
