@@ -33,7 +33,6 @@ const (
 	reasonPeriod         = "Execution redrivable period exceeded"
 	reasonDeleted        = "State machine is in DELETING status."
 	reasonBeforeRedrive  = "Execution was started before the launch of RedriveExecution"
-	reasonExpress        = "Execution of an EXPRESS state machine cannot be redriven"
 	reasonDefinitionEdit = "State machine definition has changed since the execution started; start a new execution"
 )
 
@@ -158,8 +157,6 @@ func (e *Engine) redriveStatus(rec *ExecutionRecord, history int) (string, strin
 		reason = reasonSucceeded
 	case m == nil:
 		reason = reasonDeleted
-	case m.sm.Type == "EXPRESS":
-		reason = reasonExpress
 	case rec.RedrivePoint() == nil:
 		reason = reasonBeforeRedrive
 	case m.definitionChanged(rec):
