@@ -122,9 +122,16 @@ func (x *execution) keepSucceeded(st *asl.State, results []any, ok func(int) boo
 		}
 	}
 	x.ext().partial = &partialRun{state: st.Name, outputs: func() []BranchOutput {
+		// The outputs a redrive would reuse are bounded as the state's result is: past MaxPayloadBytes in all, the
+		// state could not succeed with them (States.DataLimitExceeded), so none is kept and a redrive reruns the
+		// whole state. This also keeps a hostile Map's thousands of large outputs out of the execution's record.
 		kept := make([]BranchOutput, len(done))
+		total := 0
 		for k, i := range done {
 			kept[k] = BranchOutput{Index: i, Output: marshal(results[i])}
+			if total += len(kept[k].Output); total > MaxPayloadBytes {
+				return nil
+			}
 		}
 		return kept
 	}}

@@ -730,3 +730,39 @@ func TestConcurrentRedrivesWithOneToken(t *testing.T) {
 		t.Fatalf("after 8 calls with one token: %v, count %d", err, d.RedriveCount())
 	}
 }
+
+// TestRedriveKeepsNoOutputsPastThePayloadQuota: when the outputs of a Map's succeeded iterations come to more than
+// the payload quota, none is kept for a redrive (the state could not succeed with them) and the redrive reruns
+// every iteration; the failed execution's record carries none of them.
+func TestRedriveKeepsNoOutputsPastThePayloadQuota(t *testing.T) {
+	ctx := context.Background()
+	lambda := newFlakyLambda("f")
+	eng := newEngine(t, sfnlocal.Options{Lambda: lambda})
+	pad := strings.Repeat("p", 100_000)
+	// Iterations 0-2 echo the 100 KB pad the ItemSelector gives each (300 KB in all); iteration 3 calls the failing
+	// function.
+	def := `{"StartAt":"M","States":{"M":{"Type":"Map","MaxConcurrency":1,"ItemsPath":"$.items","ResultPath":null,"End":true,
+	  "ItemSelector":{"pad.$":"$.pad","i.$":"$$.Map.Item.Value"},
+	  "ItemProcessor":{"StartAt":"Which","States":{
+	    "Which":{"Type":"Choice","Choices":[{"Variable":"$.i","NumericEquals":4,"Next":"Call"}],"Default":"Echo"},
+	    "Echo":{"Type":"Pass","End":true},
+	    "Call":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke","Parameters":{"FunctionName":"f"},"ResultPath":null,"End":true}}}}}}`
+	input := `{"pad":"` + pad + `","items":[1,2,3,4]}`
+	rec := start(t, eng, def, input)
+	rec = waitClosed(t, eng, rec.Arn)
+	if rec.Status != sfnlocal.StatusFailed || countEvents(rec.History, "MapIterationSucceeded") != 3 {
+		t.Fatalf("first run: %s with %d iterations succeeded, want FAILED after 3", rec.Status, countEvents(rec.History, "MapIterationSucceeded"))
+	}
+	if at := rec.RedrivePoint(); at == nil || at.State != "M" || len(at.Succeeded) != 0 {
+		t.Fatalf("redrive point %+v, want state M with no kept outputs", at)
+	}
+	lambda.fix("f")
+	if _, err := eng.RedriveExecution(ctx, rec.Arn, ""); err != nil {
+		t.Fatal(err)
+	}
+	got := waitClosed(t, eng, rec.Arn)
+	after := got.History[len(rec.History):]
+	if got.Status != sfnlocal.StatusSucceeded || countEvents(after, "MapIterationStarted") != 4 {
+		t.Fatalf("after the redrive: %s with %v, want SUCCEEDED with all 4 iterations run again", got.Status, eventTypes(after))
+	}
+}
