@@ -205,20 +205,29 @@ func (s *Server) validateDefinition(_ context.Context, body json.RawMessage) (an
 	return map[string]any{"result": result, "diagnostics": diags, "truncated": false}, nil
 }
 
-func (s *Server) startExecution(ctx context.Context, body json.RawMessage) (any, error) {
+// decodeStart reads the request of StartExecution or StartSyncExecution; an absent input is {}.
+func decodeStart(body json.RawMessage) (sfnlocal.StartInput, error) {
 	var in struct {
 		StateMachineArn string  `json:"stateMachineArn"`
 		Name            string  `json:"name"`
 		Input           *string `json:"input"`
 	}
 	if err := decode(body, &in); err != nil {
-		return nil, err
+		return sfnlocal.StartInput{}, err
 	}
 	input := "{}"
 	if in.Input != nil {
 		input = *in.Input
 	}
-	rec, err := s.eng.StartExecution(ctx, sfnlocal.StartInput{StateMachineArn: in.StateMachineArn, Name: in.Name, Input: input})
+	return sfnlocal.StartInput{StateMachineArn: in.StateMachineArn, Name: in.Name, Input: input}, nil
+}
+
+func (s *Server) startExecution(ctx context.Context, body json.RawMessage) (any, error) {
+	in, err := decodeStart(body)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := s.eng.StartExecution(ctx, in)
 	if err != nil {
 		return nil, err
 	}

@@ -16,19 +16,11 @@ const billedMemoryChunkMB = 64
 const billedDurationStepMs = 100
 
 func (s *Server) startSyncExecution(ctx context.Context, body json.RawMessage) (any, error) {
-	var in struct {
-		StateMachineArn string  `json:"stateMachineArn"`
-		Name            string  `json:"name"`
-		Input           *string `json:"input"`
-	}
-	if err := decode(body, &in); err != nil {
+	in, err := decodeStart(body)
+	if err != nil {
 		return nil, err
 	}
-	input := "{}"
-	if in.Input != nil {
-		input = *in.Input
-	}
-	rec, err := s.eng.StartSyncExecution(ctx, sfnlocal.StartInput{StateMachineArn: in.StateMachineArn, Name: in.Name, Input: input})
+	rec, err := s.eng.StartSyncExecution(ctx, in)
 	if err != nil {
 		return nil, err
 	}
