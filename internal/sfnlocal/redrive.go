@@ -34,6 +34,7 @@ const (
 	reasonDeleted        = "State machine is in DELETING status."
 	reasonBeforeRedrive  = "Execution was started before the launch of RedriveExecution"
 	reasonDefinitionEdit = "State machine definition has changed since the execution started; start a new execution"
+	reasonVersionGone    = "State machine version the execution ran has been deleted"
 )
 
 const (
@@ -150,10 +151,35 @@ func (x *execution) redone(st *asl.State) map[int]any {
 	return ex.redo.outputs
 }
 
+// redriveMachineLocked returns the machine a redrive of rec runs: the version the execution ran, when it was started
+// with a version or an alias (a version is immutable: a later update of the state machine does not change it), else
+// the state machine's current one. When there is none, it returns the reason the execution cannot be redriven.
+func (e *Engine) redriveMachineLocked(rec *ExecutionRecord) (*machine, string) {
+	m := e.sms[rec.StateMachineArn]
+	if m == nil {
+		return nil, reasonDeleted
+	}
+	if rec.StateMachineVersionArn == "" {
+		if m.definitionChanged(rec) {
+			return m, reasonDefinitionEdit
+		}
+		return m, ""
+	}
+	v, ok := m.sm.version(rec.StateMachineVersionArn)
+	if !ok {
+		return nil, reasonVersionGone
+	}
+	vm, err := e.versionMachineLocked(m, v)
+	if err != nil {
+		return nil, reasonVersionGone
+	}
+	return vm, ""
+}
+
 // redriveStatus returns whether rec, with history events, can be redriven now, and why not.
 func (e *Engine) redriveStatus(rec *ExecutionRecord, history int) (string, string) {
 	e.mu.Lock()
-	m := e.sms[rec.StateMachineArn]
+	_, changed := e.redriveMachineLocked(rec)
 	e.mu.Unlock()
 	now := e.opts.Clock.Now()
 	reason := ""
@@ -162,12 +188,12 @@ func (e *Engine) redriveStatus(rec *ExecutionRecord, history int) (string, strin
 		reason = reasonRunning
 	case rec.Status == StatusSucceeded:
 		reason = reasonSucceeded
-	case m == nil:
-		reason = reasonDeleted
+	case changed == reasonDeleted || changed == reasonVersionGone:
+		reason = changed
 	case rec.RedrivePoint() == nil:
 		reason = reasonBeforeRedrive
-	case m.definitionChanged(rec):
-		reason = reasonDefinitionEdit
+	case changed != "":
+		reason = changed
 	case history >= e.opts.MaxHistoryEvents-1:
 		reason = reasonHistoryLimit
 	case now.Sub(rec.StartDate) >= maxExecutionTime:
@@ -214,9 +240,12 @@ func (e *Engine) RedriveExecution(ctx context.Context, arn, clientToken string) 
 	}
 	at := *rec.RedrivePoint()
 	e.mu.Lock()
-	m := e.sms[rec.StateMachineArn]
+	m, reason := e.redriveMachineLocked(rec)
 	e.mu.Unlock()
-	if m == nil || m.def.States[at.State] == nil {
+	if reason != "" {
+		return time.Time{}, fmt.Errorf("%w: %s", ErrExecutionNotRedrivable, reason)
+	}
+	if m.def.States[at.State] == nil {
 		return time.Time{}, fmt.Errorf("%w: %s", ErrExecutionNotRedrivable, reasonDefinitionEdit)
 	}
 	input, err := asl.Decode([]byte(at.Input))
@@ -241,14 +270,7 @@ func (e *Engine) RedriveExecution(ctx context.Context, arn, clientToken string) 
 	}
 
 	e.mu.Lock()
-	if now := e.sms[rec.StateMachineArn]; now != m { // updated or deleted since it was read
-		reason := ""
-		switch {
-		case now == nil:
-			reason = reasonDeleted
-		case now.definitionChanged(rec):
-			reason = reasonDefinitionEdit
-		}
+	if now, reason := e.redriveMachineLocked(rec); now != m { // updated or deleted since it was read
 		if reason != "" {
 			e.mu.Unlock()
 			return time.Time{}, fmt.Errorf("%w: %s", ErrExecutionNotRedrivable, reason)

@@ -1,0 +1,82 @@
+package sfnlocal_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/transferflow/orchestrator/internal/sfnlocal"
+)
+
+// versionedWork is a JSONata machine that assigns a variable, calls the Lambda work, and outputs its version's name
+// with the variable.
+func versionedWork(version string) string {
+	return `{"QueryLanguage":"JSONata","StartAt":"Count","States":{
+	  "Count":{"Type":"Pass","Assign":{"n":"{% 41 + 1 %}"},"Next":"Work"},
+	  "Work":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke","Arguments":{"FunctionName":"work","Payload":{}},"Next":"Done"},
+	  "Done":{"Type":"Pass","Output":{"version":"` + version + `","n":"{% $n %}"},"End":true}}}`
+}
+
+// TestRedriveOfAVersionExecution: an execution started through an alias that routes to version 1 fails; the state
+// machine is then updated (version 2 was published before the execution started, and another definition after it
+// failed); the engine restarts on its FileStore. The redrive runs version 1, the version the execution ran (a version
+// is immutable, so a later update does not make the execution unredrivable), with the workflow variable assigned
+// before the failure.
+func TestRedriveOfAVersionExecution(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	clock := sfnlocal.NewManualClock(time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC))
+	files, err := sfnlocal.NewFileStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lambda := newFlakyLambda("work")
+	first := sfnlocal.New(sfnlocal.Options{Store: files, Clock: clock, Lambda: lambda, CheckpointEveryState: true})
+	sm := mustCreate(t, first, sfnlocal.CreateInput{Name: "versioned", Definition: versionedWork("v1"),
+		CreateOptions: sfnlocal.CreateOptions{Publish: true}})
+	alias, err := first.CreateStateMachineAlias(ctx, "prod", "", []sfnlocal.Route{{VersionArn: sm.Arn + ":1", Weight: 100}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustPublish(t, first, sm.Arn, versionedWork("v2"))
+	clock.Advance(time.Second)
+	rec, err := first.StartExecution(ctx, sfnlocal.StartInput{StateMachineArn: alias.Arn, Name: "run"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := waitClosed(t, first, rec.Arn); got.Status != sfnlocal.StatusFailed {
+		t.Fatalf("first run: %s", got.Status)
+	}
+	clock.Advance(time.Second)
+	if _, err := first.UpdateStateMachine(ctx, sm.Arn, versionedWork("v3"), ""); err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+
+	lambda.fix("work")
+	files2, err := sfnlocal.NewFileStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := newEngine(t, sfnlocal.Options{Store: files2, Clock: clock, Lambda: lambda, CheckpointEveryState: true})
+	if err := second.Restore(ctx); err != nil {
+		t.Fatal(err)
+	}
+	d, err := second.DescribeExecution(ctx, rec.Arn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, reason := second.RedriveStatus(d); status != sfnlocal.RedriveStatusRedrivable {
+		t.Fatalf("redrive status of the version's execution after an update: %s (%s)", status, reason)
+	}
+	if _, err := second.RedriveExecution(ctx, rec.Arn, ""); err != nil {
+		t.Fatal(err)
+	}
+	got := waitClosed(t, second, rec.Arn)
+	if got.Status != sfnlocal.StatusSucceeded || got.Output == nil || *got.Output != `{"version":"v1","n":42}` {
+		t.Fatalf("after the redrive: %s %v, want SUCCEEDED {\"version\":\"v1\",\"n\":42}", got.Status, got.Output)
+	}
+	if got.StateMachineVersionArn != sm.Arn+":1" || got.StateMachineAliasArn != alias.Arn || got.RedriveCount() != 1 {
+		t.Fatalf("after the redrive: version %s, alias %s, count %d", got.StateMachineVersionArn, got.StateMachineAliasArn, got.RedriveCount())
+	}
+}
