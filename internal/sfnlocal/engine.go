@@ -294,6 +294,12 @@ func (e *Engine) restartLocked(m *machine, r *ExecutionRecord) func() {
 			return nil
 		}
 	}
+	var redo *redoPoint
+	if cp != nil && redriveCheckpoint(r, r.History, cp) {
+		if redo, err = newRedoPoint(r.RedrivePoint()); err != nil {
+			return nil
+		}
+	}
 	x := newExecution(e, m, r.Arn, r.Name, r.Input, input)
 	x.vars = vars
 	fresh := len(r.History) == 0
@@ -301,6 +307,9 @@ func (e *Engine) restartLocked(m *machine, r *ExecutionRecord) func() {
 	e.exec[r.Arn] = x
 	switch {
 	case cp != nil:
+		if redo != nil { // checkpointed as its redrive entered the state it resumed at
+			x.ext().redo = redo
+		}
 		x.restoreWait(cp)
 		at := *cp
 		return func() { x.resume(at, cpInput) }

@@ -2,6 +2,7 @@ package sfnlocal_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -78,5 +79,76 @@ func TestRedriveOfAVersionExecution(t *testing.T) {
 	}
 	if got.StateMachineVersionArn != sm.Arn+":1" || got.StateMachineAliasArn != alias.Arn || got.RedriveCount() != 1 {
 		t.Fatalf("after the redrive: version %s, alias %s, count %d", got.StateMachineVersionArn, got.StateMachineAliasArn, got.RedriveCount())
+	}
+}
+
+// TestRedrivenMapResumesAfterACrashWithCheckpoints: a Map whose second iteration failed is redriven; the engine, with
+// checkpoints on, stops while the redriven iteration runs; the next engine resumes at the Map's checkpoint and, as
+// the redrive did, runs only the iterations that had not succeeded: the first, which succeeded before the redrive,
+// is not run again.
+func TestRedrivenMapResumesAfterACrashWithCheckpoints(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	files, err := sfnlocal.NewFileStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	phase := "fail"
+	calls := map[string]int{}
+	blocked := make(chan struct{}, 1)
+	lambda := invokerFunc(func(ctx context.Context, _ string, payload []byte) ([]byte, error) {
+		mu.Lock()
+		calls[string(payload)]++
+		p := phase
+		mu.Unlock()
+		if string(payload) == `{"n":2}` {
+			switch p {
+			case "fail":
+				return nil, &sfnlocal.FunctionError{Type: "Locked", Message: "locked"}
+			case "block":
+				blocked <- struct{}{}
+				<-ctx.Done()
+				return nil, ctx.Err()
+			}
+		}
+		return payload, nil
+	})
+	const def = `{"StartAt":"M","States":{"M":{"Type":"Map","MaxConcurrency":1,"ItemsPath":"$.items","End":true,
+	  "ItemProcessor":{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke",
+	    "Parameters":{"FunctionName":"f","Payload.$":"$"},"OutputPath":"$.Payload","End":true}}}}}}`
+	first := sfnlocal.New(sfnlocal.Options{Store: files, Lambda: lambda, CheckpointEveryState: true})
+	rec := run(t, first, def, `{"items":[{"n":1},{"n":2},{"n":3}]}`)
+	if rec.Status != sfnlocal.StatusFailed {
+		t.Fatalf("first run: %s", rec.Status)
+	}
+	mu.Lock()
+	phase = "block"
+	mu.Unlock()
+	if _, err := first.RedriveExecution(ctx, rec.Arn, ""); err != nil {
+		t.Fatal(err)
+	}
+	<-blocked
+	first.Close()
+
+	mu.Lock()
+	phase = "succeed"
+	mu.Unlock()
+	files2, err := sfnlocal.NewFileStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := newEngine(t, sfnlocal.Options{Store: files2, Lambda: lambda, CheckpointEveryState: true})
+	if err := second.Restore(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := waitClosed(t, second, rec.Arn)
+	if got.Status != sfnlocal.StatusSucceeded || *got.Output != `[{"n":1},{"n":2},{"n":3}]` {
+		t.Fatalf("after the restart: %s %v", got.Status, got.Output)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if calls[`{"n":1}`] != 1 || calls[`{"n":2}`] != 3 || calls[`{"n":3}`] != 1 {
+		t.Fatalf("calls %v: want n=1 once (it succeeded before the redrive), n=2 three times, n=3 once", calls)
 	}
 }

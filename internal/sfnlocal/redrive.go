@@ -256,13 +256,9 @@ func (e *Engine) RedriveExecution(ctx context.Context, arn, clientToken string) 
 	if err != nil {
 		return time.Time{}, fmt.Errorf("redrive %s: %w", arn, err)
 	}
-	redo := &redoPoint{state: at.State, outputs: map[int]any{}, mapRunArn: at.MapRunArn}
-	for _, b := range at.Succeeded {
-		v, err := asl.Decode([]byte(b.Output))
-		if err != nil {
-			return time.Time{}, fmt.Errorf("redrive %s: decode the output of %s[%d]: %w", arn, at.State, b.Index, err)
-		}
-		redo.outputs[b.Index] = v
+	redo, err := newRedoPoint(&at)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("redrive %s: %w", arn, err)
 	}
 	execInput, err := asl.Decode([]byte(rec.Input))
 	if err != nil {
@@ -395,13 +391,9 @@ func (e *Engine) restartRedriven(x *execution, r *ExecutionRecord) func() {
 		return nil
 	}
 	x.vars = vars
-	redo := &redoPoint{state: at.State, outputs: map[int]any{}, mapRunArn: at.MapRunArn}
-	for _, b := range at.Succeeded {
-		v, err := asl.Decode([]byte(b.Output))
-		if err != nil {
-			return nil
-		}
-		redo.outputs[b.Index] = v
+	redo, err := newRedoPoint(at)
+	if err != nil {
+		return nil
 	}
 	x.ext().redo = redo
 	th := &thread{prev: x.lastEventID()}
@@ -424,4 +416,33 @@ func (e *Engine) forgetRedriveTokenLocked(arn, token string) {
 			return
 		}
 	}
+}
+
+// newRedoPoint decodes a redrive point for the run that resumes there.
+func newRedoPoint(at *RedrivePoint) (*redoPoint, error) {
+	redo := &redoPoint{state: at.State, outputs: map[int]any{}, mapRunArn: at.MapRunArn}
+	for _, b := range at.Succeeded {
+		v, err := asl.Decode([]byte(b.Output))
+		if err != nil {
+			return nil, fmt.Errorf("decode the output of %s[%d]: %w", at.State, b.Index, err)
+		}
+		redo.outputs[b.Index] = v
+	}
+	return redo, nil
+}
+
+// redriveCheckpoint reports whether cp, the checkpoint of a restored execution with history h, is the one taken as
+// its last redrive entered the state it resumed at: that state has not ended since, so a resumption there skips
+// what the redrive skipped (the branches or iterations that had succeeded).
+func redriveCheckpoint(r *ExecutionRecord, h []Event, cp *Checkpoint) bool {
+	at := r.RedrivePoint()
+	if r.RedriveCount() == 0 || at == nil || cp.State != at.State {
+		return false
+	}
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].Type == EventExecutionRedriven {
+			return h[i].ID == cp.PreviousEventID
+		}
+	}
+	return false
 }
