@@ -2,6 +2,8 @@ package sfnlocal_test
 
 import (
 	"context"
+	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -150,5 +152,31 @@ func TestRedrivenMapResumesAfterACrashWithCheckpoints(t *testing.T) {
 	defer mu.Unlock()
 	if calls[`{"n":1}`] != 1 || calls[`{"n":2}`] != 3 || calls[`{"n":3}`] != 1 {
 		t.Fatalf("calls %v: want n=1 once (it succeeded before the redrive), n=2 three times, n=3 once", calls)
+	}
+}
+
+// TestNestedSyncStartOfAnExpressAlias: startExecution.sync:2 given a version or an alias ARN of an EXPRESS state
+// machine runs the child as StartSyncExecution does, as it does for the state machine's own ARN (the Express child
+// was started as an asynchronous Express execution, whose ARN Wait refuses: the task failed).
+func TestNestedSyncStartOfAnExpressAlias(t *testing.T) {
+	ctx := context.Background()
+	eng := newEngine(t, sfnlocal.Options{})
+	child := mustCreate(t, eng, sfnlocal.CreateInput{Name: "express-child", Definition: childDefinition,
+		Type: sfnlocal.TypeExpress, CreateOptions: sfnlocal.CreateOptions{Publish: true}})
+	alias, err := eng.CreateStateMachineAlias(ctx, "live", "", []sfnlocal.Route{{VersionArn: child.Arn + ":1", Weight: 100}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, arn := range []string{child.Arn, child.Arn + ":1", alias.Arn} {
+		t.Run(arn[strings.LastIndexByte(arn, ':')+1:], func(t *testing.T) {
+			rec := run(t, eng, parentDefinition("startExecution.sync:2", arn), `{"n":3,"decline":false,"name":"c"}`)
+			var out map[string]any
+			if err := json.Unmarshal([]byte(*rec.Output), &out); err != nil {
+				t.Fatal(err)
+			}
+			if out["Status"] != "SUCCEEDED" || !jsonEqual(out["Output"], map[string]any{"doubled": 6.0}) || out["err"] != nil {
+				t.Fatalf("output %s, want the child's description with Output {\"doubled\":6}", *rec.Output)
+			}
+		})
 	}
 }

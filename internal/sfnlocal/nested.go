@@ -72,7 +72,7 @@ func callStartExecution(ctx context.Context, x *execution, params any, sync, par
 	if sync {
 		// An Express child keeps no state to wait on: it runs as StartSyncExecution runs it, which stops it when
 		// this task's context ends.
-		if sm, err := eng.DescribeStateMachine(ctx, in.StateMachineArn); err == nil && sm.Type == TypeExpress {
+		if eng.machineType(in.StateMachineArn) == TypeExpress {
 			done, err := eng.StartSyncExecution(ctx, in)
 			if err != nil {
 				if ctx.Err() != nil {

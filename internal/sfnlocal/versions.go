@@ -519,3 +519,18 @@ func (e *Engine) targetLocked(arn string) (m *machine, versionArn, aliasArnOut s
 	}
 	return vm, versionArn, aliasArnOut, nil
 }
+
+// machineType returns the type of the state machine an ARN names, itself or through one of its versions or aliases
+// (all of which have its type); "" when there is none.
+func (e *Engine) machineType(arn string) string {
+	base, _, err := splitMachineArn(arn)
+	if err != nil {
+		return ""
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if m, ok := e.sms[base]; ok {
+		return m.sm.Type
+	}
+	return ""
+}
