@@ -232,6 +232,9 @@ func (e *Engine) Restore(ctx context.Context) error {
 			e.mapRunExec[mr.Arn] = r.Arn
 		}
 		m := e.sms[r.StateMachineArn]
+		if m != nil && m.createdAfter(r) {
+			m = nil // r ran a state machine of that name that was deleted: its definition is gone
+		}
 		if m != nil && r.StateMachineVersionArn != "" {
 			// An execution of a version runs that version; one whose version was deleted cannot run again.
 			v, ok := m.sm.version(r.StateMachineVersionArn)

@@ -3,6 +3,7 @@ package sfnlocal_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -178,5 +179,124 @@ func TestNestedSyncStartOfAnExpressAlias(t *testing.T) {
 				t.Fatalf("output %s, want the child's description with Output {\"doubled\":6}", *rec.Output)
 			}
 		})
+	}
+}
+
+// TestRedriveRefusalsOfVersionsAndRecreatedMachines: an execution of a version that was deleted since cannot be
+// redriven; nor one whose state machine was deleted and created again with the same name (the execution ran the
+// deleted one: the redrive ran the new definition).
+func TestRedriveRefusalsOfVersionsAndRecreatedMachines(t *testing.T) {
+	ctx := context.Background()
+	failing := `{"StartAt":"F","States":{"F":{"Type":"Fail","Error":"Nope"}}}`
+	tests := []struct {
+		name    string
+		version bool
+		prepare func(t *testing.T, eng *sfnlocal.Engine, clock *sfnlocal.ManualClock, sm sfnlocal.StateMachine)
+		reason  string
+	}{
+		{name: "version deleted", version: true, reason: "State machine version the execution ran has been deleted",
+			prepare: func(t *testing.T, eng *sfnlocal.Engine, _ *sfnlocal.ManualClock, sm sfnlocal.StateMachine) {
+				if err := eng.DeleteStateMachineVersion(ctx, sm.Arn+":1"); err != nil {
+					t.Fatal(err)
+				}
+			}},
+		{name: "state machine created again", reason: "State machine is in DELETING status.",
+			prepare: func(t *testing.T, eng *sfnlocal.Engine, clock *sfnlocal.ManualClock, sm sfnlocal.StateMachine) {
+				if err := eng.DeleteStateMachine(ctx, sm.Arn); err != nil {
+					t.Fatal(err)
+				}
+				clock.Advance(time.Second)
+				mustCreate(t, eng, sfnlocal.CreateInput{Name: sm.Name,
+					Definition: `{"StartAt":"F","States":{"F":{"Type":"Pass","Result":"new","End":true}}}`})
+			}},
+		{name: "version of a state machine created again", version: true, reason: "State machine is in DELETING status.",
+			prepare: func(t *testing.T, eng *sfnlocal.Engine, clock *sfnlocal.ManualClock, sm sfnlocal.StateMachine) {
+				if err := eng.DeleteStateMachine(ctx, sm.Arn); err != nil {
+					t.Fatal(err)
+				}
+				clock.Advance(time.Second)
+				mustCreate(t, eng, sfnlocal.CreateInput{Name: sm.Name, CreateOptions: sfnlocal.CreateOptions{Publish: true},
+					Definition: `{"StartAt":"F","States":{"F":{"Type":"Pass","Result":"new","End":true}}}`})
+			}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := sfnlocal.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+			eng := newEngine(t, sfnlocal.Options{Clock: clock})
+			sm := mustCreate(t, eng, sfnlocal.CreateInput{Name: "m", Definition: failing,
+				CreateOptions: sfnlocal.CreateOptions{Publish: tc.version}})
+			target := sm.Arn
+			if tc.version {
+				target += ":1"
+			}
+			rec, err := eng.StartExecution(ctx, sfnlocal.StartInput{StateMachineArn: target})
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitClosed(t, eng, rec.Arn)
+			tc.prepare(t, eng, clock, sm)
+			_, err = eng.RedriveExecution(ctx, rec.Arn, "")
+			if !errors.Is(err, sfnlocal.ErrExecutionNotRedrivable) || !strings.HasSuffix(err.Error(), ": "+tc.reason) {
+				t.Fatalf("redrive: %v, want ErrExecutionNotRedrivable: %s", err, tc.reason)
+			}
+			d, err := eng.DescribeExecution(ctx, rec.Arn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if status, reason := eng.RedriveStatus(d); status != sfnlocal.RedriveStatusNotRedrivable || reason != tc.reason {
+				t.Fatalf("redrive status %s (%s), want NOT_REDRIVABLE (%s)", status, reason, tc.reason)
+			}
+		})
+	}
+}
+
+// TestRestoreOfAnExecutionOfARecreatedStateMachine: a running execution whose state machine is deleted and created
+// again with the same name, then the engine restarts: the execution cannot run again (the definition it ran is
+// gone) and is closed ABORTED, as one whose state machine is gone; it did not resume with the new definition.
+func TestRestoreOfAnExecutionOfARecreatedStateMachine(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	clock := sfnlocal.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	files, err := sfnlocal.NewFileStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitThen := func(result string) string {
+		return `{"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":60,"Next":"P"},"P":{"Type":"Pass","Result":"` + result + `","End":true}}}`
+	}
+	first := sfnlocal.New(sfnlocal.Options{Store: files, Clock: clock, CheckpointEveryState: true})
+	sm := mustCreate(t, first, sfnlocal.CreateInput{Name: "m", Definition: waitThen("old")})
+	rec, err := first.StartExecution(ctx, sfnlocal.StartInput{StateMachineArn: sm.Arn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitForTimers(t, clock, 1)
+	if err := first.DeleteStateMachine(ctx, sm.Arn); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Second)
+	mustCreate(t, first, sfnlocal.CreateInput{Name: "m", Definition: waitThen("new")})
+	first.Close()
+	before, _ := clock.Waiters()
+
+	files2, err := sfnlocal.NewFileStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := newEngine(t, sfnlocal.Options{Store: files2, Clock: clock, CheckpointEveryState: true})
+	if err := second.Restore(ctx); err != nil {
+		t.Fatal(err)
+	}
+	d, err := second.DescribeExecution(ctx, rec.Arn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Status == sfnlocal.StatusRunning { // let a wrongly resumed execution end, to show what it ran
+		waitForTimers(t, clock, before+1)
+		clock.Advance(time.Minute)
+		d = waitClosed(t, second, rec.Arn)
+	}
+	if d.Status != sfnlocal.StatusAborted || d.Error == nil || *d.Error != "States.Runtime" {
+		t.Fatalf("after the restart: %s %v %v, want ABORTED States.Runtime", d.Status, d.Error, d.Output)
 	}
 }

@@ -89,6 +89,12 @@ func (m *machine) definitionChanged(rec *ExecutionRecord) bool {
 	return !m.sm.DefinitionDate.IsZero() && !m.sm.DefinitionDate.Before(rec.StartDate)
 }
 
+// createdAfter reports whether the machine was created after rec started: rec ran a state machine of the same name
+// that was deleted since.
+func (m *machine) createdAfter(rec *ExecutionRecord) bool {
+	return m.sm.CreationDate.After(rec.StartDate)
+}
+
 // redrivePoint returns where a redrive of the execution, which is closing without success, resumes. It is called
 // from the execution's goroutine.
 func (x *execution) redrivePoint() *RedrivePoint {
@@ -156,7 +162,7 @@ func (x *execution) redone(st *asl.State) map[int]any {
 // the state machine's current one. When there is none, it returns the reason the execution cannot be redriven.
 func (e *Engine) redriveMachineLocked(rec *ExecutionRecord) (*machine, string) {
 	m := e.sms[rec.StateMachineArn]
-	if m == nil {
+	if m == nil || m.createdAfter(rec) {
 		return nil, reasonDeleted
 	}
 	if rec.StateMachineVersionArn == "" {
