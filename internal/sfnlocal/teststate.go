@@ -44,7 +44,8 @@ type TestStateInput struct {
 	Mock *TestStateMock
 	// Context is the context object ($$) as JSON; only with a mock, as on AWS.
 	Context string
-	// Variables is the JSON object of workflow variables; returned as they are (the engine has no Assign).
+	// Variables is the JSON object of the workflow variables the state sees; inspectionData's variables are these
+	// and those the state's Assign sets.
 	Variables string
 	// RetrierRetryCount is how many retries the retrier that matches an error has already made.
 	RetrierRetryCount int
@@ -111,6 +112,13 @@ func (e *Engine) TestState(ctx context.Context, in TestStateInput) (*TestStateOu
 	x := newExecution(e, m, arn, id, in.Input, input)
 	x.synchronous = true
 	defer x.cancel(nil)
+	if in.Variables != "" {
+		vars, err := restoreScope(in.Variables)
+		if err != nil {
+			return nil, fmt.Errorf("%w: the variables must be a JSON object", ErrTestStateInput)
+		}
+		x.vars = vars
+	}
 	run := &testRun{x: x, in: in, st: st, insp: &Inspection{Input: in.Input, RetryIndex: -1, CatchIndex: -1, Variables: in.Variables}}
 	if in.Context != "" {
 		c, err := jsonvalue.DecodeString(in.Context)
@@ -227,7 +235,8 @@ type testRun struct {
 }
 
 func (r *testRun) stateRun() *stateRun {
-	sr := &stateRun{st: r.st, sp: r.x.prog.states[r.st], entered: r.x.eng.opts.Clock.Now(), retry: r.in.RetrierRetryCount}
+	sr := &stateRun{st: r.st, sp: r.x.prog.states[r.st], entered: r.x.eng.opts.Clock.Now(), retry: r.in.RetrierRetryCount,
+		vars: r.x.vars, statesInput: r.x.input}
 	if r.context != nil {
 		sr.ctx, sr.ctxState = r.context, givenContextPart(r.context, "State")
 	}
@@ -248,6 +257,9 @@ func givenContextPart(ctx *jsonvalue.Object, name string) *jsonvalue.Object {
 func (r *testRun) run(ctx context.Context, input any) *TestStateOutput {
 	x, st := r.x, r.st
 	sr := r.stateRun()
+	if st.JSONata {
+		return r.runJSONata(ctx, sr, input)
+	}
 	eff, fail := x.filterInput(sr, input)
 	if fail != nil {
 		return r.failed(fail)
@@ -262,6 +274,9 @@ func (r *testRun) run(ctx context.Context, input any) *TestStateOutput {
 	case asl.TypeSucceed:
 		return r.output(sr, eff, "")
 	case asl.TypeWait:
+		if fail := x.evalAssign(sr, sr.sp.assign, eff); fail != nil {
+			return r.failed(fail)
+		}
 		return r.output(sr, eff, st.Next)
 	}
 	params := eff
@@ -309,6 +324,9 @@ func (r *testRun) run(ctx context.Context, input any) *TestStateOutput {
 		}
 	}
 	r.insp.AfterResultSelector = marshal(result) // the result itself when the state has no ResultSelector (recorded)
+	if fail := x.evalAssign(sr, sr.sp.assign, result); fail != nil {
+		return r.failed(fail)
+	}
 	out, fail := x.resultPath(sr, sr.sp.resultPath, input, result)
 	if fail != nil {
 		return r.failed(fail)
@@ -323,6 +341,7 @@ func (r *testRun) run(ctx context.Context, input any) *TestStateOutput {
 func (r *testRun) branches(ctx context.Context, sr *stateRun, eff, input any) (any, *failure) {
 	raw := *sr.sp
 	raw.resultSel, raw.resultPath, raw.outputPath = nil, compileResultPath(asl.OptPath{}), compileSelector(asl.OptPath{})
+	raw.assign, raw.jOutput = nil, nil // applied by run (runJSONata) to the result
 	rsr := *sr
 	rsr.sp = &raw
 	if r.st.Type == asl.TypeMap {
@@ -384,12 +403,29 @@ func (r *testRun) handle(sr *stateRun, input any, fail *failure) *TestStateOutpu
 		if !matchesFailure(c.ErrorEquals, fail, task) {
 			continue
 		}
-		out, f := r.x.resultPath(sr, sr.sp.catch[i], input, jsonvalue.FromPairs("Error", fail.Error, "Cause", fail.Cause))
+		errOut := jsonvalue.FromPairs("Error", fail.Error, "Cause", fail.Cause)
+		sr.errOut, sr.hasErrOut, sr.result, sr.hasResult = errOut, true, nil, false
+		if f := r.x.evalAssign(sr, sr.sp.catchAssign[i], errOut); f != nil {
+			return r.failed(f)
+		}
+		var out any = errOut
+		var f *failure
+		switch {
+		case st.JSONata && sr.sp.catchOutput[i] != nil:
+			out, f = r.x.evalJ(sr, sr.sp.catchOutput[i])
+		case !st.JSONata:
+			out, f = r.x.resultPath(sr, sr.sp.catch[i], input, errOut)
+		}
+		if f == nil {
+			f = r.commit(sr)
+		}
 		if f != nil {
 			return r.failed(f)
 		}
 		r.insp.CatchIndex = i
-		r.insp.AfterResultPath = marshal(out)
+		if !st.JSONata {
+			r.insp.AfterResultPath = marshal(out)
+		}
 		text := marshal(out)
 		return &TestStateOutput{Status: TestCaughtError, NextState: c.Next, Output: &text, Error: fail.Error, Cause: fail.Cause}
 	}
@@ -407,13 +443,14 @@ func backoffSeconds(rt asl.Retrier, attempt int64) int64 {
 
 func (r *testRun) choice(sr *stateRun, eff any) *TestStateOutput {
 	next := ""
-	for _, rule := range sr.sp.choices {
+	matched := -1
+	for i, rule := range sr.sp.choices {
 		ok, fail := r.x.evalRule(sr, rule, eff)
 		if fail != nil {
 			return r.failed(fail)
 		}
 		if ok {
-			next = rule.r.Next
+			next, matched = rule.r.Next, i
 			break
 		}
 	}
@@ -424,6 +461,17 @@ func (r *testRun) choice(sr *stateRun, eff any) *TestStateOutput {
 		return r.failed(&failure{Error: ErrNameNoChoiceMatched, Cause: fmt.Sprintf(
 			"An error occurred while executing the state '%s'. Failed to transition out of the state. The state does not point to a next state.", r.st.Name)})
 	}
+	// The state's Assign, and the matching rule's over it, as runChoice applies them.
+	if fail := r.x.evalAssign(sr, sr.sp.assign, eff); fail != nil {
+		return r.failed(fail)
+	}
+	if matched >= 0 && sr.sp.ruleAssign[matched] != nil {
+		state := sr.pending
+		if fail := r.x.evalAssign(sr, sr.sp.ruleAssign[matched], eff); fail != nil {
+			return r.failed(fail)
+		}
+		sr.pending = mergeAssignments(state, sr.pending)
+	}
 	return r.output(sr, eff, next)
 }
 
@@ -433,11 +481,87 @@ func (r *testRun) output(sr *stateRun, v any, next string) *TestStateOutput {
 	if fail != nil {
 		return r.failed(fail)
 	}
+	return r.answer(sr, out, next)
+}
+
+// answer checks the output's size, sets the variables the state assigned, and answers SUCCEEDED with next as the
+// next state.
+func (r *testRun) answer(sr *stateRun, out any, next string) *TestStateOutput {
 	text := marshal(out)
 	if len(text) > MaxPayloadBytes {
 		return r.failed(dataLimitExceeded(r.st.Name, "returned a result"))
 	}
+	if fail := r.commit(sr); fail != nil {
+		return r.failed(fail)
+	}
 	return &TestStateOutput{Status: TestSucceeded, NextState: next, Output: &text}
+}
+
+// commit sets the variables the state's Assign evaluated; inspectionData's variables are then all of them.
+func (r *testRun) commit(sr *stateRun) *failure {
+	if sr.pending == nil {
+		return nil
+	}
+	if fail := r.x.commitAssign(sr); fail != nil {
+		return fail
+	}
+	r.insp.Variables = r.x.vars.text()
+	return nil
+}
+
+// runJSONata runs a JSONata state: its Arguments, its call (or mock, or iterations or branches), Assign and Output,
+// with $states and the variables as the engine's run evaluates them; a Choice's Conditions, a Fail's Error and
+// Cause. A Wait does not wait.
+func (r *testRun) runJSONata(ctx context.Context, sr *stateRun, input any) *TestStateOutput {
+	x, st := r.x, r.st
+	var out any
+	var fail *failure
+	switch st.Type {
+	case asl.TypeFail:
+		_, _, fail := x.runFail(sr, input)
+		return r.failed(fail)
+	case asl.TypeChoice:
+		next, out, _, fail := x.runChoice(sr, input, "", &thread{})
+		if fail != nil {
+			return r.failed(fail)
+		}
+		if sr.assigned != nil { // runChoice set them
+			r.insp.Variables = x.vars.text()
+		}
+		return r.answer(sr, out, next)
+	case asl.TypeSucceed:
+		out, fail = x.outputJSONata(sr, input)
+	case asl.TypeWait, asl.TypePass:
+		out, fail = x.runPassJSONata(sr, input) // a Wait's Assign and Output, without the wait
+	default: // Task, Map, Parallel
+		var result any
+		switch {
+		case r.in.Mock != nil && r.in.Mock.Error != "":
+			fail = &failure{Error: r.in.Mock.Error, Cause: r.in.Mock.Cause}
+		case r.in.Mock != nil:
+			result, _ = jsonvalue.DecodeString(r.in.Mock.Result) // checked by checkTestRequest
+		case st.Type == asl.TypeMap || st.Type == asl.TypeParallel:
+			result, fail = r.branches(ctx, sr, input, input)
+		default:
+			params := input
+			if sr.sp.jArguments != nil {
+				params, fail = x.evalJ(sr, sr.sp.jArguments)
+			}
+			if fail == nil {
+				r.insp.AfterParameters = marshal(params)
+				result, fail = r.call(ctx, sr, params)
+			}
+		}
+		if fail != nil {
+			return r.handle(sr, input, fail)
+		}
+		r.insp.Result = marshal(result)
+		out, fail = x.finishResult(sr, input, result)
+	}
+	if fail != nil {
+		return r.failed(fail)
+	}
+	return r.answer(sr, out, st.Next)
 }
 
 func (r *testRun) failed(f *failure) *TestStateOutput {
