@@ -134,9 +134,11 @@ type Engine struct {
 	activities activityRegistry // activity.go
 	// redrives holds the clientTokens of the last redrives of each execution (redrive.go); guarded by mu.
 	redrives map[string][]redriveToken
-	// mapRuns are the running Map Runs, mapRunExec the execution of every Map Run known (maprun.go); guarded by mu.
+	// mapRuns are the running Map Runs, mapRunExec the execution of every Map Run of a Standard execution known,
+	// mapRunsOf the Map Runs of each such execution, for retention to forget them (maprun.go); guarded by mu.
 	mapRuns    map[string]*mapRunState
 	mapRunExec map[string]string
+	mapRunsOf  map[string][]string
 }
 
 type machine struct {
@@ -226,10 +228,7 @@ func (e *Engine) Restore(ctx context.Context) error {
 	var closed []*closedExecution
 	for _, r := range recs {
 		for _, mr := range r.MapRuns() {
-			if e.mapRunExec == nil {
-				e.mapRunExec = map[string]string{}
-			}
-			e.mapRunExec[mr.Arn] = r.Arn
+			e.knowMapRunLocked(mr.Arn, r.Arn)
 		}
 		m := e.sms[r.StateMachineArn]
 		if m != nil && m.createdAfter(r) {

@@ -142,16 +142,37 @@ func (e *Engine) registerMapRun(x *execution, mr *mapRunState) {
 	if e.mapRuns == nil {
 		e.mapRuns = map[string]*mapRunState{}
 	}
-	if e.mapRunExec == nil {
-		e.mapRunExec = map[string]string{}
-	}
 	e.mapRuns[mr.rec.Arn] = mr
-	e.mapRunExec[mr.rec.Arn] = x.rec.Arn
+	if !x.express { // an Express execution cannot be described once closed, nor its Map Runs
+		e.knowMapRunLocked(mr.rec.Arn, x.rec.Arn)
+	}
 	e.mu.Unlock()
 	ex := x.ext()
 	x.mu.Lock()
 	ex.mapRuns = append(ex.mapRuns, mr)
 	x.mu.Unlock()
+}
+
+// knowMapRunLocked records that the Map Run belongs to the execution.
+func (e *Engine) knowMapRunLocked(mapRunArn, executionArn string) {
+	if e.mapRunExec == nil {
+		e.mapRunExec, e.mapRunsOf = map[string]string{}, map[string][]string{}
+	}
+	if _, ok := e.mapRunExec[mapRunArn]; ok {
+		return
+	}
+	e.mapRunExec[mapRunArn] = executionArn
+	e.mapRunsOf[executionArn] = append(e.mapRunsOf[executionArn], mapRunArn)
+}
+
+// forgetExecutionLocked drops what the engine keeps of a forgotten execution beside its summary: its Map Runs and
+// its redrive clientTokens.
+func (e *Engine) forgetExecutionLocked(arn string) {
+	for _, mr := range e.mapRunsOf[arn] {
+		delete(e.mapRunExec, mr)
+	}
+	delete(e.mapRunsOf, arn)
+	delete(e.redrives, arn)
 }
 
 // mapRunRecords returns the records of x's Map Runs, oldest first.

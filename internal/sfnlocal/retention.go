@@ -146,6 +146,7 @@ func (e *Engine) forget(gone []*closedExecution) {
 		e.mu.Lock()
 		if e.closed[c.arn] == c {
 			delete(e.closed, c.arn)
+			e.forgetExecutionLocked(c.arn)
 		}
 		e.mu.Unlock()
 	}
