@@ -241,6 +241,20 @@ func (x *execution) newMapRun(sr *stateRun, eff any, conc int64) (MapRun, *failu
 		Status: MapRunRunning, StartDate: x.eng.opts.Clock.Now(), MaxConcurrency: conc,
 		ToleratedFailurePercentage: st.ToleratedFailurePercentage, HasToleratedFailurePercentage: st.HasToleratedFailurePercentage,
 		ToleratedFailureCount: st.ToleratedFailureCount, HasToleratedFailureCount: st.HasToleratedFailureCount}
+	if t := sr.sp.jTolPct; t != nil {
+		f, fail := x.evalJPercentage(sr, t)
+		if fail != nil {
+			return MapRun{}, fail
+		}
+		rec.ToleratedFailurePercentage, rec.HasToleratedFailurePercentage = f, true
+	}
+	if t := sr.sp.jTolCount; t != nil {
+		c, fail := x.evalJInt(sr, t, false)
+		if fail != nil {
+			return MapRun{}, fail
+		}
+		rec.ToleratedFailureCount, rec.HasToleratedFailureCount = c, true
+	}
 	if p := st.ToleratedFailurePercentagePath; p != "" {
 		v, err := x.get(sr, p, eff)
 		n, isNum := v.(json.Number)

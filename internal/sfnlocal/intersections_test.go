@@ -300,3 +300,52 @@ func TestRestoreOfAnExecutionOfARecreatedStateMachine(t *testing.T) {
 		t.Fatalf("after the restart: %s %v %v, want ABORTED States.Runtime", d.Status, d.Error, d.Output)
 	}
 }
+
+// TestJSONataToleratedFailures: a JSONata Distributed Map's ToleratedFailureCount and ToleratedFailurePercentage
+// may be expressions (of the input, of variables); their values are the Map Run's thresholds. They were accepted and
+// never evaluated: the Map Run had no threshold and its first failed item failed it.
+func TestJSONataToleratedFailures(t *testing.T) {
+	ctx := context.Background()
+	def := func(field string) string {
+		return `{"QueryLanguage":"JSONata","StartAt":"Init","States":{
+		  "Init":{"Type":"Pass","Assign":{"pct":50},"Next":"Charge"},
+		  "Charge":{"Type":"Map","Items":"{% $states.input.items %}",` + field + `,"End":true,
+		    "ItemProcessor":{"ProcessorConfig":{"Mode":"DISTRIBUTED","ExecutionType":"STANDARD"},"StartAt":"P","States":{
+		      "P":{"Type":"Choice","Choices":[{"Condition":"{% $states.input = 'bad' %}","Next":"Bad"}],"Default":"Ok"},
+		      "Bad":{"Type":"Fail","Error":"BadItem","Cause":"bad item"},"Ok":{"Type":"Pass","End":true}}}}}}`
+	}
+	tests := []struct {
+		name, field      string
+		count            int64
+		pct              float64
+		hasCount, hasPct bool
+		wantStatus       string
+	}{
+		{name: "count from the input", field: `"ToleratedFailureCount":"{% $states.input.tolerate %}"`, count: 1, hasCount: true,
+			wantStatus: sfnlocal.StatusSucceeded},
+		{name: "percentage from a variable", field: `"ToleratedFailurePercentage":"{% $pct %}"`, pct: 50, hasPct: true,
+			wantStatus: sfnlocal.StatusSucceeded},
+		{name: "count exceeded", field: `"ToleratedFailureCount":"{% $states.input.tolerate - 1 %}"`, count: 0, hasCount: true,
+			wantStatus: sfnlocal.StatusFailed},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			eng := newEngine(t, sfnlocal.Options{})
+			rec := createAndStart(t, eng, "tolerant", def(tc.field), `{"items":["a","bad","c"],"tolerate":1}`)
+			got := waitClosed(t, eng, rec.Arn)
+			if got.Status != tc.wantStatus {
+				t.Fatalf("status %s %v %v, want %s", got.Status, got.Error, got.Cause, tc.wantStatus)
+			}
+			runs, err := eng.ListMapRuns(ctx, rec.Arn)
+			if err != nil || len(runs) != 1 {
+				t.Fatalf("ListMapRuns: %v %+v", err, runs)
+			}
+			r := runs[0]
+			if r.HasToleratedFailureCount != tc.hasCount || r.ToleratedFailureCount != tc.count ||
+				r.HasToleratedFailurePercentage != tc.hasPct || r.ToleratedFailurePercentage != tc.pct {
+				t.Fatalf("map run thresholds: count %v %d, percentage %v %v", r.HasToleratedFailureCount, r.ToleratedFailureCount,
+					r.HasToleratedFailurePercentage, r.ToleratedFailurePercentage)
+			}
+		})
+	}
+}

@@ -200,6 +200,31 @@ func (x *execution) evalJInt(sr *stateRun, t *jtemplate, positive bool) (int64, 
 	return i, nil
 }
 
+// isExpression reports whether a JSONata field's value is a "{% … %}" expression.
+func isExpression(v any) bool {
+	s, ok := v.(string)
+	return ok && jsonata.Is(s)
+}
+
+// evalJPercentage evaluates a field that must be a percentage, a number from 0 to 100
+// (ToleratedFailurePercentage).
+func (x *execution) evalJPercentage(sr *stateRun, t *jtemplate) (float64, *failure) {
+	v, fail := x.evalJ(sr, t)
+	if fail != nil {
+		return 0, fail
+	}
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, x.unexpectedType(sr, t, "number", v)
+	}
+	f, err := strconv.ParseFloat(string(n), 64)
+	if err != nil || f < 0 || f > 100 {
+		return 0, x.queryError(sr, t.field, "The JSONata expression '%s' specified for the field '%s' returned %s, but the field must be between 0 and 100.",
+			jtemplateSrc(t), t.field, string(n))
+	}
+	return f, nil
+}
+
 // evalJString evaluates a field that must be a string (Timestamp, Error, Cause).
 func (x *execution) evalJString(sr *stateRun, t *jtemplate) (string, *failure) {
 	v, fail := x.evalJ(sr, t)

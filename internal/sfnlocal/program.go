@@ -59,6 +59,8 @@ type stateProgram struct {
 	jSeconds      *jtemplate
 	jTimestamp    *jtemplate
 	jMaxConc      *jtemplate
+	jTolPct       *jtemplate // a Distributed Map's ToleratedFailurePercentage and ToleratedFailureCount expressions
+	jTolCount     *jtemplate
 	jError        *jtemplate
 	jCause        *jtemplate
 	catchOutput   []*jtemplate
@@ -454,6 +456,9 @@ func compileVariables(sp *stateProgram, st *asl.State) {
 	sp.jSeconds = compileJ(st.SecondsExpr, st.SecondsExpr != "", "Seconds")
 	sp.jTimestamp = compileJ(st.TimestampExpr, st.TimestampExpr != "", "Timestamp")
 	sp.jMaxConc = compileJ(st.MaxConcurrencyExpr, st.MaxConcurrencyExpr != "", "MaxConcurrency")
+	// A number is read by the parser (State.ToleratedFailurePercentage/Count); only an expression is compiled.
+	sp.jTolPct = compileJ(st.ToleratedFailurePctExpr, isExpression(st.ToleratedFailurePctExpr), "ToleratedFailurePercentage")
+	sp.jTolCount = compileJ(st.ToleratedFailureCountExpr, isExpression(st.ToleratedFailureCountExpr), "ToleratedFailureCount")
 	sp.jError = compileJ(st.Error, st.Error != "", "Error")
 	sp.jCause = compileJ(st.Cause, st.Cause != "", "Cause")
 }
