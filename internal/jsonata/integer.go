@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // The JSONata 2.x functions $formatInteger and $parseInteger (docs.jsonata.org/numeric-functions), with the picture
@@ -330,12 +331,14 @@ func fromRoman(s string, c letterCase) (float64, error) {
 		s = strings.ToUpper(s)
 	}
 	runes := []rune(s)
+	for _, r := range runes {
+		if _, ok := romanValues[r]; !ok {
+			return 0, fmt.Errorf("unexpected %q", r)
+		}
+	}
 	total, largest := 0, 0
 	for i := len(runes) - 1; i >= 0; i-- {
-		v, ok := romanValues[runes[i]]
-		if !ok {
-			return 0, fmt.Errorf("unexpected %q", runes[i])
-		}
+		v := romanValues[runes[i]]
 		if v < largest {
 			total -= v
 		} else {
@@ -370,17 +373,18 @@ var wordValues = func() map[string]float64 {
 	return m
 }()
 
-// fromWords reads English number words in any case, separated by spaces, hyphens and commas, "and" ignored:
-// numbers below a hundred add up, "hundred" and the scales multiply what precedes them back to the last scale of a
-// thousand or more ("three hundred and twenty-seven thousand, seven hundred").
+// fromWords reads English number words in any case, separated by spaces, hyphens and commas, "and" ignored. Numbers
+// below a hundred add up, "hundred" multiplies the number before it, and a scale (thousand, million, billion,
+// trillion) multiplies the words before it back to the last larger scale: "three hundred and twenty-seven
+// thousand, seven hundred" is 327,700, "one thousand and one trillion" 1,001 trillions (JSONata multiplies the last
+// group only, so it reads the latter as one thousand plus one trillion), and a trillion after a trillion multiplies
+// again ("ten billion trillion trillion").
 func fromWords(s string) (float64, error) {
 	words := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return r == ' ' || r == ',' || r == '-' || r == '\t' || r == '\n'
+		return r == ',' || r == '-' || unicode.IsSpace(r)
 	})
-	if len(words) == 0 {
-		return 0, errors.New("no number words")
-	}
-	groups := []float64{0}
+	var groups []float64
+	var last float64 // the value of the previous word
 	for _, w := range words {
 		if w == "and" {
 			continue
@@ -389,15 +393,35 @@ func fromWords(s string) (float64, error) {
 		if !ok {
 			return 0, fmt.Errorf("%q is not a number word", w)
 		}
-		top := groups[len(groups)-1]
+		n := len(groups)
 		switch {
-		case v >= 100:
-			groups[len(groups)-1] = top * v
-		case top >= 1000:
+		case v == 1e12 && last == 1e12:
+			groups[n-1] *= v
+		case v >= 1000:
+			var count float64
+			k := n
+			for k > 0 && groups[k-1] < v {
+				k--
+				count += groups[k]
+			}
+			if k == n {
+				return 0, fmt.Errorf("%q has no number before it", w)
+			}
+			groups = append(groups[:k], count*v)
+		case v == 100:
+			if n == 0 {
+				return 0, fmt.Errorf("%q has no number before it", w)
+			}
+			groups[n-1] *= v
+		case n == 0 || groups[n-1] >= 1000:
 			groups = append(groups, v)
 		default:
-			groups[len(groups)-1] = top + v
+			groups[n-1] += v
 		}
+		last = v
+	}
+	if len(groups) == 0 {
+		return 0, errors.New("no number words")
 	}
 	var total float64
 	for _, g := range groups {
