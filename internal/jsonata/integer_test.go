@@ -64,6 +64,7 @@ func TestFormatInteger(t *testing.T) {
 
 		// Edge cases.
 		{"zero", `$formatInteger(0, '0')`, `"0"`},
+		{"any digit is a mandatory digit", `$formatInteger(5, '19')`, `"05"`},
 		{"zero padded and grouped", `$formatInteger(0, '0,000')`, `"0,000"`},
 		{"padding is grouped", `$formatInteger(7, '00,000')`, `"00,007"`},
 		{"negative grouped", `$formatInteger(-1234567, '#,##0')`, `"-1,234,567"`},
