@@ -57,7 +57,7 @@ func formatInteger(value float64, picture string) (string, error) {
 
 // formatDigits writes a non-negative integer below maxDecimal with a decimal digit pattern.
 func (p *integerPicture) formatDigits(v float64) string {
-	digits := []rune(strconv.FormatFloat(v, 'f', 0, 64))
+	digits := []rune(strconv.FormatFloat(v, 'f', -1, 64)) // JavaScript's digits: 2^60 is 1152921504606847000
 	for len(digits) < p.mandatory {
 		digits = append([]rune{'0'}, digits...)
 	}

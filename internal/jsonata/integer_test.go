@@ -71,6 +71,7 @@ func TestFormatInteger(t *testing.T) {
 		{"negative fraction rounds down", `$formatInteger(-12.4, '0')`, `"-13"`},
 		{"irregular separators need digits to their left", `$formatInteger(12, '##,##,##0')`, `"12"`},
 		{"space separator", `$formatInteger(1234567, '# ##0')`, `"1 234 567"`},
+		{"digits past 2^53 are JavaScript's", `$formatInteger(1152921504606846976, '0')`, `"1152921504606847000"`},
 		{"a twenty-digit number", `$formatInteger(100000000000000000000, '#,##0')`, `"100,000,000,000,000,000,000"`},
 		{"devanagari digits grouped", `$formatInteger(1234, '#,०००')`, `"१,२३४"`},
 		{"mathematical digits outside the BMP", `$formatInteger(305, '𝟎𝟎𝟎𝟎')`, `"𝟎𝟑𝟎𝟓"`},
