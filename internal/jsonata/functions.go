@@ -20,8 +20,9 @@ import (
 	"github.com/blues/jsonata-go/jtypes"
 )
 
-// awsFunctions are the functions Step Functions adds to JSONata, as callables the library binds like variables
-// (see callable). $uuid is bound per evaluation, with the engine's UUID source.
+// awsFunctions are the functions Step Functions adds to JSONata, and the JSONata 2.x functions the library (JSONata
+// 1.5) lacks, as callables the library binds like variables (see callable). $uuid is bound per evaluation, with the
+// engine's UUID source.
 var awsFunctions = map[string]interface{}{
 	"partition": callable("partition", lib.Extension{Func: partition}),
 	"range":     callable("range", lib.Extension{Func: rangeOf}),
@@ -29,6 +30,14 @@ var awsFunctions = map[string]interface{}{
 	"random":    callable("random", lib.Extension{Func: random}),
 	"parse":     callable("parse", lib.Extension{Func: parse}),
 	"eval":      callable("eval", lib.Extension{Func: evalDisabled}),
+
+	"assert": callable("assert", lib.Extension{Func: assert}),
+	// $formatInteger(number, picture) and $parseInteger(string, picture) are undefined for an undefined first
+	// argument and take the context item when called with the picture alone (JSONata's signatures <n-s:s>, <s-s:n>).
+	"formatInteger": callable("formatInteger", lib.Extension{Func: formatInteger,
+		UndefinedHandler: jtypes.ArgUndefined(0), EvalContextHandler: jtypes.ArgCountEquals(1)}),
+	"parseInteger": callable("parseInteger", lib.Extension{Func: parseInteger,
+		UndefinedHandler: jtypes.ArgUndefined(0), EvalContextHandler: jtypes.ArgCountEquals(1)}),
 }
 
 // callable returns the library's callable for a function, found by evaluating "$name" in an expression the
@@ -160,6 +169,25 @@ func parse(text string) (interface{}, error) {
 // evalDisabled stands for $eval, which Step Functions does not offer.
 func evalDisabled(reflect.Value) (interface{}, error) {
 	return nil, errors.New("$eval is not supported in Step Functions: use $parse")
+}
+
+// assertFailed is $assert's message when the call gives none (JSONata's).
+const assertFailed = "$assert() statement failed"
+
+// assert is JSONata 2's $assert(condition, message): undefined when the condition is true, an error with the message
+// when it is false or undefined. A condition that is not a boolean is a type error, as in JSONata.
+func assert(condition reflect.Value, message jtypes.OptionalString) (interface{}, error) {
+	c := jtypes.Resolve(condition)
+	if c.IsValid() && c.Kind() != reflect.Bool {
+		return nil, errors.New(`argument 1 of function "assert" does not match function signature`)
+	}
+	if c.IsValid() && c.Bool() {
+		return nil, jtypes.ErrUndefined
+	}
+	if message.IsSet() {
+		return nil, errors.New(message.String)
+	}
+	return nil, errors.New(assertFailed)
 }
 
 // clockFunctions returns $now and $millis reading t, as JSONata reads the time once per evaluation.

@@ -3,7 +3,9 @@
 // $states variable and the functions Step Functions adds ($partition, $range, $hash, $random, $uuid, $parse).
 //
 // The language itself is github.com/blues/jsonata-go, an implementation of JSONata 1.5; Step Functions runs
-// JSONata 2.0.6. docs/asl-engine.md lists the differences that matter and what this package does about them.
+// JSONata 2.0.6. The 2.x functions the library lacks are added here too: $assert (functions.go), $formatInteger and
+// $parseInteger (integer.go, with the XPath picture strings of picture.go). docs/asl-engine.md lists the
+// differences that matter and what this package does about them.
 package jsonata
 
 import (

@@ -140,7 +140,8 @@ func TestIs(t *testing.T) {
 func FuzzCompileEval(f *testing.F) {
 	for _, s := range []string{`$states.input.a`, `$partition([1,2,3], 2)`, `{"a": $x}`, `$range(1, 10, 3)`,
 		`[1..5].($ * 2)`, `$map([1,2], function($v) { $v })`, `($f := function($x){ $f($x) }; $f(1))`,
-		`function($a)<n:n>{ {'}': $a} }(1)`, `$hash('a', 'MD5')`, `$parse('[1]')`, `(`, `$$.x`} {
+		`function($a)<n:n>{ {'}': $a} }(1)`, `$hash('a', 'MD5')`, `$parse('[1]')`, `(`, `$$.x`,
+		`$formatInteger(1234, '#,##0;o')`, `$parseInteger('twelve', 'w')`, `$assert(1 = 1, 'x')`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {

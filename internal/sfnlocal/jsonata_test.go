@@ -140,6 +140,54 @@ func TestDocJSONataFunctions(t *testing.T) {
 	}
 }
 
+// TestJSONata2Functions: a JSONata machine uses the JSONata 2.x functions the library lacks ($assert,
+// $formatInteger, $parseInteger; https://docs.jsonata.org/numeric-functions and
+// https://docs.jsonata.org/object-functions#assert): an amount is validated with $assert in a Parallel whose
+// catcher turns a failed assertion into a rejection, then written in words, grouped digits and an ordinal and read
+// back. An assertion outside a catcher fails the execution with States.QueryEvaluationError and its message.
+func TestJSONata2Functions(t *testing.T) {
+	const def = `{"QueryLanguage":"JSONata","StartAt":"Validate","States":{
+	  "Validate":{"Type":"Parallel","Branches":[{"StartAt":"Check","States":{"Check":{"Type":"Pass",
+	    "Output":"{% ($assert($states.input.amount > 0, 'the amount must be positive'); $states.input) %}","End":true}}}],
+	    "Output":"{% $states.result[0] %}",
+	    "Catch":[{"ErrorEquals":["States.QueryEvaluationError"],"Output":{"rejected":"{% $states.errorOutput.Cause %}"},"Next":"Rejected"}],
+	    "Next":"Format"},
+	  "Format":{"Type":"Pass","Assign":{"grouped":"{% $formatInteger($states.input.amount, '#,##0') %}"},
+	    "Output":{"words":"{% $formatInteger($states.input.amount, 'w') %}","rank":"{% $formatInteger($states.input.rank, '0;o') %}",
+	      "year":"{% $formatInteger($states.input.year, 'I') %}","column":"{% $formatInteger($states.input.rank, 'A') %}"},"Next":"Read"},
+	  "Read":{"Type":"Pass","Output":{"grouped":"{% $grouped %}","amount":"{% $parseInteger($grouped, '#,##0') %}",
+	    "rank":"{% $parseInteger($states.input.rank, '0;o') %}","fromWords":"{% $parseInteger($states.input.words, 'w') %}",
+	    "words":"{% $states.input.words %}","year":"{% $states.input.year %}","column":"{% $states.input.column %}"},"End":true},
+	  "Rejected":{"Type":"Pass","End":true}}}`
+	eng := newEngine(t, sfnlocal.Options{})
+
+	got := output(t, run(t, eng, def, `{"amount":1234567,"rank":28,"year":2026}`))
+	if want := `{"grouped":"1,234,567","amount":1234567,"rank":28,"fromWords":1234567,
+	  "words":"one million, two hundred and thirty-four thousand, five hundred and sixty-seven","year":"MMXXVI","column":"AB"}`; !sameJSON(t, got, want) {
+		t.Fatalf("output %s, want %s", got, want)
+	}
+
+	got = output(t, run(t, eng, def, `{"amount":-5,"rank":1,"year":1}`))
+	var rejected struct{ Rejected string }
+	if err := json.Unmarshal([]byte(got), &rejected); err != nil {
+		t.Fatal(err)
+	}
+	if want := "threw an error during evaluation: the amount must be positive"; !strings.HasSuffix(rejected.Rejected, want) {
+		t.Fatalf("rejected %q, want a cause ending with %q", rejected.Rejected, want)
+	}
+
+	t.Run("uncaught", func(t *testing.T) {
+		const def = `{"QueryLanguage":"JSONata","StartAt":"A","States":{"A":{"Type":"Pass",
+		  "Output":"{% $assert($states.input.ok, 'not ok') %}","End":true}}}`
+		rec := run(t, eng, def, `{"ok":false}`)
+		want := "An error occurred while executing the state 'A' (entered at the event id #2). The JSONata expression " +
+			"'$assert($states.input.ok, 'not ok')' specified for the field 'Output' threw an error during evaluation: not ok"
+		if rec.Status != sfnlocal.StatusFailed || deref(rec.Error) != "States.QueryEvaluationError" || deref(rec.Cause) != want {
+			t.Fatalf("status %s error %s cause %q, want FAILED States.QueryEvaluationError %q", rec.Status, deref(rec.Error), deref(rec.Cause), want)
+		}
+	})
+}
+
 // TestAssignEvaluationOrder: every expression of an Assign sees the variables as they were when the state was
 // entered (so two variables swap), and Output, evaluated alongside Assign, sees them too; the next state sees the
 // new values ("Passing data between states with variables",
