@@ -245,6 +245,8 @@ var wireErrors = []struct {
 	{sfnlocal.ErrExecutionNotRedrivable, codeExecutionNotRedrivable, "%s"},
 	{sfnlocal.ErrMapRunDoesNotExist, codeResourceNotFound, "Resource Not Found: '%s'"},
 	{sfnlocal.ErrMapRunNotRunning, codeValidation, "Map Run is not running: '%s'"},
+	// AWS documents the type, not the message.
+	{sfnlocal.ErrDistributedMapArn, codeValidation, "The ARN of a Distributed Map state cannot be started: '%s'"},
 }
 
 // wireFields gives, for the engine errors whose wire error has members besides __type and message, those members

@@ -716,13 +716,17 @@ type start struct {
 	versionArn, aliasArn string
 }
 
-// prepareStart checks a start request in AWS's order: the ARN (ErrInvalidArn), the state machine
+// prepareStart checks a start request in AWS's order: the ARN (ErrInvalidArn, or ErrDistributedMapArn for a
+// Distributed Map state's), the state machine
 // (ErrStateMachineDoesNotExist), for a synchronous start its type (ErrStateMachineTypeNotSupported), the name
 // (ErrInvalidName), then the input (ErrInvalidExecutionInput: over MaxPayloadBytes, or not JSON).
 func (e *Engine) prepareStart(in StartInput, sync bool) (start, error) {
 	smName, err := arnName(in.StateMachineArn, "stateMachine")
 	if err != nil {
 		return start{}, err
+	}
+	if strings.IndexByte(smName, '/') >= 0 { // no state machine name has one: <state machine>/<Map label>
+		return start{}, fmt.Errorf("%w: %s", ErrDistributedMapArn, in.StateMachineArn)
 	}
 	e.expire()
 	e.mu.Lock()

@@ -47,6 +47,9 @@ var (
 	// ErrInvalidRouting: an alias's routing configuration that is not one or two versions of one state machine
 	// with weights summing to 100.
 	ErrInvalidRouting = errors.New("sfnlocal: invalid routing configuration")
+	// ErrDistributedMapArn: StartExecution or StartSyncExecution given the ARN of a Distributed Map state
+	// (<state machine>/<label>, a Map Run's stateMachineArn), which cannot be started (AWS: ValidationException).
+	ErrDistributedMapArn = errors.New("sfnlocal: the ARN of a Distributed Map state cannot be started")
 )
 
 // FunctionError is returned by a LambdaInvoker when the function itself failed (Lambda's X-Amz-Function-Error).
