@@ -41,11 +41,13 @@ func (x *execution) childArns(label, id, executionType string) func() string {
 // redriveMapRun returns the Map Run of the state that the execution's redrive redrives, RUNNING again with counts for units
 // (each pending), or nil when there is none.
 func (x *execution) redriveMapRun(sr *stateRun, units []mapUnit, items int) *mapRunState {
-	if x.extra == nil {
+	// Only a top-level state is redriven, and only then is x.extra the execution goroutine's alone to read: a nested
+	// Distributed Map may run beside iterations that set it.
+	if x.m.def.States[sr.st.Name] != sr.st || x.extra == nil {
 		return nil
 	}
 	redo := x.extra.redo
-	if redo == nil || redo.mapRunArn == "" || redo.state != sr.st.Name || x.m.def.States[sr.st.Name] != sr.st {
+	if redo == nil || redo.mapRunArn == "" || redo.state != sr.st.Name {
 		return nil
 	}
 	arn := redo.mapRunArn
