@@ -324,6 +324,38 @@ func TestOrchestratorCrashAfterReserve(t *testing.T) {
 	}
 }
 
+// TestCreditCrashAfterCommit: the credit function dies right after its CREDIT committed, which also settled the
+// record COMPLETED. The workflow sees the credit fail and tries the refund, which the ledger refuses
+// (CreditAlreadyApplied): the transfer went through. CompleteCredited asks the credit function again, which answers
+// from the ledger, and the workflow publishes the one Transfer Completed event. The money moved once.
+func TestCreditCrashAfterCommit(t *testing.T) {
+	s := startStack(t, "--fault", "credit:crash=after-credit:times=1")
+	id := s.submit("e2e-credit-crash", transferBody("acc-alice", "acc-bob", 654, "EUR")).Body["transferId"].(string)
+	if tr := s.waitTerminal(id, settle); tr["status"] != "COMPLETED" {
+		t.Fatalf("transfer = %v, want COMPLETED", tr)
+	}
+	events, legs := s.history(id)
+	if legs["DEBIT"] == nil || legs["CREDIT"] == nil || legs["REFUND"] != nil {
+		t.Errorf("ledger = %v, want DEBIT and CREDIT only", keysOf(legs))
+	}
+	var path []string
+	for _, ev := range events {
+		if ev["type"] == "TaskStateEntered" {
+			details, _ := ev["stateEnteredEventDetails"].(map[string]any)
+			name, _ := details["name"].(string)
+			path = append(path, name)
+		}
+	}
+	if want := []string{"Debit", "Credit", "Refund", "CompleteCredited", "PublishCompleted"}; !slices.Equal(path, want) {
+		t.Errorf("task states entered: %v, want %v", path, want)
+	}
+	if a, b := s.balance("acc-alice"), s.balance("acc-bob"); a != 100000-654 || b != 5000+654 {
+		t.Errorf("balances alice %d bob %d, want the money moved once", a, b)
+	}
+	s.settledExecutions(settle)
+	s.checkOutcome(s.eventsFor(1, settle), id)
+}
+
 // TestExecutionTimeoutIsReconciled: the workflow times out while the credit is still running; the reconciler
 // refunds the lone debit and marks the transfer TIMED_OUT, and the late credit is fenced off.
 func TestExecutionTimeoutIsReconciled(t *testing.T) {

@@ -50,7 +50,6 @@ TIME…STEP…TOOK…WHAT
 …  Credit  …TransientError, retry 1 after …s (injected fault)
 …  Credit  …TransientError, retry 2 after …s (injected fault)
 …  ledger  …CREDIT acc-bob +1250 EUR
-…  MarkCompleted  …dynamodb:updateItem
 …  transfer  …COMPLETED
 …  execution  …succeeded
 `},

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/transferflow/orchestrator/internal/sfnlocal"
@@ -98,9 +99,9 @@ func taskResults(text string) (map[string]any, error) {
 	return out, nil
 }
 
-// lambdaInvokeResult is the shape of a lambda:invoke task result whose function returned {"ok":true}.
+// lambdaInvokeResult is the shape of a lambda:invoke task result whose function returned lambdaOK.
 func lambdaInvokeResult() map[string]any {
-	headers := map[string]any{"Connection": "keep-alive", "Content-Type": "application/json", "Content-Length": "11",
+	headers := map[string]any{"Connection": "keep-alive", "Content-Type": "application/json", "Content-Length": strconv.Itoa(len(lambdaOK)),
 		"Date": "Mon, 01 Jun 2026 00:00:00 GMT", "X-Amz-Executed-Version": "$LATEST", "x-amzn-Remapped-Content-Length": "0",
 		"x-amzn-RequestId": "00000000-0000-4000-8000-000000000000"}
 	all := map[string]any{}
@@ -109,7 +110,7 @@ func lambdaInvokeResult() map[string]any {
 	}
 	return map[string]any{
 		"ExecutedVersion":     "$LATEST",
-		"Payload":             map[string]any{"ok": true},
+		"Payload":             map[string]any{"ok": true, "completedAt": completedAt},
 		"SdkHttpMetadata":     map[string]any{"AllHttpHeaders": all, "HttpHeaders": headers, "HttpStatusCode": 200},
 		"SdkResponseMetadata": map[string]any{"RequestId": headers["x-amzn-RequestId"]},
 		"StatusCode":          200,
@@ -120,8 +121,11 @@ func lambdaInvokeResult() map[string]any {
 // workflow's ResultSelector reads for the outcome event, in DynamoDB's JSON.
 var settledRecord = map[string]string{
 	"executionArn": "arn:aws:states:us-east-1:123456789012:execution:transfer:t1",
-	"createdAt":    "2026-06-01T00:00:00.000Z", "updatedAt": "2026-06-01T00:00:00.100Z", "completedAt": "2026-06-01T00:00:00.100Z",
+	"createdAt":    "2026-06-01T00:00:00.000Z", "updatedAt": completedAt, "completedAt": completedAt,
 }
+
+// completedAt is when the instant credit settled the transfer.
+const completedAt = "2026-06-01T00:00:00.100Z"
 
 // putEventsResult is the shape of an events:putEvents task result with one entry accepted.
 func putEventsResult() map[string]any {

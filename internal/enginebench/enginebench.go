@@ -456,7 +456,9 @@ func sameOutput(goOut string, nodeOut json.RawMessage) error {
 // instantLambda answers every invocation at once, as the debit and credit functions do on the happy path.
 type instantLambda struct{}
 
-var lambdaOK = []byte(`{"ok":true}`)
+// lambdaOK is what both functions answer; the credit's completedAt is what the Credit state reads for the outcome
+// event (the debit's result is discarded).
+var lambdaOK = []byte(`{"ok":true,"completedAt":"` + completedAt + `"}`)
 
 func (instantLambda) Invoke(context.Context, string, []byte) ([]byte, error) { return lambdaOK, nil }
 

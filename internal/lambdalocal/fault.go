@@ -16,7 +16,8 @@ import (
 //	FUNCTION:error=NAME[:times=N][:leg=LEG]   fail with NAME: a Lambda service error when NAME starts with
 //	                                          "Lambda.", else a function error of that type
 //	FUNCTION:delay=DURATION[:times=N][:leg=LEG]  answer DURATION late
-//	FUNCTION:crash=POINT                       crash at POINT (for the orchestrator: after-reserve)
+//	FUNCTION:crash=POINT                       crash at POINT (the orchestrator's after-reserve, the credit's
+//	                                          after-credit)
 //
 // FUNCTION is matched case-insensitively against the function's name with any "Function" suffix removed, so
 // "credit" names CreditFunction. times bounds how many invocations misbehave (default: all). leg restricts the fault
@@ -143,7 +144,7 @@ func (inv *Invoker) applyFaults(ctx context.Context, name string, payload []byte
 
 // CrashPoint returns a function that, when the named crash fault is armed for function, makes the invocation crash
 // as a Lambda process that dies would (the Runtime.ExitError function error). The wiring calls it at that point of
-// the function, e.g. the orchestrator's after-reserve.
+// the function, e.g. the orchestrator's after-reserve or the credit function's after-credit.
 func (inv *Invoker) CrashPoint(function, point string) func() {
 	return func() {
 		inv.mu.Lock()

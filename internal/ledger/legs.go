@@ -86,6 +86,11 @@ type LegRequest struct {
 	// without it (sent by an execution of a definition older than the check, still running across a deploy) is
 	// applied without the check; its credit then refuses a bad destination and the debit is refunded, as before.
 	DestinationAccountID string
+	// Settle is for a CREDIT only: the same transaction also settles the transfer record COMPLETED (status,
+	// updatedAt and completedAt set to the leg's time, retention started, sweepShard removed), as the workflow's
+	// separate MarkCompleted update did before (docs/ledger.md, "The CREDIT settles the transfer"). A CREDIT without
+	// it (from an execution of an older definition, which settles the record itself) leaves the record IN_PROGRESS.
+	Settle bool
 }
 
 // AccountError reports a leg refused because of an account, for a DEBIT either the source or the destination:
@@ -140,6 +145,9 @@ func (r LegRequest) Validate() error {
 		problems = append(problems, "destinationAccountId must differ from accountId")
 	case r.Leg != LegDebit && r.DestinationAccountID != "":
 		problems = append(problems, "destinationAccountId is only for a DEBIT")
+	}
+	if r.Settle && r.Leg != LegCredit {
+		problems = append(problems, "settle is only for a CREDIT")
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("%w: %s", ErrInvalidLeg, strings.Join(problems, "; "))
@@ -270,6 +278,13 @@ func newEntry(req LegRequest, now time.Time) Entry {
 	}
 }
 
+// SettleCompleted is the update that settles a transfer record COMPLETED, as a CREDIT with LegRequest.Settle applies
+// it to the record in its own transaction (after ADD legs): status, updatedAt and completedAt (:completed, :now), the
+// retention started from the reserved retainUntil (:keepForever when the record has none) and the record out of the
+// InProgress index. The workflow's MarkCompleted state sent it as an UpdateItem of its own before.
+const SettleCompleted = "SET #status = :completed, updatedAt = :now, completedAt = :now, " +
+	"expiresAt = if_not_exists(retainUntil, :keepForever) REMOVE sweepShard"
+
 // Positions of the items in a leg's transaction; CancellationReasons come back in the same order.
 const (
 	itemEntry  = 0 // Put of the leg's entry: attribute_not_exists(pk)
@@ -325,6 +340,15 @@ func (l *Ledger) legTransaction(req LegRequest, e Entry, now time.Time) (*dynamo
 		recordCond += " AND destinationAccountId = :destination"
 		recordValues[":destination"] = stringAV(req.DestinationAccountID)
 	}
+	recordUpdate := "ADD legs :leg"
+	if req.Settle {
+		// The settlement MarkCompleted made, in the CREDIT's own transaction: the status can no longer lag the ledger,
+		// and the workflow saves a request and a state transition (docs/ledger.md).
+		recordUpdate = "ADD legs :leg " + SettleCompleted
+		recordValues[":completed"] = stringAV(StatusCompleted)
+		recordValues[":now"] = stringAV(e.CreatedAt)
+		recordValues[":keepForever"] = numberAV(KeepForever)
+	}
 	allOld := ddbtypes.ReturnValuesOnConditionCheckFailureAllOld
 	table := aws.String(l.table)
 	items := []ddbtypes.TransactWriteItem{
@@ -339,7 +363,7 @@ func (l *Ledger) legTransaction(req LegRequest, e Entry, now time.Time) (*dynamo
 		{Update: &ddbtypes.Update{
 			TableName:                           table,
 			Key:                                 recordKey(recordPK),
-			UpdateExpression:                    aws.String("ADD legs :leg"),
+			UpdateExpression:                    aws.String(recordUpdate),
 			ConditionExpression:                 aws.String(recordCond),
 			ExpressionAttributeNames:            map[string]string{"#status": "status", "#role": role},
 			ExpressionAttributeValues:           recordValues,
@@ -441,6 +465,12 @@ func (l *Ledger) cancelled(ctx context.Context, req LegRequest, reasons []ddbtyp
 				req.Leg, e.AccountID, e.Amount, e.Currency, ErrLegMismatch)
 		}
 		return e, true, nil
+	}
+	// A REFUND of a transfer whose CREDIT exists is refused as such whatever the record says: a CREDIT that settles
+	// the record (LegRequest.Settle) has already moved it to COMPLETED, and the workflow must learn that the transfer
+	// went through, not merely that it is settled.
+	if req.Leg == LegRefund && failed(itemOther) {
+		return Entry{}, false, ErrCreditApplied
 	}
 	if failed(itemRecord) {
 		return Entry{}, false, recordOutcome(req, reasons[itemRecord].Item)

@@ -133,3 +133,37 @@ func (f Failure) JSON() string {
 	}{f.Error, f.Cause})
 	return string(b)
 }
+
+// Completion is when the transfer was settled COMPLETED, for a CREDIT with Settle that was replayed (its entry was
+// already written, so the transaction that settles the record committed before, or an older definition's CREDIT
+// left the record to a separate settlement): it reads the record (strongly consistent) and returns its completedAt.
+// A record still IN_PROGRESS with its CREDIT written is settled COMPLETED now, as SettleTransfer does. The errors wrap
+// ErrTransferNotInProgress (the record is gone, reused, or not COMPLETED) or ErrUnavailable.
+func (l *Ledger) Completion(ctx context.Context, transferID string, now time.Time) (string, error) {
+	what := "completion of " + transferID
+	for range 2 {
+		t, err := getRecord(ctx, l.db, l.table, transferID)
+		if errors.Is(err, ErrNotFound) {
+			return "", fmt.Errorf("%s: no transfer record: %w", what, ErrTransferNotInProgress)
+		}
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", what, err)
+		}
+		switch t.Status {
+		case StatusCompleted:
+			return t.CompletedAt, nil
+		case StatusInProgress:
+			err := l.SettleTransfer(ctx, transferID, StatusCompleted, Failure{}, 0, now)
+			if err == nil {
+				return now.UTC().Format(TimeLayout), nil
+			}
+			if !errors.Is(err, ErrTransferNotInProgress) {
+				return "", err
+			}
+			// Settled meanwhile by someone else: read what they wrote.
+		default:
+			return "", fmt.Errorf("%s: transfer is %s: %w", what, t.Status, ErrTransferNotInProgress)
+		}
+	}
+	return "", fmt.Errorf("%s: the record keeps changing: %w", what, ErrUnavailable)
+}

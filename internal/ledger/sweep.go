@@ -18,11 +18,17 @@ const inProgressIndex = "InProgress"
 // GetRecord reads a transfer record by id, whatever its scope (the reconciler acts for every caller); ErrNotFound if
 // it does not exist or the key now belongs to another transfer.
 func (s *Store) GetRecord(ctx context.Context, transferID string) (Transfer, error) {
+	return getRecord(ctx, s.db, s.table, transferID)
+}
+
+// getRecord reads transferID's record with a strongly consistent read; ErrNotFound if it does not exist or the key
+// now belongs to another transfer.
+func getRecord(ctx context.Context, db itemGetter, table, transferID string) (Transfer, error) {
 	pk, ok := RecordKey(transferID)
 	if !ok {
 		return Transfer{}, ErrNotFound
 	}
-	t, err := s.getRecordByKey(ctx, pk)
+	t, err := getRecordByKey(ctx, db, table, pk)
 	if err != nil {
 		return Transfer{}, fmt.Errorf("get record %s: %w", transferID, err)
 	}
@@ -32,9 +38,9 @@ func (s *Store) GetRecord(ctx context.Context, transferID string) (Transfer, err
 	return t, nil
 }
 
-func (s *Store) getRecordByKey(ctx context.Context, pk string) (Transfer, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(s.table), Key: recordKey(pk), ConsistentRead: aws.Bool(true),
+func getRecordByKey(ctx context.Context, db itemGetter, table, pk string) (Transfer, error) {
+	out, err := db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(table), Key: recordKey(pk), ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
 		return Transfer{}, translate(err)
@@ -86,7 +92,7 @@ func (s *Store) StaleInShard(ctx context.Context, shard int, cutoff time.Time, l
 			if !ok {
 				continue
 			}
-			t, err := s.getRecordByKey(ctx, pk.Value)
+			t, err := getRecordByKey(ctx, s.db, s.table, pk.Value)
 			if errors.Is(err, ErrNotFound) {
 				continue
 			}

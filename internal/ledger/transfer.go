@@ -239,7 +239,7 @@ func (s *Store) GetTransfer(ctx context.Context, scope, transferID string, now t
 	if !ok {
 		return Transfer{}, ErrNotFound
 	}
-	t, err := s.getRecordByKey(ctx, pk)
+	t, err := getRecordByKey(ctx, s.db, s.table, pk)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return Transfer{}, fmt.Errorf("get transfer %s: %w", transferID, err)
 	}

@@ -167,13 +167,16 @@ var runtimes = map[string]runtime{
 		h.Metrics = metrics.New(metricsOut, c.MetricsNamespace)
 		return h.Handle, nil
 	},
-	"functions/credit": func(cfg aws.Config, getenv func(string) string, logger *slog.Logger, metricsOut io.Writer, _ func(string) func()) (any, error) {
+	"functions/credit": func(cfg aws.Config, getenv func(string) string, logger *slog.Logger, metricsOut io.Writer, crashPoint func(string) func()) (any, error) {
 		c, err := transfer.LoadLedgerConfig(getenv)
 		if err != nil {
 			return nil, err
 		}
 		h := transfer.NewCreditHandler(cfg, c, logger)
 		h.Metrics = metrics.New(metricsOut, c.MetricsNamespace)
+		if l, ok := h.Ledger.(*ledger.Ledger); ok {
+			h.Ledger = crashAfterCredit{Ledger: l, crash: crashPoint("after-credit")}
+		}
 		return h.Handle, nil
 	},
 	"functions/timeout-reconciler": func(cfg aws.Config, getenv func(string) string, logger *slog.Logger, metricsOut io.Writer, _ func(string) func()) (any, error) {
@@ -203,6 +206,22 @@ func (c crashAfterReserve) Reserve(ctx context.Context, rec ledger.Transfer, now
 		c.crash()
 	}
 	return existing, created, err
+}
+
+// crashAfterCredit is the credit function's ledger with the crash=after-credit fault point: the function dies right
+// after its CREDIT (which settles the record) committed, so the workflow sees the credit fail although it went
+// through.
+type crashAfterCredit struct {
+	*ledger.Ledger
+	crash func()
+}
+
+func (c crashAfterCredit) ApplyLeg(ctx context.Context, req ledger.LegRequest, now time.Time) (ledger.Entry, bool, error) {
+	e, replayed, err := c.Ledger.ApplyLeg(ctx, req, now)
+	if err == nil && !replayed && req.Leg == ledger.LegCredit {
+		c.crash()
+	}
+	return e, replayed, err
 }
 
 // startFunctions builds every function of the template with its template environment, and caps their concurrency

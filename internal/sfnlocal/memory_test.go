@@ -37,7 +37,7 @@ var memoryStores = []struct {
 // as long as loop says, and returns the heap the engine keeps per closed execution (HeapInuse growth / count).
 func retainedPerExecution(tb testing.TB, store sfnlocal.Store, loop func() bool) float64 {
 	_, def := transferDefinition(tb)
-	invoke := invokerFunc(func(context.Context, string, []byte) ([]byte, error) { return []byte(`{"ok":true}`), nil })
+	invoke := invokerFunc(func(context.Context, string, []byte) ([]byte, error) { return instantLeg, nil })
 	ctx := context.Background()
 	eng := sfnlocal.New(sfnlocal.Options{Lambda: invoke, DynamoDB: instantDynamo{}, EventBridge: instantEvents{}, Store: store})
 	defer eng.Close()
@@ -102,7 +102,7 @@ func BenchmarkRunningMemory(b *testing.B) {
 	invoke := invokerFunc(func(ctx context.Context, _ string, _ []byte) ([]byte, error) {
 		select {
 		case <-release: // the calls after the first one
-			return []byte(`{"ok":true}`), nil
+			return instantLeg, nil
 		default:
 		}
 		started <- struct{}{}
@@ -110,7 +110,7 @@ func BenchmarkRunningMemory(b *testing.B) {
 		case <-release:
 		case <-ctx.Done():
 		}
-		return []byte(`{"ok":true}`), nil
+		return instantLeg, nil
 	})
 	ctx := context.Background()
 	eng := sfnlocal.New(sfnlocal.Options{Lambda: invoke, DynamoDB: instantDynamo{}, EventBridge: instantEvents{}})

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -50,10 +51,10 @@ const (
 	ProbeLegNoToken   = "leg-notoken"     // the same transaction without a ClientRequestToken
 	ProbeCheck        = "check"           // a TransactWriteItems of one ConditionCheck, with a token (interleaved with check-notoken)
 	ProbeCheckNoToken = "check-notoken"   // the same without a token
-	ProbeSettle       = "settle"          // the workflow's MarkCompleted UpdateItem, as in the ASL
+	ProbeSettle       = "settle"          // a single-item UpdateItem settling the record COMPLETED (ledger.SettleCompleted)
 	ProbeSettleKeep   = "settle-keep-gsi" // the same without REMOVE sweepShard (the record stays in the index)
 	ProbeSettleNoTTL  = "settle-no-ttl"   // the same without setting expiresAt (the TTL attribute)
-	ProbeMix          = "mix"             // whole transfers (5 requests each), as requests per second
+	ProbeMix          = "mix"             // whole transfers (4 requests each), as requests per second
 )
 
 // Probes lists every probe in the order Run times them.
@@ -61,7 +62,7 @@ var Probes = []string{ProbePut, ProbeGet, ProbeLeg, ProbeLegNoToken, ProbeCheck,
 	ProbeSettleKeep, ProbeSettleNoTTL, ProbeMix}
 
 // requestsPerTransfer is how many requests one transfer of FillWorkload (and of ProbeMix) sends.
-const requestsPerTransfer = 5
+const requestsPerTransfer = 4
 
 // tokenWindow is how long DynamoDB (and Dynoxide) remember a ClientRequestToken.
 const tokenWindow = 10 * time.Minute
@@ -347,12 +348,17 @@ func (g *grower) reserve(ctx context.Context) (ledger.Transfer, error) {
 
 // leg applies one leg, with a ClientRequestToken when token is set.
 func (g *grower) leg(ctx context.Context, rec ledger.Transfer, leg string, token bool) error {
+	return g.apply(ctx, rec.LegRequest(leg), token)
+}
+
+// apply applies req, with a ClientRequestToken when token is set.
+func (g *grower) apply(ctx context.Context, req ledger.LegRequest, token bool) error {
 	l := g.legsNoTk
 	if token {
 		l = g.legs
 		g.sentToken(1)
 	}
-	if _, _, err := l.ApplyLeg(ctx, rec.LegRequest(leg), time.Now()); err != nil {
+	if _, _, err := l.ApplyLeg(ctx, req, time.Now()); err != nil {
 		return err
 	}
 	g.items.Add(1)
@@ -366,24 +372,27 @@ const (
 	settleNoTTL
 )
 
-// settleInput is the workflow's MarkCompleted UpdateItem (statemachine/transfer.asl.json) for rec; variant drops the
-// REMOVE of the index key (settleKeepGSI) or the setting of the TTL attribute (settleNoTTL).
+// settleInput is the settlement the CREDIT's transaction applies to rec (ledger.SettleCompleted), sent alone as the
+// UpdateItem the workflow's MarkCompleted state made before the CREDIT settled the record itself (the shape
+// MarkFailed still has); variant drops the REMOVE of the index key (settleKeepGSI) or the setting of the TTL
+// attribute (settleNoTTL).
 func settleInput(table string, rec ledger.Transfer, now time.Time, variant int) *dynamodb.UpdateItemInput {
 	pk, _ := ledger.RecordKey(rec.TransferID)
-	set := "SET #status = :completed, updatedAt = :now, completedAt = :now"
+	set := ledger.SettleCompleted
 	values := map[string]ddbtypes.AttributeValue{
-		":inProgress": &ddbtypes.AttributeValueMemberS{Value: ledger.StatusInProgress},
-		":completed":  &ddbtypes.AttributeValueMemberS{Value: ledger.StatusCompleted},
-		":transferId": &ddbtypes.AttributeValueMemberS{Value: rec.TransferID},
-		":now":        &ddbtypes.AttributeValueMemberS{Value: now.UTC().Format(ledger.TimeLayout)},
-		":credit":     &ddbtypes.AttributeValueMemberS{Value: ledger.LegCredit},
+		":inProgress":  &ddbtypes.AttributeValueMemberS{Value: ledger.StatusInProgress},
+		":completed":   &ddbtypes.AttributeValueMemberS{Value: ledger.StatusCompleted},
+		":transferId":  &ddbtypes.AttributeValueMemberS{Value: rec.TransferID},
+		":now":         &ddbtypes.AttributeValueMemberS{Value: now.UTC().Format(ledger.TimeLayout)},
+		":credit":      &ddbtypes.AttributeValueMemberS{Value: ledger.LegCredit},
+		":keepForever": &ddbtypes.AttributeValueMemberN{Value: fmt.Sprint(ledger.KeepForever)},
 	}
-	if variant != settleNoTTL {
-		set += ", expiresAt = if_not_exists(retainUntil, :keepForever)"
-		values[":keepForever"] = &ddbtypes.AttributeValueMemberN{Value: fmt.Sprint(ledger.KeepForever)}
-	}
-	if variant != settleKeepGSI {
-		set += " REMOVE sweepShard"
+	switch variant {
+	case settleNoTTL:
+		set = strings.Replace(set, ", expiresAt = if_not_exists(retainUntil, :keepForever)", "", 1)
+		delete(values, ":keepForever")
+	case settleKeepGSI:
+		set = strings.Replace(set, " REMOVE sweepShard", "", 1)
 	}
 	return &dynamodb.UpdateItemInput{
 		TableName: aws.String(table),
@@ -405,19 +414,18 @@ func (g *grower) settle(ctx context.Context, rec ledger.Transfer, variant int) e
 	return nil
 }
 
-// transfer runs one whole transfer: reserve, DEBIT, CREDIT, settle, one poll.
+// transfer runs one whole transfer as the workflow does: reserve, DEBIT, CREDIT (which settles the record), one poll.
 func (g *grower) transfer(ctx context.Context, token bool) error {
 	rec, err := g.reserve(ctx)
 	if err != nil {
 		return err
 	}
 	for _, leg := range []string{ledger.LegDebit, ledger.LegCredit} {
-		if err := g.leg(ctx, rec, leg, token); err != nil {
+		req := rec.LegRequest(leg)
+		req.Settle = leg == ledger.LegCredit
+		if err := g.apply(ctx, req, token); err != nil {
 			return err
 		}
-	}
-	if err := g.settle(ctx, rec, settleASL); err != nil {
-		return err
 	}
 	_, err = g.store.GetTransfer(ctx, scope, rec.TransferID, time.Now())
 	return err
@@ -595,8 +603,8 @@ func (g *grower) probes(ctx context.Context, label string) (Row, error) {
 	}); err != nil {
 		return row, err
 	}
-	// The settles need the CREDIT (their condition is the ASL's); the legs of the setup carry no token, so that the
-	// setup does not add to the server's token cache.
+	// The settles need the CREDIT (their condition asks for it; these CREDITs do not settle); the legs of the setup
+	// carry no token, so that the setup does not add to the server's token cache.
 	if err := untimed("legs", 3*n, func(ctx context.Context, i int) error {
 		rec := sets[i/n][i%n]
 		if i/n == 2 {

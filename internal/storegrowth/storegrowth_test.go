@@ -3,12 +3,8 @@ package storegrowth
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -23,73 +19,21 @@ import (
 	"github.com/transferflow/orchestrator/internal/ledger"
 )
 
-// TestSettleInputMatchesTheWorkflow checks that the settle probe sends the workflow's own MarkCompleted update, so
-// that a change to the ASL cannot leave the reproduction measuring another request.
-func TestSettleInputMatchesTheWorkflow(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "statemachine", "transfer.asl.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var def any
-	if err := json.Unmarshal(b, &def); err != nil {
-		t.Fatal(err)
-	}
-	params := findState(def, "MarkCompleted")
-	if params == nil {
-		t.Fatal("no MarkCompleted state with Parameters in statemachine/transfer.asl.json")
-	}
+// TestSettleInputIsTheCreditsSettlement checks that the settle probe sends, as one UpdateItem, the settlement the
+// CREDIT's own transaction applies to the record (ledger.SettleCompleted; the workflow's MarkCompleted state sent it
+// alone before), and that its variants differ from it, so that a change to the settlement cannot leave the
+// reproduction measuring another request.
+func TestSettleInputIsTheCreditsSettlement(t *testing.T) {
 	rec := ledger.NewTransferRecord(ledger.Transfer{TransferID: "tr_" + strings.Repeat("a", 42)}, time.Now(), 0)
 	in := settleInput("T", rec, time.Now(), settleASL)
-	if got, want := aws.ToString(in.UpdateExpression), params["UpdateExpression"]; got != want {
-		t.Errorf("UpdateExpression = %q, the ASL's is %q", got, want)
-	}
-	if got, want := aws.ToString(in.ConditionExpression), params["ConditionExpression"]; got != want {
-		t.Errorf("ConditionExpression = %q, the ASL's is %q", got, want)
-	}
-	var wantValues []string
-	for k := range params["ExpressionAttributeValues"].(map[string]any) {
-		wantValues = append(wantValues, k)
-	}
-	var gotValues []string
-	for k := range in.ExpressionAttributeValues {
-		gotValues = append(gotValues, k)
-	}
-	slices.Sort(wantValues)
-	slices.Sort(gotValues)
-	if !slices.Equal(gotValues, wantValues) {
-		t.Errorf("ExpressionAttributeValues keys = %v, the ASL's are %v", gotValues, wantValues)
+	if got := aws.ToString(in.UpdateExpression); got != ledger.SettleCompleted {
+		t.Errorf("UpdateExpression = %q, the ledger's settlement is %q", got, ledger.SettleCompleted)
 	}
 	for _, v := range []int{settleKeepGSI, settleNoTTL} {
-		if got := aws.ToString(settleInput("T", rec, time.Now(), v).UpdateExpression); got == params["UpdateExpression"] {
-			t.Errorf("variant %d sends the ASL's update unchanged: %q", v, got)
+		if got := aws.ToString(settleInput("T", rec, time.Now(), v).UpdateExpression); got == ledger.SettleCompleted {
+			t.Errorf("variant %d sends the settlement unchanged: %q", v, got)
 		}
 	}
-}
-
-// findState returns the Parameters of the state named name anywhere in an ASL definition (branches included).
-func findState(v any, name string) map[string]any {
-	switch x := v.(type) {
-	case map[string]any:
-		if states, ok := x["States"].(map[string]any); ok {
-			if s, ok := states[name].(map[string]any); ok {
-				if p, ok := s["Parameters"].(map[string]any); ok {
-					return p
-				}
-			}
-		}
-		for _, y := range x {
-			if p := findState(y, name); p != nil {
-				return p
-			}
-		}
-	case []any:
-		for _, y := range x {
-			if p := findState(y, name); p != nil {
-				return p
-			}
-		}
-	}
-	return nil
 }
 
 // tokenRecorder is an HTTP client that records, for each TransactWriteItems it sends, whether the body carries a

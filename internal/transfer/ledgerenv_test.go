@@ -112,8 +112,11 @@ func legInput(rec ledger.Transfer, leg string) LegInput {
 	}
 	in := LegInput{Leg: leg, TransferID: rec.TransferID, AccountID: account, Amount: rec.Amount, Currency: rec.Currency,
 		ExecutionArn: rec.ExecutionArn}
-	if leg == ledger.LegDebit {
+	switch leg {
+	case ledger.LegDebit:
 		in.DestinationAccountID = rec.DestinationAccountID // as the ASL's Debit payload sends it
+	case ledger.LegCredit:
+		in.Settle = true // as the ASL's Credit payload sends it: the CREDIT settles the record
 	}
 	return in
 }
@@ -139,6 +142,18 @@ func (e *ledgerEnv) leg(t *testing.T, id, leg string) []byte {
 		t.Fatalf("%s %s: %v", leg, id, err)
 	}
 	return out
+}
+
+// olderCredit invokes the CREDIT of transfer id as an execution of a definition older than the settling CREDIT sent
+// it (no settle): the record stays IN_PROGRESS, as when such an execution stopped before its own MarkCompleted state.
+// It must succeed.
+func (e *ledgerEnv) olderCredit(t *testing.T, id string) {
+	t.Helper()
+	in := legInput(e.record(t, id), ledger.LegCredit)
+	in.Settle = false
+	if _, err := e.invoke(context.Background(), in); err != nil {
+		t.Fatalf("CREDIT %s: %v", id, err)
+	}
 }
 
 // record reads the record of transfer id, whatever its scope or retention.

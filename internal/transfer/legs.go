@@ -25,6 +25,10 @@ type LegInput struct {
 	// DestinationAccountID is sent with a DEBIT only: the debit checks, in its own transaction, that the destination
 	// exists and holds the currency, so a transfer that could never complete moves no money.
 	DestinationAccountID string `json:"destinationAccountId,omitempty"`
+	// Settle is sent with a CREDIT: the credit's own transaction settles the transfer record COMPLETED, and the
+	// result carries completedAt (docs/workflow.md). A CREDIT without it, from an execution of an older definition
+	// that settles the record in a state of its own, leaves the record IN_PROGRESS.
+	Settle bool `json:"settle,omitempty"`
 }
 
 // legInputFields has LegInput's fields without its UnmarshalJSON.
@@ -69,7 +73,7 @@ func (in LegInput) request() ledger.LegRequest {
 	return ledger.LegRequest{
 		TransferID: in.TransferID, Leg: in.Leg, AccountID: in.AccountID,
 		Amount: in.Amount, Currency: in.Currency, ExecutionArn: in.ExecutionArn,
-		DestinationAccountID: in.DestinationAccountID,
+		DestinationAccountID: in.DestinationAccountID, Settle: in.Settle,
 	}
 }
 
@@ -85,6 +89,9 @@ type LegResult struct {
 	BalanceAfter *int64 `json:"balanceAfter,omitempty"`
 	ExecutionArn string `json:"executionArn"`
 	CreatedAt    string `json:"createdAt"`
+	// CompletedAt is set for a CREDIT with Settle: when the transfer record was settled COMPLETED (the record's
+	// completedAt and updatedAt), the same on every repeat.
+	CompletedAt string `json:"completedAt,omitempty"`
 }
 
 func newLegResult(e ledger.Entry) LegResult {
@@ -128,10 +135,17 @@ func (d *Debit) handle(ctx context.Context, in LegInput) (LegResult, bool, error
 	return applyLeg(ctx, d.Ledger, d.Now(), d.Logger, in)
 }
 
+// creditLedger is what the credit function needs of the ledger (*ledger.Ledger satisfies it): the legs, and, for a
+// repeated CREDIT that settles the record, when the record was settled.
+type creditLedger interface {
+	legApplier
+	Completion(ctx context.Context, transferID string, now time.Time) (string, error)
+}
+
 // Credit is the credit function: it applies a transfer's CREDIT leg to the destination account, or its compensating
-// REFUND leg to the source account.
+// REFUND leg to the source account. A CREDIT with Settle also settles the transfer record COMPLETED.
 type Credit struct {
-	Ledger legApplier
+	Ledger creditLedger
 	Now    func() time.Time
 	Logger *slog.Logger
 	// Metrics receives one record per invocation (docs/metrics.md); nil writes none.
@@ -150,7 +164,22 @@ func (c *Credit) handle(ctx context.Context, in LegInput) (LegResult, bool, erro
 	if in.Leg != ledger.LegCredit && in.Leg != ledger.LegRefund {
 		return LegResult{}, false, &InvalidLegInput{Reason: fmt.Sprintf("the credit function applies CREDIT and REFUND legs, not %q", in.Leg)}
 	}
-	return applyLeg(ctx, c.Ledger, c.Now(), c.Logger, in)
+	now := c.Now()
+	res, replayed, err := applyLeg(ctx, c.Ledger, now, c.Logger, in)
+	if err != nil || !in.Settle {
+		return res, replayed, err
+	}
+	if !replayed {
+		// The transaction that wrote the entry settled the record at the entry's time.
+		res.CompletedAt = res.CreatedAt
+		return res, false, nil
+	}
+	at, err := c.Ledger.Completion(ctx, in.TransferID, now)
+	if err != nil {
+		return LegResult{}, true, legError(in, err)
+	}
+	res.CompletedAt = at
+	return res, true, nil
 }
 
 // applyLeg applies in once; replayed reports an entry that was already written.

@@ -25,6 +25,11 @@ func (f applierFunc) ApplyLeg(ctx context.Context, req ledger.LegRequest, now ti
 	return f(ctx, req, now)
 }
 
+// Completion is never needed by the tests that use applierFunc (no replayed CREDIT with settle).
+func (f applierFunc) Completion(context.Context, string, time.Time) (string, error) {
+	return "", errors.New("applierFunc: Completion not expected")
+}
+
 // countingApplier fails the test's expectations if called when it should not be; calls counts the calls.
 type countingApplier struct {
 	calls int
@@ -38,6 +43,11 @@ func (c *countingApplier) ApplyLeg(_ context.Context, req ledger.LegRequest, now
 	}
 	return ledger.Entry{TransferID: req.TransferID, Leg: req.Leg, AccountID: req.AccountID, Amount: req.Amount,
 		Currency: req.Currency, ExecutionArn: req.ExecutionArn, CreatedAt: now.Format(ledger.TimeLayout)}, false, nil
+}
+
+// Completion is never needed by the tests that use countingApplier (it replays nothing).
+func (c *countingApplier) Completion(context.Context, string, time.Time) (string, error) {
+	return "", errors.New("countingApplier: Completion not expected")
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
@@ -230,4 +240,58 @@ func TestLoadLedgerConfig(t *testing.T) {
 			}
 		})
 	}
+}
+
+// completionLedger replays every leg (the entry was written before) and answers Completion with at or err.
+type completionLedger struct {
+	at    string
+	err   error
+	calls int
+}
+
+func (c *completionLedger) ApplyLeg(_ context.Context, req ledger.LegRequest, _ time.Time) (ledger.Entry, bool, error) {
+	return ledger.Entry{TransferID: req.TransferID, Leg: req.Leg, AccountID: req.AccountID, Amount: req.Amount,
+		Currency: req.Currency, CreatedAt: "2026-11-21T10:00:00.000Z"}, true, nil
+}
+
+func (c *completionLedger) Completion(context.Context, string, time.Time) (string, error) {
+	c.calls++
+	return c.at, c.err
+}
+
+// TestSettlingCreditReportsWhenItSettled: a settling CREDIT's result carries completedAt: on the first call the
+// entry's own time (the transaction settled the record), on a repeat what the ledger says the record holds; a record
+// that is not COMPLETED is TransferNotInProgress. A CREDIT without settle asks nothing of the record.
+func TestSettlingCreditReportsWhenItSettled(t *testing.T) {
+	in := LegInput{Leg: "CREDIT", TransferID: validTransferID, AccountID: "dst", Amount: 5, Currency: "EUR", ExecutionArn: "arn", Settle: true}
+
+	first := &countingApplier{}
+	now := time.Date(2026, 11, 21, 10, 0, 1, 0, time.UTC)
+	res, err := (&Credit{Ledger: first, Now: func() time.Time { return now }, Logger: discardLogger()}).Handle(context.Background(), in)
+	if err != nil || res.CompletedAt == "" || res.CompletedAt != res.CreatedAt {
+		t.Errorf("first call: completedAt %q createdAt %q, %v; want the entry's time", res.CompletedAt, res.CreatedAt, err)
+	}
+
+	replayed := &completionLedger{at: "2026-11-21T10:00:00.500Z"}
+	res, err = (&Credit{Ledger: replayed, Now: time.Now, Logger: discardLogger()}).Handle(context.Background(), in)
+	if err != nil || res.CompletedAt != replayed.at || replayed.calls != 1 {
+		t.Errorf("repeat: completedAt %q after %d Completion calls, %v; want %q", res.CompletedAt, replayed.calls, err, replayed.at)
+	}
+
+	gone := &completionLedger{err: fmt.Errorf("x: %w", ledger.ErrTransferNotInProgress)}
+	if _, err := (&Credit{Ledger: gone, Now: time.Now, Logger: discardLogger()}).Handle(context.Background(), in); !isType[*TransferNotInProgress](err) {
+		t.Errorf("repeat on a record not COMPLETED: %#v, want *TransferNotInProgress", err)
+	}
+
+	plain := &completionLedger{}
+	in.Settle = false
+	if res, err := (&Credit{Ledger: plain, Now: time.Now, Logger: discardLogger()}).Handle(context.Background(), in); err != nil || res.CompletedAt != "" || plain.calls != 0 {
+		t.Errorf("CREDIT without settle: completedAt %q after %d Completion calls, %v; want neither", res.CompletedAt, plain.calls, err)
+	}
+}
+
+// isType reports whether err is exactly of type T (the workflow matches the type's name).
+func isType[T error](err error) bool {
+	_, ok := err.(T)
+	return ok
 }

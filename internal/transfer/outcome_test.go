@@ -116,8 +116,7 @@ func TestReconcilerPublishesItsSettlements(t *testing.T) {
 		e.account(t, "dst", "EUR", 0)
 		id := e.transfer(t, "src", "dst", 300, "EUR")
 		e.leg(t, id, "DEBIT")
-		e.leg(t, id, "CREDIT")
-		e.markSettled(t, id, ledger.StatusCompleted)
+		e.leg(t, id, "CREDIT") // which settles the record COMPLETED
 		if err := r.Handle(context.Background(), statusEvent(t, e.record(t, id), "FAILED", reconcilerMachine)); err != nil {
 			t.Fatal(err)
 		}

@@ -206,6 +206,7 @@ func checkLedgerInvariants(t *testing.T, e *ledgerEnv, initial map[string]int64,
 	}
 	writes := map[string]int64{}
 	for id, rec := range records {
+		final := e.record(t, id)
 		legs := e.entries(t, id)
 		_, debited := legs[ledger.LegDebit]
 		_, credited := legs[ledger.LegCredit]
@@ -224,12 +225,19 @@ func checkLedgerInvariants(t *testing.T, e *ledgerEnv, initial map[string]int64,
 			}
 			writes[en.AccountID]++
 			written++
-			// Every success returned for this leg is the stored entry, byte for byte the same each time.
+			// Every success returned for this leg is the stored entry, byte for byte the same each time; a CREDIT's
+			// also says when it settled the record, which it did in its own transaction, at the entry's time.
+			wantResult := newLegResult(en)
+			if leg == ledger.LegCredit {
+				wantResult.CompletedAt = final.CompletedAt
+				check(final.Status == ledger.StatusCompleted && final.CompletedAt == en.CreatedAt,
+					"%s CREDIT at %s, record %s completed at %q", id, en.CreatedAt, final.Status, final.CompletedAt)
+			}
 			results := tally.results[id+"/"+leg]
 			for _, r := range results {
 				var got LegResult
 				err := json.Unmarshal(r, &got)
-				check(err == nil && got == newLegResult(en) && string(r) == string(results[0]),
+				check(err == nil && got == wantResult && string(r) == string(results[0]),
 					"%s %s returned %s, want the stored entry %+v", id, leg, r, en)
 			}
 		}
@@ -239,7 +247,7 @@ func checkLedgerInvariants(t *testing.T, e *ledgerEnv, initial map[string]int64,
 			}
 		}
 		// 3. Agreement.
-		status := e.record(t, id).Status
+		status := final.Status
 		switch status {
 		case ledger.StatusCompleted:
 			check(debited && credited, "%s COMPLETED with DEBIT %v CREDIT %v", id, debited, credited)

@@ -76,58 +76,75 @@ func (e *ledgerEnv) runASLUpdate(t *testing.T, u aslUpdate, id string) error {
 	return err
 }
 
-// TestWorkflowSettlementIsFencedByTheLedger runs the workflow's own MarkCompleted and MarkFailed updates (read from
-// transfer.asl.json) against records in every ledger state: a status the ledger does not support is refused, so a
-// record can never say FAILED beside a lone DEBIT, nor COMPLETED without a CREDIT.
+// TestWorkflowSettlementIsFencedByTheLedger checks both of the workflow's settlements against records in every
+// ledger state: COMPLETED is written only by the CREDIT's own transaction (the Credit state's settle), so a record
+// is COMPLETED exactly when its CREDIT exists; the MarkFailed update (read from transfer.asl.json) is refused where
+// the ledger does not support FAILED, so a record can never say FAILED beside a lone DEBIT or a CREDIT. (The CREDITs
+// before MarkFailed are an older definition's, which do not settle, so that the update's own condition is what
+// refuses it.)
 func TestWorkflowSettlementIsFencedByTheLedger(t *testing.T) {
 	e := newLedgerEnv(t)
 	e.account(t, "src", "EUR", 1000)
 	e.account(t, "dst", "EUR", 0)
-	markCompleted, markFailed := loadASLUpdate(t, "MarkCompleted"), loadASLUpdate(t, "MarkFailed")
-	for _, u := range []aslUpdate{markCompleted, markFailed} {
-		if got := u.ExpressionAttributeValues[":keepForever"]["N"]; got != strconv.FormatInt(ledger.KeepForever, 10) {
-			t.Errorf("the ASL keeps records forever until %q, ledger.KeepForever is %d", got, ledger.KeepForever)
-		}
+	markFailed := loadASLUpdate(t, "MarkFailed")
+	if got := markFailed.ExpressionAttributeValues[":keepForever"]["N"]; got != strconv.FormatInt(ledger.KeepForever, 10) {
+		t.Errorf("the ASL keeps records forever until %q, ledger.KeepForever is %d", got, ledger.KeepForever)
 	}
 
 	tests := []struct {
 		name          string
 		legs          []string
 		wantLegs      []string
-		completedOK   bool
+		completed     bool
 		failedAllowed bool
 	}{
-		{name: "no leg", legs: nil, completedOK: false, failedAllowed: true},
-		{name: "lone DEBIT", legs: []string{"DEBIT"}, wantLegs: []string{"DEBIT"}, completedOK: false, failedAllowed: false},
-		{name: "DEBIT and CREDIT", legs: []string{"DEBIT", "CREDIT"}, wantLegs: []string{"CREDIT", "DEBIT"}, completedOK: true, failedAllowed: false},
-		{name: "DEBIT and REFUND", legs: []string{"DEBIT", "REFUND"}, wantLegs: []string{"DEBIT", "REFUND"}, completedOK: false, failedAllowed: true},
+		{name: "no leg", legs: nil, completed: false, failedAllowed: true},
+		{name: "lone DEBIT", legs: []string{"DEBIT"}, wantLegs: []string{"DEBIT"}, completed: false, failedAllowed: false},
+		{name: "DEBIT and CREDIT", legs: []string{"DEBIT", "CREDIT"}, wantLegs: []string{"CREDIT", "DEBIT"}, completed: true, failedAllowed: false},
+		{name: "DEBIT and REFUND", legs: []string{"DEBIT", "REFUND"}, wantLegs: []string{"DEBIT", "REFUND"}, completed: false, failedAllowed: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, settle := range []struct {
-				u  aslUpdate
-				ok bool
-			}{{markCompleted, tt.completedOK}, {markFailed, tt.failedAllowed}} {
-				id := e.transfer(t, "src", "dst", 10, "EUR")
-				for _, leg := range tt.legs {
-					e.leg(t, id, leg)
+			// The legs as the workflow applies them: the CREDIT settles.
+			id := e.transfer(t, "src", "dst", 10, "EUR")
+			for _, leg := range tt.legs {
+				e.leg(t, id, leg)
+			}
+			rec := e.record(t, id)
+			if got := slices.Sorted(slices.Values(rec.Legs)); !reflect.DeepEqual(got, tt.wantLegs) {
+				t.Fatalf("record legs = %v, want %v", got, tt.wantLegs)
+			}
+			switch {
+			case tt.completed:
+				// The settlement starts the record's retention: the TTL attribute appears only now.
+				credit := e.entries(t, id)[ledger.LegCredit]
+				if rec.Status != ledger.StatusCompleted || rec.CompletedAt != credit.CreatedAt || rec.UpdatedAt != credit.CreatedAt ||
+					rec.ExpiresAt == 0 || rec.ExpiresAt != rec.RetainUntil || rec.SweepShard != "" {
+					t.Errorf("after the CREDIT: %s, completedAt %q updatedAt %q (CREDIT at %q), expiresAt %d retainUntil %d, sweepShard %q; want COMPLETED at the CREDIT's time, retained, out of the index",
+						rec.Status, rec.CompletedAt, rec.UpdatedAt, credit.CreatedAt, rec.ExpiresAt, rec.RetainUntil, rec.SweepShard)
 				}
-				got := slices.Sorted(slices.Values(e.record(t, id).Legs))
-				if !reflect.DeepEqual(got, tt.wantLegs) {
-					t.Fatalf("record legs = %v, want %v", got, tt.wantLegs)
+			case rec.Status != ledger.StatusInProgress || rec.ExpiresAt != 0:
+				t.Errorf("without a CREDIT: %s, expiresAt %d; want IN_PROGRESS, not yet expiring", rec.Status, rec.ExpiresAt)
+			}
+
+			id = e.transfer(t, "src", "dst", 10, "EUR")
+			for _, leg := range tt.legs {
+				if leg == ledger.LegCredit {
+					e.olderCredit(t, id)
+					continue
 				}
-				err := e.runASLUpdate(t, settle.u, id)
-				var ccf *ddbtypes.ConditionalCheckFailedException
-				switch {
-				case settle.ok && err != nil:
-					t.Errorf("%s refused: %v", settle.u.UpdateExpression, err)
-				case !settle.ok && !errors.As(err, &ccf):
-					t.Errorf("%s: err = %v, want ConditionalCheckFailedException", settle.u.UpdateExpression, err)
-				case settle.ok:
-					// A settlement starts the record's retention: the TTL attribute appears only now.
-					if rec := e.record(t, id); rec.ExpiresAt == 0 || rec.ExpiresAt != rec.RetainUntil {
-						t.Errorf("%s: expiresAt %d, retainUntil %d; want them equal", settle.u.UpdateExpression, rec.ExpiresAt, rec.RetainUntil)
-					}
+				e.leg(t, id, leg)
+			}
+			err := e.runASLUpdate(t, markFailed, id)
+			var ccf *ddbtypes.ConditionalCheckFailedException
+			switch {
+			case tt.failedAllowed && err != nil:
+				t.Errorf("MarkFailed refused: %v", err)
+			case !tt.failedAllowed && !errors.As(err, &ccf):
+				t.Errorf("MarkFailed: err = %v, want ConditionalCheckFailedException", err)
+			case tt.failedAllowed:
+				if rec := e.record(t, id); rec.ExpiresAt == 0 || rec.ExpiresAt != rec.RetainUntil {
+					t.Errorf("MarkFailed: expiresAt %d, retainUntil %d; want them equal", rec.ExpiresAt, rec.RetainUntil)
 				}
 			}
 		})
