@@ -188,7 +188,7 @@ func (e *ledgerEnv) entries(t *testing.T, id string) map[string]ledger.Entry {
 	return m
 }
 
-// markSettled sets the record's status as the state machine's MarkCompleted and MarkFailed states do: one
+// markSettled sets the record's status as the state machine's MarkFailed state does (and its MarkCompleted did): one
 // UpdateItem conditioned on IN_PROGRESS and the transfer id, without looking at the ledger.
 func (e *ledgerEnv) markSettled(t *testing.T, id, status string) {
 	t.Helper()

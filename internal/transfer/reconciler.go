@@ -326,8 +326,9 @@ const maxSettleRounds = 5
 
 // settle brings the record to the status the ledger supports: COMPLETED when the CREDIT exists; otherwise FAILED
 // with failure, refunding a lone DEBIT first. A leg that lands concurrently (a late Lambda) makes the settlement's
-// ledger check fail, and the ledger is read again. A record already settled is left as it is. A settlement writes a
-// metrics record with its status, code and the trigger that led to it, and publishes the transfer's outcome event.
+// ledger check fail, and the ledger is read again. A record already settled is left as it is, and its outcome event
+// published (a late settling CREDIT has no execution left to publish it). A settlement writes a metrics record with
+// its status, code and the trigger that led to it, and publishes the transfer's outcome event.
 func (r *Reconciler) settle(ctx context.Context, rec ledger.Transfer, failure ledger.Failure, trigger string) error {
 	log := r.Logger.With("transferId", rec.TransferID)
 	for range maxSettleRounds {
@@ -369,7 +370,14 @@ func (r *Reconciler) settle(ctx context.Context, rec ledger.Transfer, failure le
 			// retry finds the record settled and publishes again) or sends it to the dead-letter queue.
 			return r.publishOutcome(ctx, rec.TransferID)
 		case errors.Is(err, ledger.ErrTransferNotInProgress):
-			return nil // settled by the workflow or an earlier delivery of this event
+			// Settled since it was read: by a late CREDIT, which settles the record in its own transaction but whose
+			// execution has ended, so nothing else publishes; or by an earlier delivery of this event, which
+			// published (consumers deduplicate, docs/workflow.md). Publish the record's outcome; a key reused by
+			// another transfer meanwhile has nothing to publish.
+			if err := r.publishOutcome(ctx, rec.TransferID); err != nil && !errors.Is(err, ledger.ErrNotFound) {
+				return err
+			}
+			return nil
 		case errors.Is(err, ledger.ErrLedgerDisagrees):
 			continue // a leg landed since the ledger was read
 		default:

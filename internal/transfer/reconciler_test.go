@@ -188,6 +188,55 @@ func TestReconcilerRacesALateCredit(t *testing.T) {
 	t.Logf("%d of %d late credits won", completed, n)
 }
 
+// lateCreditRecords is the reconciler's record finder with a settling CREDIT that lands, for the transfer late, right
+// after the reconciler has read the ledger (the first Entries call) and before it settles.
+type lateCreditRecords struct {
+	recordFinder
+	e    *ledgerEnv
+	late string
+	t    *testing.T
+	once sync.Once
+}
+
+func (l *lateCreditRecords) Entries(ctx context.Context, transferID string) ([]ledger.Entry, error) {
+	entries, err := l.recordFinder.Entries(ctx, transferID)
+	if transferID == l.late {
+		l.once.Do(func() {
+			if _, err := l.e.invoke(ctx, legInput(l.e.record(l.t, transferID), ledger.LegCredit)); err != nil {
+				l.t.Errorf("late CREDIT: %v", err)
+			}
+		})
+	}
+	return entries, err
+}
+
+// TestLateSettlingCreditIsPublished: an execution timed out with its CREDIT still running; the reconciler reads the
+// lone DEBIT, then the late CREDIT commits and settles the record COMPLETED itself. The reconciler's refund is refused
+// (the credit won), its settlement finds the record settled, and it publishes the Transfer Completed event: the
+// execution has ended, so nothing else would.
+func TestLateSettlingCreditIsPublished(t *testing.T) {
+	e, r, _ := newReconcilerEnv(t)
+	pub := &publisher{}
+	r.Events, r.EventBusName = pub, "transfers"
+	e.account(t, "src", "EUR", 1000)
+	e.account(t, "dst", "EUR", 0)
+	id := e.transfer(t, "src", "dst", 250, "EUR")
+	e.leg(t, id, ledger.LegDebit)
+	r.Records = &lateCreditRecords{recordFinder: r.Records, e: e, late: id, t: t}
+	if err := r.Handle(context.Background(), statusEvent(t, e.record(t, id), "TIMED_OUT", reconcilerMachine)); err != nil {
+		t.Fatal(err)
+	}
+	if rec := e.record(t, id); rec.Status != ledger.StatusCompleted {
+		t.Fatalf("record %s, want COMPLETED by the late CREDIT", rec.Status)
+	}
+	if len(pub.entries) != 1 || aws.ToString(pub.entries[0].DetailType) != DetailTypeTransferDone {
+		t.Fatalf("published %+v, want one Transfer Completed", pub.entries)
+	}
+	if b := e.accountNow(t, "dst").Balance; b != 250 {
+		t.Errorf("dst %d, want 250: credited once, never refunded", b)
+	}
+}
+
 // isInvokeErrorNamed reports whether err, as returned through the Lambda handler adapter, names one of the types.
 func isInvokeErrorNamed(err error, names ...string) bool {
 	b, _ := json.Marshal(err)
