@@ -33,6 +33,10 @@ const (
 	// FaultCrashAfterReserve: the orchestrator dies after reserving the key, before starting the workflow; the
 	// client's retry, or the sweep, starts it.
 	FaultCrashAfterReserve FaultKind = "crash-after-reserve"
+	// FaultCrashAfterCredit: the credit function dies right after its CREDIT committed (and settled the record);
+	// the workflow sees the credit fail, its refund is refused as CreditAlreadyApplied, and CompleteCredited
+	// completes the transfer.
+	FaultCrashAfterCredit FaultKind = "crash-after-credit"
 	// FaultThrottle: a low account Lambda concurrency, so invocations are throttled (429 to clients,
 	// Lambda.TooManyRequestsException to the workflow).
 	FaultThrottle FaultKind = "throttle"
@@ -40,7 +44,7 @@ const (
 
 // FaultKinds lists every kind, in a fixed order.
 var FaultKinds = []FaultKind{FaultLambdaServiceError, FaultTransientError, FaultFunctionError, FaultRefundError,
-	FaultDelay, FaultTimeout, FaultCrashAfterReserve, FaultThrottle}
+	FaultDelay, FaultTimeout, FaultCrashAfterReserve, FaultCrashAfterCredit, FaultThrottle}
 
 // Fault is one fault of an epoch: its kind and the stack flags that turn it on.
 type Fault struct {
@@ -67,6 +71,8 @@ func faultArgs(kind FaultKind, r *rand.Rand) []string {
 		return []string{"--fault", "debit:delay=11s:times=" + strconv.Itoa(1+r.IntN(3))}
 	case FaultCrashAfterReserve:
 		return []string{"--fault", "orchestrator:crash=after-reserve:times=" + times}
+	case FaultCrashAfterCredit:
+		return []string{"--fault", "credit:crash=after-credit:times=" + times}
 	case FaultThrottle:
 		return []string{"--lambda-concurrency", strconv.Itoa(8 + r.IntN(8))}
 	}
