@@ -39,6 +39,7 @@ import (
 	"github.com/transferflow/orchestrator/internal/sfnapi"
 	"github.com/transferflow/orchestrator/internal/sfnlocal"
 	"github.com/transferflow/orchestrator/internal/syncio"
+	"github.com/transferflow/orchestrator/internal/txtokens"
 )
 
 // The account and region the local stack's ARNs use.
@@ -265,7 +266,11 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	}
 	defer stopDDB()
 
-	awsCfg, err := sdkConfig(ctx, ddbURL, sfnURL, eventsURL)
+	s.names = newNames(tmpl)
+	if s.fns, err = tmpl.Functions(s.env(), s.names); err != nil {
+		return err
+	}
+	awsCfg, err := sdkConfig(ctx, ddbURL, sfnURL, eventsURL, tokenWindow(s.fns))
 	if err != nil {
 		return err
 	}
@@ -278,9 +283,8 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	if err := ddblocal.CreateTables(ctx, ddb, tables); err != nil {
 		return err
 	}
-	s.names = newNames(tmpl)
-	if s.fns, err = tmpl.Functions(s.env(), s.names); err != nil {
-		return err
+	if k, ok := awsCfg.HTTPClient.(*txtokens.Client); ok && k.Keeping() {
+		s.logger.Info("dynamodb: the stack keeps the TransactWriteItems idempotency tokens (the server is Dynoxide)", "window", tokenWindow(s.fns).String())
 	}
 
 	bus, err := s.eventBus()
@@ -449,10 +453,24 @@ func messagingClients(cfg aws.Config, getenv func(string) string) (sfnlocal.SQSA
 	return q, p
 }
 
+// tokenWindow is how long the stack keeps a TransactWriteItems token for a Dynoxide server (internal/txtokens): a
+// function reuses a token only within one invocation (the SDK's retries and the ledger's), so the longest timeout of
+// the template's functions and 10 s more for a call that outlives its deadline. DynamoDB keeps them 10 minutes; kept
+// that long here, the tokens of a sustained load would hold tens of megabytes that no caller can use.
+func tokenWindow(fns []samtemplate.Function) time.Duration {
+	w := time.Duration(0)
+	for _, f := range fns {
+		w = max(w, f.Timeout)
+	}
+	return w + 10*time.Second
+}
+
 // sdkConfig points the AWS SDK at the local endpoints the way a user would: through the SDK's own
 // AWS_ENDPOINT_URL_* variables, so function code has no local mode. Credentials and region are set only where the
-// environment has none (a --dynamodb-endpoint on AWS keeps the user's own).
-func sdkConfig(ctx context.Context, ddbURL, sfnURL, eventsURL string) (aws.Config, error) {
+// environment has none (a --dynamodb-endpoint on AWS keeps the user's own). Its HTTP client keeps the
+// TransactWriteItems tokens itself when the DynamoDB server is Dynoxide (internal/txtokens, docs/ddblocal.md), for
+// window.
+func sdkConfig(ctx context.Context, ddbURL, sfnURL, eventsURL string, window time.Duration) (aws.Config, error) {
 	set := func(k, v string) error {
 		if os.Getenv(k) != "" && !strings.HasPrefix(k, "AWS_ENDPOINT_URL_") {
 			return nil
@@ -480,6 +498,8 @@ func sdkConfig(ctx context.Context, ddbURL, sfnURL, eventsURL string) (aws.Confi
 	if err != nil {
 		return aws.Config{}, fmt.Errorf("aws config: %w", err)
 	}
+	// Wrapped after loading: the SDK configures a custom CA bundle (AWS_CA_BUNDLE) only on its own client type.
+	cfg.HTTPClient = txtokens.New(cfg.HTTPClient, window, nil)
 	return cfg, nil
 }
 

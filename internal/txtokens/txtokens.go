@@ -1,0 +1,278 @@
+// Package txtokens keeps the idempotency tokens of DynamoDB's TransactWriteItems (ClientRequestToken) on the
+// client's side of the connection, for a local DynamoDB server whose own keeping of them costs time that grows with
+// the tokens it holds.
+//
+// Dynoxide 1.2.1 walks every token of the last 10 minutes on each transaction that carries one (docs/ddblocal.md,
+// "Why Dynoxide slows down"): after a few thousand transfers each leg pays milliseconds for it. The local stack wraps its
+// functions' AWS SDK HTTP client in a Client; once a response says it comes from Dynoxide (its Server header), the
+// Client takes the token off each TransactWriteItems, forwards the rest, and answers a repeated token itself, as
+// DynamoDB would: the same token with the same items within the window is answered with the first call's answer and
+// writes nothing again; with other items, IdempotentParameterMismatchException; while the first call is still in
+// flight, TransactionInProgressException. A call that failed, or whose answer never came, is not kept: the same token
+// then runs the transaction again (the ledger's conditions answer a leg that had committed). Against any other server
+// (DynamoDB Local, AWS) the Client passes every request through untouched.
+package txtokens
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/transferflow/orchestrator/internal/jsonvalue"
+)
+
+// target is the X-Amz-Target of the one operation whose tokens the Client keeps.
+const target = "DynamoDB_20120810.TransactWriteItems"
+
+// serverPrefix starts the Server header of the responses of a server whose token keeping the Client replaces.
+const serverPrefix = "Dynoxide/"
+
+// Doer sends an HTTP request: an *http.Client, or the AWS SDK's aws.HTTPClient.
+type Doer interface {
+	Do(*http.Request) (*http.Response, error)
+}
+
+// Client is an HTTP client (the AWS SDK's aws.HTTPClient) that keeps TransactWriteItems tokens for a Dynoxide
+// server (see the package comment). The zero value is not usable: build one with New.
+type Client struct {
+	base   Doer
+	window time.Duration
+	now    func() time.Time
+	armed  atomic.Bool
+
+	mu     sync.Mutex
+	tokens map[string]*entry
+	queue  []*entry // the finished entries in the order they finished: the oldest first
+	head   int      // queue[:head] have left the window
+}
+
+// entry is one token's call: in flight until done, then its answer's body until it leaves the window. Entries are
+// kept small (about 150 bytes with the answer "{}"): a sustained load holds tens of thousands of them.
+type entry struct {
+	token  string
+	digest [sha256.Size]byte
+	done   bool
+	at     time.Time // when the call finished
+	body   []byte
+}
+
+// emptyObject is the body of most answers to TransactWriteItems, shared by their entries.
+var emptyObject = []byte("{}")
+
+// New returns a Client over base that keeps each token for window after its call finished (DynamoDB keeps them
+// for 10 minutes; a client that reuses a token only within one call, as the AWS SDK and the ledger do, needs no more
+// than that call's longest duration). now is the clock (time.Now when nil).
+func New(base Doer, window time.Duration, now func() time.Time) *Client {
+	if now == nil {
+		now = time.Now
+	}
+	return &Client{base: base, window: window, now: now, tokens: map[string]*entry{}}
+}
+
+// Keeping reports whether the Client has seen a Dynoxide answer and so keeps the tokens itself.
+func (t *Client) Keeping() bool { return t.armed.Load() }
+
+// Kept is how many tokens the Client holds: calls in flight and finished calls within the window.
+func (t *Client) Kept() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.evict(t.now())
+	return len(t.tokens)
+}
+
+// Do sends req, or answers it from the tokens kept.
+func (t *Client) Do(req *http.Request) (*http.Response, error) {
+	if !t.armed.Load() || req.Header.Get("X-Amz-Target") != target || req.Body == nil {
+		return t.pass(req)
+	}
+	body, err := io.ReadAll(req.Body)
+	_ = req.Body.Close()
+	if err != nil {
+		return nil, fmt.Errorf("txtokens: reading the request: %w", err)
+	}
+	token, stripped, digest, ok := split(body)
+	if !ok {
+		return t.pass(withBody(req, body))
+	}
+
+	t.mu.Lock()
+	t.evict(t.now())
+	if e, found := t.tokens[token]; found {
+		t.mu.Unlock()
+		switch {
+		case e.digest != digest:
+			return refusal(req, "IdempotentParameterMismatchException",
+				"ClientRequestToken "+strconv.Quote(token)+" was used with other parameters"), nil
+		case !e.done:
+			return refusal(req, "TransactionInProgressException",
+				"The transaction with the given request token is already in progress."), nil
+		}
+		return e.replay(req), nil
+	}
+	e := &entry{token: token, digest: digest}
+	t.tokens[token] = e
+	t.mu.Unlock()
+
+	resp, err := t.base.Do(withBody(req, stripped))
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.forget(e)
+		return resp, err
+	}
+	answer, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if err != nil {
+		t.forget(e)
+		return nil, fmt.Errorf("txtokens: reading the answer: %w", err)
+	}
+	kept := emptyObject
+	if !bytes.Equal(answer, emptyObject) {
+		kept = bytes.Clone(answer)
+	}
+	t.mu.Lock()
+	e.done, e.at, e.body = true, t.now(), kept
+	t.queue = append(t.queue, e)
+	t.mu.Unlock()
+	resp.Body = io.NopCloser(bytes.NewReader(answer))
+	return resp, nil
+}
+
+// pass sends req on unchanged and arms the Client when the answer comes from Dynoxide.
+func (t *Client) pass(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.Do(req)
+	if err == nil && !t.armed.Load() && strings.HasPrefix(resp.Header.Get("Server"), serverPrefix) {
+		t.armed.Store(true)
+	}
+	return resp, err
+}
+
+// forget drops the entry of a call that failed or whose answer never came.
+func (t *Client) forget(e *entry) {
+	t.mu.Lock()
+	if t.tokens[e.token] == e {
+		delete(t.tokens, e.token)
+	}
+	t.mu.Unlock()
+}
+
+// evict drops the finished entries older than the window. t.mu is held.
+func (t *Client) evict(now time.Time) {
+	for t.head < len(t.queue) && now.Sub(t.queue[t.head].at) >= t.window {
+		e := t.queue[t.head]
+		t.queue[t.head] = nil
+		t.head++
+		if t.tokens[e.token] == e {
+			delete(t.tokens, e.token)
+		}
+	}
+	if t.head > 1024 && t.head*2 > len(t.queue) {
+		t.queue = slices.Clone(t.queue[t.head:])
+		t.head = 0
+	}
+}
+
+// replay is the answer of a repeated call: the first call's body.
+func (e *entry) replay(req *http.Request) *http.Response {
+	return response(req, http.StatusOK, e.body)
+}
+
+// refusal is an error answer in DynamoDB's JSON protocol.
+func refusal(req *http.Request, errType, message string) *http.Response {
+	body, _ := json.Marshal(map[string]string{"__type": "com.amazonaws.dynamodb.v20120810#" + errType, "message": message})
+	return response(req, http.StatusBadRequest, body)
+}
+
+// response is an answer in DynamoDB's JSON protocol, with the CRC32 header the AWS SDK checks.
+func response(req *http.Request, status int, body []byte) *http.Response {
+	h := http.Header{}
+	h.Set("Content-Type", "application/x-amz-json-1.0")
+	h.Set("X-Amz-Crc32", strconv.FormatUint(uint64(crc32.ChecksumIEEE(body)), 10))
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	return &http.Response{
+		Status: strconv.Itoa(status) + " " + http.StatusText(status), StatusCode: status,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: h, Body: io.NopCloser(bytes.NewReader(body)), ContentLength: int64(len(body)), Request: req,
+	}
+}
+
+// withBody is req with body as its body.
+func withBody(req *http.Request, body []byte) *http.Request {
+	r := req.Clone(req.Context())
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	r.ContentLength = int64(len(body))
+	r.Header.Set("Content-Length", strconv.Itoa(len(body)))
+	return r
+}
+
+// split parses a TransactWriteItems request: its token, the request without it, and a digest of the rest that does
+// not depend on the order of object members (the AWS SDK writes maps, such as ExpressionAttributeValues, in Go's
+// random map order). ok is false when the request carries no token or cannot be read (the server then answers it).
+func split(body []byte) (token string, stripped []byte, digest [sha256.Size]byte, ok bool) {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(body, &fields) != nil {
+		return "", nil, digest, false
+	}
+	raw, found := fields["ClientRequestToken"]
+	if !found || json.Unmarshal(raw, &token) != nil || token == "" {
+		return "", nil, digest, false
+	}
+	delete(fields, "ClientRequestToken")
+	stripped, err := json.Marshal(fields)
+	if err != nil {
+		return "", nil, digest, false
+	}
+	// DynamoDB compares the parameters of the request, not the answer's options: only the items decide.
+	v, err := jsonvalue.Decode(fields["TransactItems"])
+	if err != nil {
+		return "", nil, digest, false
+	}
+	return token, stripped, sha256.Sum256(canonical(nil, v)), true
+}
+
+// canonical appends v to b as JSON with every object's members sorted by name.
+func canonical(b []byte, v any) []byte {
+	switch x := v.(type) {
+	case *jsonvalue.Object:
+		keys := x.Keys()
+		order := make([]int, len(keys))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortFunc(order, func(i, j int) int { return strings.Compare(keys[i], keys[j]) })
+		b = append(b, '{')
+		for n, i := range order {
+			if n > 0 {
+				b = append(b, ',')
+			}
+			b = jsonvalue.AppendString(b, keys[i])
+			b = append(b, ':')
+			b = canonical(b, x.Values()[i])
+		}
+		return append(b, '}')
+	case []any:
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = canonical(b, e)
+		}
+		return append(b, ']')
+	default:
+		out, err := jsonvalue.Append(b, v)
+		if err != nil {
+			return append(b, fmt.Sprint(v)...)
+		}
+		return out
+	}
+}
