@@ -438,3 +438,28 @@ func TestHistoryPastTheCap(t *testing.T) {
 		t.Errorf("trail of the kept execution: %v", events)
 	}
 }
+
+// TestStackKeepsTheTokensOnlyForDynoxide: on Dynoxide the stack keeps the TransactWriteItems idempotency tokens
+// itself (internal/txtokens, docs/ddblocal.md) and says so at start-up; on DynamoDB Local (TEST_DYNAMODB) it leaves
+// them to the server. Either way a transfer completes and moves the money once.
+func TestStackKeepsTheTokensOnlyForDynoxide(t *testing.T) {
+	s := startStack(t)
+	store, err := ddblocal.TestStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keeps := strings.Contains(s.stderr.String(), "the stack keeps the TransactWriteItems idempotency tokens")
+	if want := store == ddblocal.Dynoxide; keeps != want {
+		t.Fatalf("on %s the stack keeps the tokens: %v, want %v\n%s", store, keeps, want, tail(s.stderr.String(), 2000))
+	}
+	r := s.submit("e2e-tokens", transferBody("acc-alice", "acc-bob", 700, "EUR"))
+	if r.Status != http.StatusAccepted {
+		t.Fatalf("submit: %d %s", r.Status, r.RawBody)
+	}
+	if tr := s.waitTerminal(r.Body["transferId"].(string), settle); tr["status"] != "COMPLETED" {
+		t.Fatalf("transfer = %v", tr)
+	}
+	if a, b := s.balance("acc-alice"), s.balance("acc-bob"); a != 100000-700 || b != 5000+700 {
+		t.Errorf("balances alice %d bob %d", a, b)
+	}
+}

@@ -50,23 +50,31 @@ type Client struct {
 	now    func() time.Time
 	armed  atomic.Bool
 
-	mu     sync.Mutex
-	tokens map[string]*entry
-	queue  []*entry // the finished entries in the order they finished: the oldest first
-	head   int      // queue[:head] have left the window
+	mu       sync.Mutex
+	inflight map[key]digest // the calls sent and not answered yet
+	done     map[key]done   // the calls that succeeded within the window
+	bodies   map[key][]byte // the answers of those that were not "{}" (rare: asked for capacity or metrics)
+	queue    []queued       // the done calls in the order they finished: the oldest first
+	head     int            // queue[:head] have left the window
 }
 
-// entry is one token's call: in flight until done, then its answer's body until it leaves the window. Entries are
-// kept small (about 150 bytes with the answer "{}"): a sustained load holds tens of thousands of them.
-type entry struct {
-	token  string
-	digest [sha256.Size]byte
-	done   bool
-	at     time.Time // when the call finished
-	body   []byte
-}
+// A sustained load holds tens of thousands of tokens, so what is kept of each is small (about 100 bytes) and holds
+// no pointers (the garbage collector does not scan it): a token and the request's items are kept as 128-bit
+// prefixes of their SHA-256, and the answer only when it is not "{}".
+type (
+	key    [16]byte // of the token
+	digest [16]byte // of the request's items, in canonical form
+	done   struct {
+		digest digest
+		at     int64 // when the call finished, in Unix nanoseconds
+	}
+	queued struct {
+		key key
+		at  int64
+	}
+)
 
-// emptyObject is the body of most answers to TransactWriteItems, shared by their entries.
+// emptyObject is the body of most answers to TransactWriteItems.
 var emptyObject = []byte("{}")
 
 // New returns a Client over base that keeps each token for window after its call finished (DynamoDB keeps them
@@ -76,7 +84,8 @@ func New(base Doer, window time.Duration, now func() time.Time) *Client {
 	if now == nil {
 		now = time.Now
 	}
-	return &Client{base: base, window: window, now: now, tokens: map[string]*entry{}}
+	return &Client{base: base, window: window, now: now,
+		inflight: map[key]digest{}, done: map[key]done{}, bodies: map[key][]byte{}}
 }
 
 // Keeping reports whether the Client has seen a Dynoxide answer and so keeps the tokens itself.
@@ -86,8 +95,8 @@ func (t *Client) Keeping() bool { return t.armed.Load() }
 func (t *Client) Kept() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.evict(t.now())
-	return len(t.tokens)
+	t.evict(t.now().UnixNano())
+	return len(t.inflight) + len(t.done)
 }
 
 // Do sends req, or answers it from the tokens kept.
@@ -100,47 +109,55 @@ func (t *Client) Do(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, fmt.Errorf("txtokens: reading the request: %w", err)
 	}
-	token, stripped, digest, ok := split(body)
+	token, stripped, items, ok := split(body)
 	if !ok {
 		return t.pass(withBody(req, body))
 	}
+	sum := sha256.Sum256([]byte(token))
+	k := key(sum[:16])
 
 	t.mu.Lock()
-	t.evict(t.now())
-	if e, found := t.tokens[token]; found {
+	t.evict(t.now().UnixNano())
+	if d, found := t.done[k]; found {
+		answer := t.bodies[k]
 		t.mu.Unlock()
-		switch {
-		case e.digest != digest:
-			return refusal(req, "IdempotentParameterMismatchException",
-				"ClientRequestToken "+strconv.Quote(token)+" was used with other parameters"), nil
-		case !e.done:
-			return refusal(req, "TransactionInProgressException",
-				"The transaction with the given request token is already in progress."), nil
+		if d.digest != items {
+			return mismatch(req, token), nil
 		}
-		return e.replay(req), nil
+		if answer == nil {
+			answer = emptyObject
+		}
+		return response(req, http.StatusOK, answer), nil
 	}
-	e := &entry{token: token, digest: digest}
-	t.tokens[token] = e
+	if d, found := t.inflight[k]; found {
+		t.mu.Unlock()
+		if d != items {
+			return mismatch(req, token), nil
+		}
+		return refusal(req, "TransactionInProgressException", "The transaction with the given request token is already in progress."), nil
+	}
+	t.inflight[k] = items
 	t.mu.Unlock()
 
 	resp, err := t.base.Do(withBody(req, stripped))
 	if err != nil || resp.StatusCode != http.StatusOK {
-		t.forget(e)
+		t.forget(k)
 		return resp, err
 	}
 	answer, err := io.ReadAll(resp.Body)
 	_ = resp.Body.Close()
 	if err != nil {
-		t.forget(e)
+		t.forget(k)
 		return nil, fmt.Errorf("txtokens: reading the answer: %w", err)
 	}
-	kept := emptyObject
-	if !bytes.Equal(answer, emptyObject) {
-		kept = bytes.Clone(answer)
-	}
 	t.mu.Lock()
-	e.done, e.at, e.body = true, t.now(), kept
-	t.queue = append(t.queue, e)
+	delete(t.inflight, k)
+	at := t.now().UnixNano()
+	t.done[k] = done{digest: items, at: at}
+	if !bytes.Equal(answer, emptyObject) {
+		t.bodies[k] = bytes.Clone(answer)
+	}
+	t.queue = append(t.queue, queued{key: k, at: at})
 	t.mu.Unlock()
 	resp.Body = io.NopCloser(bytes.NewReader(answer))
 	return resp, nil
@@ -155,23 +172,22 @@ func (t *Client) pass(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// forget drops the entry of a call that failed or whose answer never came.
-func (t *Client) forget(e *entry) {
+// forget drops the token of a call that failed or whose answer never came.
+func (t *Client) forget(k key) {
 	t.mu.Lock()
-	if t.tokens[e.token] == e {
-		delete(t.tokens, e.token)
-	}
+	delete(t.inflight, k)
 	t.mu.Unlock()
 }
 
-// evict drops the finished entries older than the window. t.mu is held.
-func (t *Client) evict(now time.Time) {
-	for t.head < len(t.queue) && now.Sub(t.queue[t.head].at) >= t.window {
-		e := t.queue[t.head]
-		t.queue[t.head] = nil
+// evict drops the finished calls older than the window, amortised O(1) per call: the queue is in the order they
+// finished, so the expired ones are at its front. t.mu is held.
+func (t *Client) evict(now int64) {
+	for t.head < len(t.queue) && time.Duration(now-t.queue[t.head].at) >= t.window {
+		q := t.queue[t.head]
 		t.head++
-		if t.tokens[e.token] == e {
-			delete(t.tokens, e.token)
+		if d, ok := t.done[q.key]; ok && d.at == q.at { // not a later call with the same token
+			delete(t.done, q.key)
+			delete(t.bodies, q.key)
 		}
 	}
 	if t.head > 1024 && t.head*2 > len(t.queue) {
@@ -180,9 +196,9 @@ func (t *Client) evict(now time.Time) {
 	}
 }
 
-// replay is the answer of a repeated call: the first call's body.
-func (e *entry) replay(req *http.Request) *http.Response {
-	return response(req, http.StatusOK, e.body)
+// mismatch is DynamoDB's answer to a token used again with other items.
+func mismatch(req *http.Request, token string) *http.Response {
+	return refusal(req, "IdempotentParameterMismatchException", "ClientRequestToken "+strconv.Quote(token)+" was used with other parameters")
 }
 
 // refusal is an error answer in DynamoDB's JSON protocol.
@@ -217,26 +233,27 @@ func withBody(req *http.Request, body []byte) *http.Request {
 // split parses a TransactWriteItems request: its token, the request without it, and a digest of the rest that does
 // not depend on the order of object members (the AWS SDK writes maps, such as ExpressionAttributeValues, in Go's
 // random map order). ok is false when the request carries no token or cannot be read (the server then answers it).
-func split(body []byte) (token string, stripped []byte, digest [sha256.Size]byte, ok bool) {
+func split(body []byte) (token string, stripped []byte, items digest, ok bool) {
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(body, &fields) != nil {
-		return "", nil, digest, false
+		return "", nil, items, false
 	}
 	raw, found := fields["ClientRequestToken"]
 	if !found || json.Unmarshal(raw, &token) != nil || token == "" {
-		return "", nil, digest, false
+		return "", nil, items, false
 	}
 	delete(fields, "ClientRequestToken")
 	stripped, err := json.Marshal(fields)
 	if err != nil {
-		return "", nil, digest, false
+		return "", nil, items, false
 	}
 	// DynamoDB compares the parameters of the request, not the answer's options: only the items decide.
 	v, err := jsonvalue.Decode(fields["TransactItems"])
 	if err != nil {
-		return "", nil, digest, false
+		return "", nil, items, false
 	}
-	return token, stripped, sha256.Sum256(canonical(nil, v)), true
+	sum := sha256.Sum256(canonical(nil, v))
+	return token, stripped, digest(sum[:16]), true
 }
 
 // canonical appends v to b as JSON with every object's members sorted by name.

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"hash/crc32"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -31,6 +33,9 @@ type recorder struct {
 func (r *recorder) Do(req *http.Request) (*http.Response, error) {
 	if req.Header.Get("X-Amz-Target") == target {
 		b, _ := io.ReadAll(req.Body)
+		if int64(len(b)) != req.ContentLength {
+			return nil, fmt.Errorf("recorder: a body of %d bytes sent with Content-Length %d", len(b), req.ContentLength)
+		}
 		req.Body = io.NopCloser(bytes.NewReader(b))
 		r.mu.Lock()
 		r.sent = append(r.sent, b)
@@ -281,15 +286,21 @@ func TestTokenInFlight(t *testing.T) {
 		}
 		first <- err
 	}()
-	<-arrived
+	select {
+	case <-arrived:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first call never reached the server")
+	}
 	resp, err := send()
 	if err != nil {
 		t.Fatal(err)
 	}
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "#TransactionInProgressException") {
+		close(release)
 		t.Fatalf("the same token in flight: %d %s", resp.StatusCode, body)
 	}
+	checkCRC(t, resp, body)
 	close(release)
 	if err := <-first; err != nil {
 		t.Fatal(err)
@@ -301,5 +312,173 @@ func TestTokenInFlight(t *testing.T) {
 	body, _ = io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusOK || string(body) != "{}" || calls != 1 {
 		t.Fatalf("the same token after the call: %d %s, %d calls reached the server", resp.StatusCode, body, calls)
+	}
+	checkCRC(t, resp, body)
+}
+
+// checkCRC fails the test unless resp carries the X-Amz-Crc32 of body, which the AWS SDK checks on DynamoDB's
+// answers.
+func checkCRC(t *testing.T, resp *http.Response, body []byte) {
+	t.Helper()
+	if got, want := resp.Header.Get("X-Amz-Crc32"), strconv.FormatUint(uint64(crc32.ChecksumIEEE(body)), 10); got != want {
+		t.Errorf("X-Amz-Crc32 %q, want %q for %s", got, want, body)
+	}
+}
+
+// fakeDynoxide is a server that answers as Dynoxide (its Server header) with answer for each TransactWriteItems,
+// counting them.
+type fakeDynoxide struct {
+	srv    *httptest.Server
+	mu     sync.Mutex
+	calls  int
+	answer func(w http.ResponseWriter) // nil: 200 {}
+}
+
+func newFakeDynoxide(t *testing.T, server string) *fakeDynoxide {
+	f := &fakeDynoxide{}
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if server != "" {
+			w.Header().Set("Server", server)
+		}
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		if r.Header.Get("X-Amz-Target") == target {
+			f.mu.Lock()
+			f.calls++
+			answer := f.answer
+			f.mu.Unlock()
+			if answer != nil {
+				answer(w)
+				return
+			}
+		}
+		_, _ = io.WriteString(w, "{}")
+	}))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func (f *fakeDynoxide) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls
+}
+
+func (f *fakeDynoxide) setAnswer(a func(w http.ResponseWriter)) {
+	f.mu.Lock()
+	f.answer = a
+	f.mu.Unlock()
+}
+
+// call sends one TransactWriteItems with token through c and returns its status (0 for a transport error).
+func call(t *testing.T, c *Client, url, token string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"ClientRequestToken":"`+token+`","TransactItems":[{"Put":{"TableName":"x","Item":{"pk":{"S":"1"}}}}]}`))
+	req.Header.Set("X-Amz-Target", target)
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	return resp.StatusCode
+}
+
+// arm sends c one request that is not a transaction, so that it sees the server's Server header.
+func arm(t *testing.T, c *Client, url string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{}`))
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+}
+
+// TestOnlyDynoxideArmsTheClient: a server that does not say it is Dynoxide gets every token (it keeps its own).
+func TestOnlyDynoxideArmsTheClient(t *testing.T) {
+	f := newFakeDynoxide(t, "Jetty(9.4.57)")
+	c := New(f.srv.Client(), time.Minute, nil)
+	arm(t, c, f.srv.URL)
+	for range 2 {
+		if code := call(t, c, f.srv.URL, "t"); code != http.StatusOK {
+			t.Fatalf("status %d", code)
+		}
+	}
+	if c.Keeping() || f.count() != 2 || c.Kept() != 0 {
+		t.Fatalf("keeping %v, %d calls reached the server, %d kept: want false, 2, 0", c.Keeping(), f.count(), c.Kept())
+	}
+}
+
+// TestCallsWithoutASuccessAreNotKept: a call answered with a server error, or with no answer at all (the connection
+// dropped), leaves its token free, so the same token is sent on again, not refused as in flight.
+func TestCallsWithoutASuccessAreNotKept(t *testing.T) {
+	f := newFakeDynoxide(t, "Dynoxide/1.2.1")
+	c := New(f.srv.Client(), time.Minute, nil)
+	arm(t, c, f.srv.URL)
+	f.setAnswer(func(w http.ResponseWriter) {
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = io.WriteString(w, `{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError","message":"boom"}`)
+	})
+	if code := call(t, c, f.srv.URL, "t"); code != http.StatusInternalServerError {
+		t.Fatalf("status %d, want 500", code)
+	}
+	f.setAnswer(func(w http.ResponseWriter) {
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			_ = conn.Close()
+		}
+	})
+	if code := call(t, c, f.srv.URL, "t"); code != 0 {
+		t.Fatalf("status %d, want a transport error", code)
+	}
+	if n := c.Kept(); n != 0 {
+		t.Fatalf("%d tokens kept after calls without a success", n)
+	}
+	f.setAnswer(nil)
+	if code := call(t, c, f.srv.URL, "t"); code != http.StatusOK {
+		t.Fatalf("status %d, want 200", code)
+	}
+	if n := f.count(); n != 3 {
+		t.Fatalf("%d calls reached the server, want 3", n)
+	}
+	if code := call(t, c, f.srv.URL, "t"); code != http.StatusOK || f.count() != 3 {
+		t.Fatalf("the repeat after a success: status %d, %d calls reached the server (want 200, 3)", code, f.count())
+	}
+}
+
+// TestManyTokensThroughTheWindow: past the queue's compaction (1,024 expired entries), tokens within the window are
+// still answered from the Client and those past it are sent again.
+func TestManyTokensThroughTheWindow(t *testing.T) {
+	f := newFakeDynoxide(t, "Dynoxide/1.2.1")
+	clk := &clock{now: time.Unix(1_800_000_000, 0)}
+	c := New(f.srv.Client(), 100*time.Second, clk.Now)
+	arm(t, c, f.srv.URL)
+	const n = 3000
+	for i := range n {
+		if code := call(t, c, f.srv.URL, "t"+strconv.Itoa(i)); code != http.StatusOK {
+			t.Fatalf("token %d: status %d", i, code)
+		}
+		clk.add(100 * time.Millisecond) // call i finished at i/10 s
+	}
+	// Now is 300 s: calls 0 to 2000 finished 100 s ago or more.
+	if k := c.Kept(); k != n-2001 {
+		t.Fatalf("kept %d, want %d", k, n-2001)
+	}
+	before := f.count()
+	for _, i := range []int{2001, 2500, n - 1} {
+		if code := call(t, c, f.srv.URL, "t"+strconv.Itoa(i)); code != http.StatusOK {
+			t.Fatalf("token %d again: status %d", i, code)
+		}
+	}
+	if f.count() != before {
+		t.Fatalf("%d repeats within the window reached the server", f.count()-before)
+	}
+	for _, i := range []int{0, 1500, 2000} {
+		if code := call(t, c, f.srv.URL, "t"+strconv.Itoa(i)); code != http.StatusOK {
+			t.Fatalf("token %d again: status %d", i, code)
+		}
+	}
+	if f.count() != before+3 {
+		t.Fatalf("%d of 3 repeats past the window reached the server", f.count()-before)
 	}
 }
