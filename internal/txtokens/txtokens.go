@@ -15,10 +15,10 @@ package txtokens
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
+	"hash/maphash"
 	"io"
 	"net/http"
 	"slices"
@@ -27,8 +27,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/transferflow/orchestrator/internal/jsonvalue"
 )
 
 // target is the X-Amz-Target of the one operation whose tokens the Client keeps.
@@ -58,12 +56,13 @@ type Client struct {
 	head     int            // queue[:head] have left the window
 }
 
-// A sustained load holds tens of thousands of tokens, so what is kept of each is small (about 100 bytes) and holds
-// no pointers (the garbage collector does not scan it): a token and the request's items are kept as 128-bit
-// prefixes of their SHA-256, and the answer only when it is not "{}".
+// A sustained load holds tens of thousands of tokens, so what is kept of each is small (about 60 bytes with the
+// maps' and the queue's room) and holds no pointers (the garbage collector does not scan it): a token and the
+// request's items are kept as 64-bit hashes (maphash, keyed per process; two tokens alike in 64 bits among the tens
+// of thousands kept are a chance of about 1 in 10^10), and the answer only when it is not "{}".
 type (
-	key    [16]byte // of the token
-	digest [16]byte // of the request's items, in canonical form
+	key    uint64 // a hash of the token
+	digest uint64 // a hash of the request's items, whatever the order of the members of their objects
 	done   struct {
 		digest digest
 		at     int64 // when the call finished, in Unix nanoseconds
@@ -113,8 +112,7 @@ func (t *Client) Do(req *http.Request) (*http.Response, error) {
 	if !ok {
 		return t.pass(withBody(req, body))
 	}
-	sum := sha256.Sum256([]byte(token))
-	k := key(sum[:16])
+	k := key(maphash.String(seed, token))
 
 	t.mu.Lock()
 	t.evict(t.now().UnixNano())
@@ -228,68 +226,4 @@ func withBody(req *http.Request, body []byte) *http.Request {
 	r.ContentLength = int64(len(body))
 	r.Header.Set("Content-Length", strconv.Itoa(len(body)))
 	return r
-}
-
-// split parses a TransactWriteItems request: its token, the request without it, and a digest of the rest that does
-// not depend on the order of object members (the AWS SDK writes maps, such as ExpressionAttributeValues, in Go's
-// random map order). ok is false when the request carries no token or cannot be read (the server then answers it).
-func split(body []byte) (token string, stripped []byte, items digest, ok bool) {
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(body, &fields) != nil {
-		return "", nil, items, false
-	}
-	raw, found := fields["ClientRequestToken"]
-	if !found || json.Unmarshal(raw, &token) != nil || token == "" {
-		return "", nil, items, false
-	}
-	delete(fields, "ClientRequestToken")
-	stripped, err := json.Marshal(fields)
-	if err != nil {
-		return "", nil, items, false
-	}
-	// DynamoDB compares the parameters of the request, not the answer's options: only the items decide.
-	v, err := jsonvalue.Decode(fields["TransactItems"])
-	if err != nil {
-		return "", nil, items, false
-	}
-	sum := sha256.Sum256(canonical(nil, v))
-	return token, stripped, digest(sum[:16]), true
-}
-
-// canonical appends v to b as JSON with every object's members sorted by name.
-func canonical(b []byte, v any) []byte {
-	switch x := v.(type) {
-	case *jsonvalue.Object:
-		keys := x.Keys()
-		order := make([]int, len(keys))
-		for i := range order {
-			order[i] = i
-		}
-		slices.SortFunc(order, func(i, j int) int { return strings.Compare(keys[i], keys[j]) })
-		b = append(b, '{')
-		for n, i := range order {
-			if n > 0 {
-				b = append(b, ',')
-			}
-			b = jsonvalue.AppendString(b, keys[i])
-			b = append(b, ':')
-			b = canonical(b, x.Values()[i])
-		}
-		return append(b, '}')
-	case []any:
-		b = append(b, '[')
-		for i, e := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = canonical(b, e)
-		}
-		return append(b, ']')
-	default:
-		out, err := jsonvalue.Append(b, v)
-		if err != nil {
-			return append(b, fmt.Sprint(v)...)
-		}
-		return out
-	}
 }
