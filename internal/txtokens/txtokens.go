@@ -3,14 +3,14 @@
 // the tokens it holds.
 //
 // Dynoxide 1.2.1 walks every token of the last 10 minutes on each transaction that carries one (docs/ddblocal.md,
-// "Why Dynoxide slows down"): after a few thousand transfers each leg pays milliseconds for it. The local stack wraps its
-// functions' AWS SDK HTTP client in a Client; once a response says it comes from Dynoxide (its Server header), the
-// Client takes the token off each TransactWriteItems, forwards the rest, and answers a repeated token itself, as
-// DynamoDB would: the same token with the same items within the window is answered with the first call's answer and
-// writes nothing again; with other items, IdempotentParameterMismatchException; while the first call is still in
-// flight, TransactionInProgressException. A call that failed, or whose answer never came, is not kept: the same token
-// then runs the transaction again (the ledger's conditions answer a leg that had committed). Against any other server
-// (DynamoDB Local, AWS) the Client passes every request through untouched.
+// "Dynoxide under the transfer workload"): after a few thousand transfers each leg pays milliseconds for it. The
+// local stack wraps its functions' AWS SDK HTTP client in a Client; once a response says it comes from Dynoxide (its
+// Server header), the Client takes the token off each TransactWriteItems, forwards the rest, and answers a repeated
+// token itself, as DynamoDB would: the same token with the same items within the window is answered with the first
+// call's answer and writes nothing again; with other items, IdempotentParameterMismatchException; while the first
+// call is still in flight, TransactionInProgressException. A call that failed, or whose answer never came, is not
+// kept: the same token then runs the transaction again (the ledger's conditions answer a leg that had committed).
+// Against any other server (DynamoDB Local, AWS) the Client passes every request through untouched.
 package txtokens
 
 import (
