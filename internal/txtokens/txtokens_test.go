@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -50,31 +51,20 @@ func (r *recorder) count() int {
 	return len(r.sent)
 }
 
-// clock is a settable clock.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
+// fakeClock returns a clock that stands still until advanced.
+func fakeClock() (now func() time.Time, advance func(time.Duration)) {
+	var offset atomic.Int64
+	start := time.Unix(1_800_000_000, 0)
+	return func() time.Time { return start.Add(time.Duration(offset.Load())) }, func(d time.Duration) { offset.Add(int64(d)) }
 }
 
 // fixture is a table on the test's DynamoDB server and a client whose HTTP client is a Client over a recorder.
 type fixture struct {
-	store string
-	db    *dynamodb.Client
-	keep  *Client
-	rec   *recorder
-	clock *clock
+	store   string
+	db      *dynamodb.Client
+	keep    *Client
+	rec     *recorder
+	advance func(time.Duration)
 }
 
 const table = "tokens"
@@ -83,9 +73,10 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	srv := ddblocal.StartT(t)
 	store, _ := ddblocal.TestStore()
-	f := &fixture{store: store, clock: &clock{now: time.Unix(1_800_000_000, 0)}}
+	now, advance := fakeClock()
+	f := &fixture{store: store, advance: advance}
 	f.rec = &recorder{base: http.DefaultClient}
-	f.keep = New(f.rec, time.Minute, f.clock.Now)
+	f.keep = New(f.rec, time.Minute, now)
 	f.db = dynamodb.New(dynamodb.Options{
 		Region: "us-east-1", BaseEndpoint: aws.String(srv.URL), HTTPClient: f.keep,
 		Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""), RetryMaxAttempts: 1,
@@ -227,7 +218,7 @@ func TestTokensLeaveAfterTheWindow(t *testing.T) {
 		if _, err := f.db.TransactWriteItems(ctx, add("c", 1, 1000, "token-"+strconv.Itoa(i))); err != nil {
 			t.Fatal(err)
 		}
-		f.clock.add(2 * time.Second)
+		f.advance(2 * time.Second)
 	}
 	// Call i finished at 2i s and it is now 100 s: calls 0 to 20 finished a minute ago or more and left; 29 remain.
 	if n := f.keep.Kept(); n != 29 {
@@ -242,7 +233,7 @@ func TestTokensLeaveAfterTheWindow(t *testing.T) {
 	if got := f.counter(t, "c"); got != 51 {
 		t.Errorf("counter %d, want 51: token-0 runs again after the window, token-49 within it does not", got)
 	}
-	f.clock.add(2 * time.Minute)
+	f.advance(2 * time.Minute)
 	if n := f.keep.Kept(); n != 0 {
 		t.Errorf("kept %d tokens two minutes after the last call, want 0", n)
 	}
@@ -450,15 +441,15 @@ func TestCallsWithoutASuccessAreNotKept(t *testing.T) {
 // still answered from the Client and those past it are sent again.
 func TestManyTokensThroughTheWindow(t *testing.T) {
 	f := newFakeDynoxide(t, "Dynoxide/1.2.1")
-	clk := &clock{now: time.Unix(1_800_000_000, 0)}
-	c := New(f.srv.Client(), 100*time.Second, clk.Now)
+	now, advance := fakeClock()
+	c := New(f.srv.Client(), 100*time.Second, now)
 	arm(t, c, f.srv.URL)
 	const n = 3000
 	for i := range n {
 		if code := call(t, c, f.srv.URL, "t"+strconv.Itoa(i)); code != http.StatusOK {
 			t.Fatalf("token %d: status %d", i, code)
 		}
-		clk.add(100 * time.Millisecond) // call i finished at i/10 s
+		advance(100 * time.Millisecond) // call i finished at i/10 s
 	}
 	// Now is 300 s: calls 0 to 2000 finished 100 s ago or more.
 	if k := c.Kept(); k != n-2001 {
