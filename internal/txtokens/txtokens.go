@@ -46,6 +46,7 @@ type Client struct {
 	base   Doer
 	window time.Duration
 	now    func() time.Time
+	start  time.Time // times are kept as durations since then, on the monotonic clock
 	armed  atomic.Bool
 
 	mu       sync.Mutex
@@ -65,11 +66,11 @@ type (
 	digest uint64 // a hash of the request's items, whatever the order of the members of their objects
 	done   struct {
 		digest digest
-		at     int64 // when the call finished, in Unix nanoseconds
+		at     time.Duration // when the call finished, since the Client's start
 	}
 	queued struct {
 		key key
-		at  int64
+		at  time.Duration
 	}
 )
 
@@ -83,7 +84,7 @@ func New(base Doer, window time.Duration, now func() time.Time) *Client {
 	if now == nil {
 		now = time.Now
 	}
-	return &Client{base: base, window: window, now: now,
+	return &Client{base: base, window: window, now: now, start: now(),
 		inflight: map[key]digest{}, done: map[key]done{}, bodies: map[key][]byte{}}
 }
 
@@ -94,7 +95,7 @@ func (t *Client) Keeping() bool { return t.armed.Load() }
 func (t *Client) Kept() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.evict(t.now().UnixNano())
+	t.evict(t.since())
 	return len(t.inflight) + len(t.done)
 }
 
@@ -115,7 +116,7 @@ func (t *Client) Do(req *http.Request) (*http.Response, error) {
 	k := key(maphash.String(seed, token))
 
 	t.mu.Lock()
-	t.evict(t.now().UnixNano())
+	t.evict(t.since())
 	if d, found := t.done[k]; found {
 		answer := t.bodies[k]
 		t.mu.Unlock()
@@ -150,7 +151,7 @@ func (t *Client) Do(req *http.Request) (*http.Response, error) {
 	}
 	t.mu.Lock()
 	delete(t.inflight, k)
-	at := t.now().UnixNano()
+	at := t.since()
 	t.done[k] = done{digest: items, at: at}
 	if !bytes.Equal(answer, emptyObject) {
 		t.bodies[k] = bytes.Clone(answer)
@@ -170,6 +171,9 @@ func (t *Client) pass(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
+// since is the time since the Client's start (a wall clock set back or forward moves nothing).
+func (t *Client) since() time.Duration { return t.now().Sub(t.start) }
+
 // forget drops the token of a call that failed or whose answer never came.
 func (t *Client) forget(k key) {
 	t.mu.Lock()
@@ -179,8 +183,8 @@ func (t *Client) forget(k key) {
 
 // evict drops the finished calls older than the window, amortised O(1) per call: the queue is in the order they
 // finished, so the expired ones are at its front. t.mu is held.
-func (t *Client) evict(now int64) {
-	for t.head < len(t.queue) && time.Duration(now-t.queue[t.head].at) >= t.window {
+func (t *Client) evict(now time.Duration) {
+	for t.head < len(t.queue) && now-t.queue[t.head].at >= t.window {
 		q := t.queue[t.head]
 		t.head++
 		if d, ok := t.done[q.key]; ok && d.at == q.at { // not a later call with the same token
