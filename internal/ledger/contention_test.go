@@ -222,8 +222,9 @@ func TestBusinessOutcomesAreNotRetried(t *testing.T) {
 	}
 }
 
-// TestOutcomesWithoutImages: a server that sends no ALL_OLD images still gets each account outcome right (the
-// ledger reads the account, on the refused leg only).
+// TestOutcomesWithoutImages: a server that sends no ALL_OLD images still gets each account and record outcome right
+// (the ledger reads the account or the record, on the refused leg only): a CREDIT before its DEBIT must not pass for
+// a missing record, the answer an empty record image would give.
 func TestOutcomesWithoutImages(t *testing.T) {
 	e := newEnv(t)
 	e.account(t, "src", "EUR", 100)
@@ -254,5 +255,44 @@ func TestOutcomesWithoutImages(t *testing.T) {
 	}
 	if b := e.balance(t, "src"); b != 100 {
 		t.Errorf("balance = %d, want 100", b)
+	}
+
+	// The record's outcomes: each leg below is refused by the record's condition alone.
+	early := e.transfer(t, "src", "dst", 5, "EUR")
+	if _, _, err := l.ApplyLeg(ctx, leg(early, ledger.LegCredit, "dst", 5), t0); !errors.Is(err, ledger.ErrDebitNotApplied) {
+		t.Errorf("CREDIT before the DEBIT: %v, want ErrDebitNotApplied", err)
+	}
+	if _, _, err := l.ApplyLeg(ctx, leg(early, ledger.LegDebit, "src", 6), t0); !errors.Is(err, ledger.ErrLegMismatch) {
+		t.Errorf("DEBIT of another amount: %v, want ErrLegMismatch", err)
+	}
+	refunded := e.transfer(t, "src", "dst", 5, "EUR")
+	for _, r := range []ledger.LegRequest{leg(refunded, ledger.LegDebit, "src", 5), leg(refunded, ledger.LegRefund, "src", 5)} {
+		if _, _, err := e.ledger.ApplyLeg(ctx, r, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := l.ApplyLeg(ctx, leg(refunded, ledger.LegCredit, "dst", 5), t0); !errors.Is(err, ledger.ErrRefundApplied) {
+		t.Errorf("CREDIT after the REFUND: %v, want ErrRefundApplied", err)
+	}
+	credited := e.transfer(t, "src", "dst", 5, "EUR")
+	settling := leg(credited, ledger.LegCredit, "dst", 5)
+	settling.Settle = true
+	for _, r := range []ledger.LegRequest{leg(credited, ledger.LegDebit, "src", 5), settling} {
+		if _, _, err := e.ledger.ApplyLeg(ctx, r, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := l.ApplyLeg(ctx, leg(credited, ledger.LegRefund, "src", 5), t0); !errors.Is(err, ledger.ErrCreditApplied) {
+		t.Errorf("REFUND after the settling CREDIT: %v, want ErrCreditApplied", err)
+	}
+	gone, err := ledger.NewTransferID(ledger.KeyHash("test", "a key never reserved"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := l.ApplyLeg(ctx, leg(gone, ledger.LegDebit, "src", 5), t0); !errors.Is(err, ledger.ErrTransferNotInProgress) {
+		t.Errorf("no record: %v, want ErrTransferNotInProgress", err)
+	}
+	if b := e.balance(t, "src"); b != 95 {
+		t.Errorf("balance = %d, want 95 (one transfer of 5 completed, one refunded)", b)
 	}
 }

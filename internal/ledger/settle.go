@@ -117,7 +117,11 @@ func (l *Ledger) settle(ctx context.Context, transferID, recordPK, status string
 	failed := func(i int) bool { return i < len(reasons) && aws.ToString(reasons[i].Code) == codeConditionFailed }
 	switch {
 	case failed(0):
-		return fmt.Errorf("%s: %w", what, recordOutcome(LegRequest{TransferID: transferID}, reasons[0].Item))
+		t, found, err := decodeRecordImage(reasons[0].Item)
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		return fmt.Errorf("%s: %w", what, recordOutcome(LegRequest{TransferID: transferID}, t, found))
 	case failed(1):
 		return fmt.Errorf("%s %s: %w", what, status, ErrLedgerDisagrees)
 	}
