@@ -37,6 +37,7 @@ type driver struct {
 	runID string
 	keys  atomic.Int64
 	mem   *memoryWatch
+	cpu   cpuClock
 }
 
 // key returns a new Idempotency-Key of the given four-letter kind; all keys of a run have the same length.
@@ -218,6 +219,7 @@ func (d *driver) closedLoop(ctx context.Context, pass string, accounts []string,
 		start       = time.Now()
 		lastEndedMu sync.Mutex
 		lastEnded   time.Time
+		cpuBefore   = d.cpu.read()
 	)
 	for w := range cell.Concurrency {
 		wg.Go(func() {
@@ -253,12 +255,13 @@ func (d *driver) closedLoop(ctx context.Context, pass string, accounts []string,
 		})
 	}
 	wg.Wait()
+	cpuAfter := d.cpu.read()
 	elapsed := max(lastEnded.Sub(start), 0)
 	o := t.outcomes()
 	c := ClosedCell{
 		Pass: pass, Accounts: len(accounts), Concurrency: cell.Concurrency, Outcomes: o,
 		Seconds: elapsed.Seconds(), CompletedPerSec: perSecond(o.Completed, elapsed), FailureRate: o.FailureRate(),
-		POST: post.summary(), EndToEnd: e2e.summary(),
+		POST: post.summary(), EndToEnd: e2e.summary(), CPU: perTransfer(cpuBefore, cpuAfter, o.Completed),
 	}
 	if accepted := o.Transfers - o.Rejected; accepted > 0 {
 		c.PollsPerTransfer = float64(polls.Load()) / float64(accepted)

@@ -134,6 +134,22 @@ func Report(w io.Writer, r Result) {
 		t.line(fmt.Sprintf("open loop: half the peak of %.0f/s (c=%d, measured again just before; %.0f/s in the closed loop), latencies from each request's scheduled time; POSTs in flight at most: %d",
 			o.PeakPerSec, o.PeakConcurrency, o.ClosedLoopPeakPerSec, o.InFlightMax))
 	}
+	if hasCPU(r.Closed) || r.Open.PeakCPU != nil {
+		t.heading(fmt.Sprintf("CPU PER TRANSFER  (closed loop; ms of user + system time per completed transfer, /proc/PID/stat; ceiling = %d CPUs ÷ total)", b.CPUs))
+		t.add("run", "accounts", "c", "bin/local", "DynamoDB server", "load generator", "total", "cores busy", "ceiling/s", "completed/s")
+		row := func(run, accounts string, c int, u *CPUShare, perSec float64) {
+			t.add(run, accounts, n0(c), f2(u.LocalMs), f2(u.StoreMs), f2(u.GeneratorMs),
+				f2(u.LocalMs+u.StoreMs+u.GeneratorMs), f2(u.Cores), f1(u.CeilingPerSec), f1(perSec))
+		}
+		for _, c := range r.Closed {
+			if c.CPU != nil {
+				row("closed "+c.Pass, n0(c.Accounts), c.Concurrency, c.CPU, c.CompletedPerSec)
+			}
+		}
+		if o := r.Open; o.PeakCPU != nil {
+			row("peak again (before the open loop)", "-", o.PeakConcurrency, o.PeakCPU, o.PeakPerSec)
+		}
+	}
 
 	d := r.DynamoDB
 	t.heading("DYNAMODB  (quiet stack: POST requests counted up to its answer, the workflow's after it; per unit)")
@@ -253,4 +269,14 @@ func WriteJSON(path string, r Result) error {
 		return fmt.Errorf("write result: %w", err)
 	}
 	return nil
+}
+
+// hasCPU reports whether any cell measured its CPU.
+func hasCPU(cells []ClosedCell) bool {
+	for _, c := range cells {
+		if c.CPU != nil {
+			return true
+		}
+	}
+	return false
 }

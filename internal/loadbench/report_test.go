@@ -56,9 +56,16 @@ func TestReportEndsWithTheVerdicts(t *testing.T) {
 	r.Verdicts = Verdicts(r)
 	var b strings.Builder
 	Report(&b, r)
+	if out := b.String(); strings.Contains(out, "CPU PER TRANSFER") {
+		t.Errorf("a result without CPU figures has a CPU section:\n%s", out)
+	}
+	r.Closed[1].CPU = &CPUShare{LocalMs: 2.25, StoreMs: 2.5, GeneratorMs: 0.5, Cores: 1.9, CeilingPerSec: 381}
+	r.Open.PeakCPU = &CPUShare{LocalMs: 2.5, StoreMs: 3.75, GeneratorMs: 0.5, Cores: 1.8, CeilingPerSec: 296.3}
+	b.Reset()
+	Report(&b, r)
 	out := b.String()
 	for _, s := range []string{"THROUGHPUT AND LATENCY", "DYNAMODB", "STORE LIMIT", "MEMORY", "ENGINE", "COST OF 1,000,000 TRANSFERS", "LAMBDA",
-		"$75.00", "note: first note\nnote: second note"} {
+		"$75.00", "note: first note\nnote: second note", "CPU PER TRANSFER", "2.25  ", "5.25  ", "381.0", "peak again (before the open loop)", "6.75  ", "296.3"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("report lacks %q:\n%s", s, out)
 		}

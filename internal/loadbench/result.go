@@ -83,6 +83,25 @@ type ClosedCell struct {
 	EndToEnd Latency `json:"endToEnd"`
 	// PollsPerTransfer is the mean number of GET /transfers/{id} a client needed.
 	PollsPerTransfer float64 `json:"pollsPerTransfer"`
+	// CPU is where the machine's CPU went during the cell, per completed transfer (absent when /proc could not be
+	// read).
+	CPU *CPUShare `json:"cpuPerTransfer,omitempty"`
+}
+
+// CPUShare is the CPU time (user and system, from /proc/PID/stat, in 10 ms ticks) the processes of a closed-loop
+// cell used from its first POST to its end, per completed transfer, in milliseconds. The kernel's own threads (the
+// loopback network's soft interrupts, among others) are counted where the kernel charges them, which is not always
+// to these processes.
+type CPUShare struct {
+	LocalMs float64 `json:"localMs"` // bin/local: the API, the functions and the Step Functions engine
+	// StoreMs is the DynamoDB server's; 0 when it is not the bench's to measure (--dynamodb-endpoint).
+	StoreMs     float64 `json:"storeMs"`
+	GeneratorMs float64 `json:"generatorMs"` // this load generator's (its clients and their polls)
+	// Cores is how many cores the three kept busy on average over the cell.
+	Cores float64 `json:"cores"`
+	// CeilingPerSec is the transfers/s the machine's CPUs could serve at this cost, every core busy with these three
+	// and nothing else: what the cell's throughput cannot exceed on this machine without a cheaper transfer.
+	CeilingPerSec float64 `json:"ceilingPerSec"`
 }
 
 // Burst is the burst without waiting: submission, then the drain of the backlog.
@@ -109,7 +128,9 @@ type OpenLoop struct {
 	ClosedLoopPeakPerSec float64 `json:"closedLoopPeakPerSec"`
 	PeakTransfers        int     `json:"peakTransfers"`
 	PeakBad              int     `json:"peakBad"`
-	OfferedPerSec        float64 `json:"offeredPerSec"`
+	// PeakCPU is where the CPU went in that short closed loop, after everything before it (set with ClosedCell.CPU).
+	PeakCPU       *CPUShare `json:"peakCpuPerTransfer,omitempty"`
+	OfferedPerSec float64   `json:"offeredPerSec"`
 	Outcomes
 	CompletedPerSec float64 `json:"completedPerSec"`
 	// POST and EndToEnd are measured from each request's scheduled time, so a stall delays the schedule of none.

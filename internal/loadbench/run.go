@@ -273,6 +273,7 @@ func (r *run) newDriver(stack *localproc.Process, mem *memoryWatch) *driver {
 		sfn:   newSFN(stack.SFN(), r.hc),
 		runID: r.runID,
 		mem:   mem,
+		cpu:   cpuClock{localPID: stack.PID(), storePID: mem.storePID},
 	}
 }
 
@@ -358,7 +359,7 @@ func (r *run) burstAndOpen(ctx context.Context, d *driver) error {
 		return fmt.Errorf("open loop: %w", err)
 	}
 	o.PeakPerSec, o.PeakConcurrency, o.ClosedLoopPeakPerSec = again.CompletedPerSec, peak.Concurrency, peak.CompletedPerSec
-	o.PeakTransfers, o.PeakBad = again.Transfers, again.Bad()
+	o.PeakTransfers, o.PeakBad, o.PeakCPU = again.Transfers, again.Bad(), again.CPU
 	r.res.Open = o
 	return nil
 }
