@@ -95,7 +95,7 @@ func efficiencyVerdict(r Result) Verdict {
 	if ok {
 		for _, s := range r.Store {
 			if s.Concurrency == peak.Concurrency && s.RequestsPerSec > 0 {
-				v.Figure = fmt.Sprintf("%.2f at c=%d", s.Efficiency, s.Concurrency)
+				v.Figure = fmt.Sprintf("%s at c=%d", beside(s.Efficiency, TargetEfficiency), s.Concurrency)
 				v.Status = status(s.Efficiency >= TargetEfficiency)
 				return v
 			}
@@ -166,4 +166,13 @@ func VerdictLine(vs []Verdict) string {
 		parts[i] = fmt.Sprintf("%s %s %s (target %s)", v.Status, v.Name, v.Figure, v.Target)
 	}
 	return "verdicts: " + strings.Join(parts, " | ")
+}
+
+// beside formats x with two decimals, or three when two would print the target itself for a figure that misses
+// it (0.797 is not "0.80" beside a target of 0.8), so that a figure never reads as the side of the target it is not on.
+func beside(x, target float64) string {
+	if two := fmt.Sprintf("%.2f", x); two != fmt.Sprintf("%.2f", target) || x >= target {
+		return two
+	}
+	return fmt.Sprintf("%.3f", x)
 }

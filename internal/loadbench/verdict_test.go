@@ -40,6 +40,8 @@ func TestVerdicts(t *testing.T) {
 		{name: "five workflow requests", change: func(r *Result) { r.DynamoDB.Workflow.Requests = 5 }, index: 1, status: Fail, figure: "5.00 per transfer"},
 		{name: "efficiency at the many-accounts peak, not the hot pass's", index: 2, status: Pass, figure: "0.85 at c=32"},
 		{name: "low efficiency", change: func(r *Result) { r.Store[1].Efficiency = 0.5 }, index: 2, status: Fail, figure: "0.50 at c=32"},
+		{name: "efficiency just below the target is not printed as the target", change: func(r *Result) { r.Store[1].Efficiency = 0.7971 }, index: 2, status: Fail, figure: "0.797 at c=32"},
+		{name: "efficiency at the target", change: func(r *Result) { r.Store[1].Efficiency = 0.8 }, index: 2, status: Pass, figure: "0.80 at c=32"},
 		{name: "no store test", change: func(r *Result) { r.Store = nil }, index: 2, status: Skip},
 		{name: "POST p99", index: 3, status: Pass, figure: "12.5 ms at 200/s"},
 		{name: "POST p99 too slow", change: func(r *Result) { r.Open.POST.P99 = 25 }, index: 3, status: Fail},
