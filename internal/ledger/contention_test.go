@@ -115,10 +115,11 @@ func TestTransactionConflictIsRetriedWithBackoff(t *testing.T) {
 	}
 }
 
-// TestCreditConflictIsRetried: the same for a CREDIT, whose transaction has 5 items (entry, record, DEBIT exists,
-// REFUND absent, account), and for a DEBIT that names no destination (3 items).
+// TestCreditConflictIsRetried: the same for a CREDIT, whose transaction has 3 items (entry, record, account), with
+// the conflict on the account and on the record (where a concurrent REFUND of the transfer meets it on AWS), and
+// for a DEBIT that names no destination (3 items).
 func TestCreditConflictIsRetried(t *testing.T) {
-	e, l, ct := conflictEnv(t, 2, "None", "None", "None", "None", "TransactionConflict")
+	e, l, ct := conflictEnv(t, 2, "None", "None", "TransactionConflict")
 	id := e.transfer(t, "src", "dst", 40, "EUR")
 	if _, _, err := e.ledger.ApplyLeg(context.Background(), leg(id, ledger.LegDebit, "src", 40), t0); err != nil {
 		t.Fatal(err)
@@ -128,6 +129,18 @@ func TestCreditConflictIsRetried(t *testing.T) {
 	}
 	if n := ct.sent.Load(); n != 3 || e.balance(t, "dst") != 40 {
 		t.Errorf("transactions sent = %d, destination balance %d; want 3 and 40", n, e.balance(t, "dst"))
+	}
+
+	e, l, ct = conflictEnv(t, 1, "None", "TransactionConflict", "None")
+	id = e.transfer(t, "src", "dst", 40, "EUR")
+	if _, _, err := e.ledger.ApplyLeg(context.Background(), leg(id, ledger.LegDebit, "src", 40), t0); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := l.ApplyLeg(context.Background(), leg(id, ledger.LegCredit, "dst", 40), t0); err != nil {
+		t.Fatal(err)
+	}
+	if n := ct.sent.Load(); n != 2 || e.balance(t, "dst") != 40 {
+		t.Errorf("conflict on the record: transactions sent = %d, destination balance %d; want 2 and 40", n, e.balance(t, "dst"))
 	}
 
 	e, l, ct = conflictEnv(t, 1, "None", "TransactionConflict", "None")
@@ -284,6 +297,15 @@ func TestOutcomesWithoutImages(t *testing.T) {
 	}
 	if _, _, err := l.ApplyLeg(ctx, leg(credited, ledger.LegRefund, "src", 5), t0); !errors.Is(err, ledger.ErrCreditApplied) {
 		t.Errorf("REFUND after the settling CREDIT: %v, want ErrCreditApplied", err)
+	}
+	// The priority between the record's own conditions: a REFUND after the settling CREDIT is CreditAlreadyApplied
+	// even when it asks for another amount; a CREDIT of another amount before the DEBIT is a mismatch first.
+	refundOther := leg(credited, ledger.LegRefund, "src", 6)
+	if _, _, err := l.ApplyLeg(ctx, refundOther, t0); !errors.Is(err, ledger.ErrCreditApplied) {
+		t.Errorf("REFUND of another amount after the settling CREDIT: %v, want ErrCreditApplied", err)
+	}
+	if _, _, err := l.ApplyLeg(ctx, leg(early, ledger.LegCredit, "dst", 6), t0); !errors.Is(err, ledger.ErrLegMismatch) {
+		t.Errorf("CREDIT of another amount before the DEBIT: %v, want ErrLegMismatch", err)
 	}
 	gone, err := ledger.NewTransferID(ledger.KeyHash("test", "a key never reserved"), nil)
 	if err != nil {

@@ -445,7 +445,8 @@ const (
 
 // cancelled turns a cancelled leg transaction into its outcome, from the CancellationReasons and their ALL_OLD
 // images alone. The order of the checks is the priority of the outcomes: a leg already written is a replay whatever
-// else changed since; then the transfer record; then the ledger's own order of legs; then the accounts.
+// else changed since; then the transfer record, which also holds the ledger's order of legs (recordOutcome); then
+// the accounts.
 func (l *Ledger) cancelled(ctx context.Context, req LegRequest, reasons []ddbtypes.CancellationReason) (stored Entry, replayed bool, err error) {
 	failed := func(i int) bool { return i < len(reasons) && aws.ToString(reasons[i].Code) == codeConditionFailed }
 	if failed(itemEntry) {
