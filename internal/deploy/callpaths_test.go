@@ -398,10 +398,22 @@ func creditPaths(t *testing.T, env *callEnv, cfg aws.Config) {
 	if _, _, err := env.ledger.ApplyLeg(context.Background(), olderDebit, env.t0); err != nil {
 		t.Fatal(err)
 	}
+	// The current definition's CREDIT settles the record in its own transaction; replayed after an older
+	// definition's CREDIT (no settle) left the record IN_PROGRESS, it settles it with ledger.SettleTransfer, whose
+	// transaction checks the CREDIT entry (dynamodb:ConditionCheckItem).
+	settling := env.transfer(t, "acc-src", "acc-dst", 100, env.t0)
+	olderCredit := env.transfer(t, "acc-src", "acc-dst", 100, env.t0)
+	withSettle := func(in transfer.LegInput) transfer.LegInput { in.Settle = true; return in }
 	env.applyLeg(t, credited, ledger.LegDebit)
 	env.applyLeg(t, refunded, ledger.LegDebit)
+	env.applyLeg(t, settling, ledger.LegDebit)
+	env.applyLeg(t, olderCredit, ledger.LegDebit)
+	env.applyLeg(t, olderCredit, ledger.LegCredit)
 	env.settle(t, settled, ledger.StatusFailed)
 	runLegPaths(t, c.Handle, []legPath{
+		{name: "CREDIT that settles the transfer", in: withSettle(legInput(settling, ledger.LegCredit))},
+		{name: "CREDIT that settles, replayed: reads when it was settled", in: withSettle(legInput(settling, ledger.LegCredit))},
+		{name: "CREDIT that settles, replayed after an older definition's CREDIT: settles the record", in: withSettle(legInput(olderCredit, ledger.LegCredit))},
 		{name: "CREDIT to a missing account", in: legInput(ghost, ledger.LegCredit), want: new(*transfer.AccountNotFound)},
 		{name: "CREDIT applied", in: legInput(credited, ledger.LegCredit)},
 		{name: "CREDIT replayed", in: legInput(credited, ledger.LegCredit)},
