@@ -288,8 +288,10 @@ const SettleCompleted = "SET #status = :completed, updatedAt = :now, completedAt
 
 // Positions of the items in a leg's transaction; CancellationReasons come back in the same order.
 const (
-	itemEntry  = 0 // Put of the leg's entry: attribute_not_exists(pk)
-	itemRecord = 1 // Update of the transfer record: its condition fences the leg (and, for CREDIT and REFUND, checks the legs applied), ADD legs records it
+	itemEntry = 0 // Put of the leg's entry: attribute_not_exists(pk)
+	// Update of the transfer record: its condition fences the leg (and, for CREDIT and REFUND, checks the legs
+	// applied), ADD legs records it.
+	itemRecord = 1
 	// For a DEBIT that names its destination:
 	itemDestination = 2 // ConditionCheck: the destination account exists and holds the currency
 )
