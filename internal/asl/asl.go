@@ -206,8 +206,14 @@ type State struct {
 type ItemBatcher struct {
 	MaxItemsPerBatch      int64
 	MaxInputBytesPerBatch int64
-	BatchInput            any // a payload template; nil when absent
-	HasBatchInput         bool
+	// MaxItemsPerBatchExpr and MaxInputBytesPerBatchExpr are the bounds given as "{% … %}" expressions in a JSONata
+	// state ("" when the bound is a number or absent), evaluated when the state runs.
+	MaxItemsPerBatchExpr      string
+	MaxInputBytesPerBatchExpr string
+	// BatchInput is a payload template (".$" keys) in a JSONPath state, a JSONata template ("{% … %}" strings at
+	// any depth, or the whole value) in a JSONata state; nil when absent.
+	BatchInput    any
+	HasBatchInput bool
 }
 
 // Decode parses JSON text into a generic value: objects as *jsonvalue.Object (key order kept), numbers as

@@ -81,6 +81,36 @@ func TestQueryLanguageValidation(t *testing.T) {
 			},
 		},
 		{
+			name: "a JSONata Distributed Map's ItemBatcher: expressions, and a .$ key that is a key like any other",
+			def: `{"QueryLanguage":"JSONata","StartAt":"M","States":{"M":{"Type":"Map","End":true,
+			  "ItemBatcher":{"MaxItemsPerBatch":"{% $states.input.n %}","MaxInputBytesPerBatch":"{% 1024 %}",
+			    "BatchInput":{"a":"{% $states.input.a %}","lit.$":"not a path","list":[1,"{% $states.context.State.Name %}"]}},
+			  "ItemProcessor":{"ProcessorConfig":{"Mode":"DISTRIBUTED","ExecutionType":"STANDARD"},"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}}}}}`,
+		},
+		{
+			name: "bad expressions in a JSONata ItemBatcher",
+			def: `{"QueryLanguage":"JSONata","StartAt":"M","States":{"M":{"Type":"Map","End":true,
+			  "ItemBatcher":{"MaxItemsPerBatch":"{% $states.input.( %}","MaxInputBytesPerBatch":"{% phone %}",
+			    "BatchInput":{"a":"{% $states.input.( %}","b":["{% phone %}"]}},
+			  "ItemProcessor":{"ProcessorConfig":{"Mode":"DISTRIBUTED","ExecutionType":"STANDARD"},"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}}}}}`,
+			want: []string{
+				"States.M.ItemBatcher.BatchInput.a: INVALID_JSONATA_EXPRESSION:",
+				"States.M.ItemBatcher.BatchInput.b[0]: UNSUPPORTED_JSONATA_EXPRESSION: Reference to 'phone' at the top level is not supported.",
+				"States.M.ItemBatcher.MaxItemsPerBatch: INVALID_JSONATA_EXPRESSION:",
+				"States.M.ItemBatcher.MaxInputBytesPerBatch: UNSUPPORTED_JSONATA_EXPRESSION: Reference to 'phone' at the top level is not supported.",
+			},
+		},
+		{
+			name: "a JSONPath ItemBatcher: BatchInput is a payload template, its bounds numbers",
+			def: `{"StartAt":"M","States":{"M":{"Type":"Map","End":true,
+			  "ItemBatcher":{"MaxItemsPerBatch":"{% $states.input.n %}","MaxInputBytesPerBatch":1024,"BatchInput":{"a.$":"not a path"}},
+			  "ItemProcessor":{"ProcessorConfig":{"Mode":"DISTRIBUTED","ExecutionType":"STANDARD"},"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}}}}}`,
+			want: []string{
+				"States.M.ItemBatcher.MaxItemsPerBatch: must be an integer",
+				"States.M.ItemBatcher.BatchInput.a.$:",
+			},
+		},
+		{
 			name: "variable names",
 			def: `{"StartAt":"A","States":{"A":{"Type":"Pass","Assign":{"states":1,"1x":2,"ok_1":3,"a-b.$":"$.x",
 			  "` + strings.Repeat("v", 81) + `":0},"End":true}}}`,

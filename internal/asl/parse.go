@@ -319,16 +319,20 @@ func (p *decoder) distributed(st *State, obj map[string]any, sp string) {
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		switch k {
 		case "MaxItemsPerBatch":
-			b.MaxItemsPerBatch = p.posInt(m, bp, k)
+			if !p.expr(st, m, k, &b.MaxItemsPerBatchExpr) {
+				b.MaxItemsPerBatch = p.posInt(m, bp, k)
+			}
 		case "MaxInputBytesPerBatch":
-			b.MaxInputBytesPerBatch = p.posInt(m, bp, k)
+			if !p.expr(st, m, k, &b.MaxInputBytesPerBatchExpr) {
+				b.MaxInputBytesPerBatch = p.posInt(m, bp, k)
+			}
 		case "BatchInput":
 			b.BatchInput, b.HasBatchInput = m[k], true
 		default:
 			p.errf(join(bp, k), "field is not supported")
 		}
 	}
-	if b.MaxItemsPerBatch == 0 && b.MaxInputBytesPerBatch == 0 {
+	if b.MaxItemsPerBatch == 0 && b.MaxInputBytesPerBatch == 0 && b.MaxItemsPerBatchExpr == "" && b.MaxInputBytesPerBatchExpr == "" {
 		p.errf(bp, "must have MaxItemsPerBatch or MaxInputBytesPerBatch")
 	}
 	st.ItemBatcher = b

@@ -283,7 +283,8 @@ func (v *validator) distributed(st *State, sp string) {
 	}
 	v.plainPath(sp, "ToleratedFailurePercentagePath", st.ToleratedFailurePercentagePath)
 	v.plainPath(sp, "ToleratedFailureCountPath", st.ToleratedFailureCountPath)
-	if b := st.ItemBatcher; b != nil && b.HasBatchInput {
+	// A JSONata state's BatchInput is checked with its other JSONata fields (language).
+	if b := st.ItemBatcher; b != nil && b.HasBatchInput && !st.JSONata {
 		v.payload(join(sp, "ItemBatcher.BatchInput"), b.BatchInput)
 	}
 }

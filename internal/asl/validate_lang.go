@@ -114,6 +114,10 @@ func (v *validator) language(st *State, sp string) {
 	if !st.JSONata {
 		return
 	}
+	var batcher ItemBatcher
+	if st.ItemBatcher != nil {
+		batcher = *st.ItemBatcher
+	}
 	for _, f := range []struct {
 		name string
 		val  any
@@ -126,6 +130,9 @@ func (v *validator) language(st *State, sp string) {
 		{"MaxConcurrency", st.MaxConcurrencyExpr, st.MaxConcurrencyExpr != ""},
 		{"ToleratedFailurePercentage", st.ToleratedFailurePctExpr, st.ToleratedFailurePctExpr != nil},
 		{"ToleratedFailureCount", st.ToleratedFailureCountExpr, st.ToleratedFailureCountExpr != nil},
+		{"ItemBatcher.MaxItemsPerBatch", batcher.MaxItemsPerBatchExpr, batcher.MaxItemsPerBatchExpr != ""},
+		{"ItemBatcher.MaxInputBytesPerBatch", batcher.MaxInputBytesPerBatchExpr, batcher.MaxInputBytesPerBatchExpr != ""},
+		{"ItemBatcher.BatchInput", batcher.BatchInput, batcher.HasBatchInput},
 		{"Error", st.Error, st.Error != ""}, {"Cause", st.Cause, st.Cause != ""}} {
 		if f.has {
 			v.expressions(join(sp, f.name), f.val, false)

@@ -279,7 +279,8 @@ func (x *execution) newMapRun(sr *stateRun, eff any, conc int64) (MapRun, *failu
 }
 
 // mapUnits returns what the children process: one item each, or the batches of the ItemBatcher, each
-// {"BatchInput":…,"Items":[…]} (BatchInput when the batcher has one).
+// {"BatchInput":…,"Items":[…]} (BatchInput when the batcher has one). In a JSONata state the batcher's bounds may be
+// expressions and its BatchInput is a JSONata template, evaluated here like the state's other JSONata fields.
 func (x *execution) mapUnits(sr *stateRun, eff any, items []any, itemInput func(int) (any, *failure)) ([]mapUnit, *failure) {
 	b := sr.st.ItemBatcher
 	if b == nil {
@@ -289,12 +290,27 @@ func (x *execution) mapUnits(sr *stateRun, eff any, items []any, itemInput func(
 		}
 		return units, nil
 	}
-	var batchInput any
-	if sr.sp.batchInput != nil {
-		var fail *failure
-		if batchInput, fail = x.payload(sr, sr.sp.batchInput, eff); fail != nil {
+	maxItems, maxBytes := b.MaxItemsPerBatch, b.MaxInputBytesPerBatch
+	var fail *failure
+	if t := sr.sp.jMaxItems; t != nil {
+		if maxItems, fail = x.evalJInt(sr, t, true); fail != nil {
 			return nil, fail
 		}
+	}
+	if t := sr.sp.jMaxBytes; t != nil {
+		if maxBytes, fail = x.evalJInt(sr, t, true); fail != nil {
+			return nil, fail
+		}
+	}
+	var batchInput any
+	switch {
+	case sr.sp.jBatchInput != nil:
+		batchInput, fail = x.evalJ(sr, sr.sp.jBatchInput)
+	case sr.sp.batchInput != nil:
+		batchInput, fail = x.payload(sr, sr.sp.batchInput, eff)
+	}
+	if fail != nil {
+		return nil, fail
 	}
 	var units []mapUnit
 	var batch []any
@@ -315,8 +331,8 @@ func (x *execution) mapUnits(sr *stateRun, eff any, items []any, itemInput func(
 			return nil, fail
 		}
 		n := len(marshal(in)) + 1
-		if len(batch) > 0 && ((b.MaxItemsPerBatch > 0 && int64(len(batch)) >= b.MaxItemsPerBatch) ||
-			(b.MaxInputBytesPerBatch > 0 && int64(size+n) > b.MaxInputBytesPerBatch)) {
+		if len(batch) > 0 && ((maxItems > 0 && int64(len(batch)) >= maxItems) ||
+			(maxBytes > 0 && int64(size+n) > maxBytes)) {
 			flush(i)
 		}
 		batch = append(batch, in)

@@ -11,8 +11,8 @@ import (
 	"github.com/transferflow/orchestrator/internal/jsonvalue"
 )
 
-// jtemplate is a compiled JSONata field value (Arguments, Output, Assign, Items, ItemSelector, a Condition, a
-// numeric or string field): "{% … %}" strings at any depth are compiled expressions, everything else is literal.
+// jtemplate is a compiled JSONata field value (Arguments, Output, Assign, Items, ItemSelector, ItemBatcher.BatchInput,
+// a Condition, a numeric or string field): "{% … %}" strings at any depth are compiled expressions, everything else is literal.
 // field is the location AWS names in errors, relative to the state: "Output/v", "Arguments/list[0]", "Assign/x".
 type jtemplate struct {
 	field  string

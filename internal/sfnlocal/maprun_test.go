@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -216,6 +217,74 @@ func TestItemBatcher(t *testing.T) {
 	if err != nil || len(runs) != 1 || runs[0].ItemCounts.Total != 5 || runs[0].ItemCounts.Succeeded != 5 ||
 		runs[0].ExecutionCounts.Total != 3 || runs[0].ExecutionCounts.Succeeded != 3 {
 		t.Fatalf("map runs: %v %+v", err, runs)
+	}
+}
+
+// TestJSONataItemBatcher: in a JSONata Distributed Map the ItemBatcher's BatchInput is a JSONata template, as AWS
+// documents (https://docs.aws.amazon.com/step-functions/latest/dg/input-output-itembatcher.html: "For JSONata-based
+// states, you can provide JSONata expressions directly to BatchInput, or use JSONata expressions inside JSON objects
+// or arrays"): "{% … %}" strings at any depth, or the whole field, read $states.input, $states.context and the
+// variables, and a key ending in ".$" is a key like any other. MaxItemsPerBatch and MaxInputBytesPerBatch take a
+// number or an expression that evaluates to a positive integer. Each child's input is asserted through the children's
+// outputs (a Pass returns its input).
+func TestJSONataItemBatcher(t *testing.T) {
+	def := func(batcher string) string {
+		return `{"QueryLanguage":"JSONata","StartAt":"Init","States":{
+		  "Init":{"Type":"Pass","Assign":{"tag":"t1","bytes":6},"Next":"Charge"},
+		  "Charge":{"Type":"Map","Items":"{% $states.input.items %}","ItemBatcher":` + batcher + `,"End":true,
+		    "ItemProcessor":{"ProcessorConfig":{"Mode":"DISTRIBUTED","ExecutionType":"STANDARD"},"StartAt":"P",
+		      "States":{"P":{"Type":"Pass","End":true}}}}}}`
+	}
+	const input = `{"name":"n","size":3,"items":[1,2,3,4,5]}`
+	tests := []struct {
+		name, batcher, wantOutput, wantCause string
+	}{
+		{name: "expressions inside an object",
+			batcher: `{"MaxItemsPerBatch":2,"BatchInput":{"name":"{% $states.input.name %}","tag":"{% $tag %}",
+			  "state":"{% $states.context.State.Name %}","lit.$":"$.name","list":[1,"{% 1 + 1 %}"]}}`,
+			wantOutput: `[{"BatchInput":{"name":"n","tag":"t1","state":"Charge","lit.$":"$.name","list":[1,2]},"Items":[1,2]},` +
+				`{"BatchInput":{"name":"n","tag":"t1","state":"Charge","lit.$":"$.name","list":[1,2]},"Items":[3,4]},` +
+				`{"BatchInput":{"name":"n","tag":"t1","state":"Charge","lit.$":"$.name","list":[1,2]},"Items":[5]}]`},
+		{name: "a whole expression and MaxItemsPerBatch from the input",
+			batcher:    `{"MaxItemsPerBatch":"{% $states.input.size %}","BatchInput":"{% {'name': $states.input.name} %}"}`,
+			wantOutput: `[{"BatchInput":{"name":"n"},"Items":[1,2,3]},{"BatchInput":{"name":"n"},"Items":[4,5]}]`},
+		{name: "MaxInputBytesPerBatch from a variable", // each item is 2 bytes (its JSON and a separator)
+			batcher:    `{"MaxInputBytesPerBatch":"{% $bytes %}"}`,
+			wantOutput: `[{"Items":[1,2,3]},{"Items":[4,5]}]`},
+		{name: "a MaxItemsPerBatch below 1",
+			batcher: `{"MaxItemsPerBatch":"{% $states.input.size - 3 %}"}`,
+			wantCause: "The JSONata expression '$states.input.size - 3' specified for the field 'ItemBatcher/MaxItemsPerBatch' " +
+				"returned 0, but the field must be at least 1."},
+		{name: "a MaxInputBytesPerBatch that is not a number",
+			batcher:   `{"MaxInputBytesPerBatch":"{% $states.input.name %}"}`,
+			wantCause: "specified for the field 'ItemBatcher/MaxInputBytesPerBatch' returned an unexpected result type. Expected 'integer'"},
+		{name: "a BatchInput expression that returns nothing",
+			batcher:   `{"MaxItemsPerBatch":2,"BatchInput":{"x":"{% $states.input.absent %}"}}`,
+			wantCause: "The JSONata expression '$states.input.absent' specified for the field 'ItemBatcher/BatchInput/x' returned nothing (undefined)."},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			eng := newEngine(t, sfnlocal.Options{})
+			rec := createAndStart(t, eng, "batches", def(tc.batcher), input)
+			got := waitClosed(t, eng, rec.Arn)
+			if tc.wantCause == "" {
+				if got.Status != sfnlocal.StatusSucceeded || got.Output == nil || *got.Output != tc.wantOutput {
+					out := "<nil>"
+					if got.Output != nil {
+						out = *got.Output
+					}
+					t.Fatalf("got %s %v %v %s\nwant %s", got.Status, got.Error, got.Cause, out, tc.wantOutput)
+				}
+				return
+			}
+			if got.Status != sfnlocal.StatusFailed || got.Error == nil || *got.Error != sfnlocal.ErrNameQueryEvaluation ||
+				got.Cause == nil || !strings.Contains(*got.Cause, tc.wantCause) {
+				t.Fatalf("got %s %v %v, want States.QueryEvaluationError with %q", got.Status, got.Error, got.Cause, tc.wantCause)
+			}
+			if ev := findEvent(got.History, sfnlocal.EventEvaluationFailed); ev == nil || !strings.HasPrefix(fmt.Sprint(ev.Details["location"]), "ItemBatcher/") {
+				t.Fatalf("no EvaluationFailed event at the ItemBatcher: %s", eventTypes(got.History))
+			}
+		})
 	}
 }
 

@@ -34,7 +34,7 @@ type stateProgram struct {
 	resultSel    *template
 	itemSelector *template
 	itemsPath    *selector
-	batchInput   *template     // a Distributed Map's ItemBatcher.BatchInput
+	batchInput   *template     // a Distributed Map's ItemBatcher.BatchInput (JSONPath state; jBatchInput in a JSONata one)
 	catch        []*resultPath // each catcher's ResultPath
 	choices      []*rule
 	integ        integration // Task
@@ -66,6 +66,10 @@ type stateProgram struct {
 	catchOutput   []*jtemplate
 	ruleCond      []*jtemplate
 	ruleOutput    []*jtemplate
+	// A Distributed Map's ItemBatcher in a JSONata state: its BatchInput template and its bounds' expressions.
+	jBatchInput *jtemplate
+	jMaxItems   *jtemplate
+	jMaxBytes   *jtemplate
 }
 
 // program returns the machine's compiled definition, compiling it on first use.
@@ -108,7 +112,7 @@ func compileState(st *asl.State) *stateProgram {
 	}
 	if st.Type == asl.TypeMap {
 		sp.itemsPath = compileSelector(st.ItemsPath)
-		if b := st.ItemBatcher; b != nil && b.HasBatchInput {
+		if b := st.ItemBatcher; b != nil && b.HasBatchInput && !st.JSONata {
 			sp.batchInput = compileTemplate(b.BatchInput)
 		}
 	}
@@ -459,6 +463,11 @@ func compileVariables(sp *stateProgram, st *asl.State) {
 	// A number is read by the parser (State.ToleratedFailurePercentage/Count); only an expression is compiled.
 	sp.jTolPct = compileJ(st.ToleratedFailurePctExpr, isExpression(st.ToleratedFailurePctExpr), "ToleratedFailurePercentage")
 	sp.jTolCount = compileJ(st.ToleratedFailureCountExpr, isExpression(st.ToleratedFailureCountExpr), "ToleratedFailureCount")
+	if b := st.ItemBatcher; b != nil {
+		sp.jBatchInput = compileJ(b.BatchInput, b.HasBatchInput, "ItemBatcher/BatchInput")
+		sp.jMaxItems = compileJ(b.MaxItemsPerBatchExpr, b.MaxItemsPerBatchExpr != "", "ItemBatcher/MaxItemsPerBatch")
+		sp.jMaxBytes = compileJ(b.MaxInputBytesPerBatchExpr, b.MaxInputBytesPerBatchExpr != "", "ItemBatcher/MaxInputBytesPerBatch")
+	}
 	sp.jError = compileJ(st.Error, st.Error != "", "Error")
 	sp.jCause = compileJ(st.Cause, st.Cause != "", "Cause")
 }
