@@ -2,6 +2,7 @@ package sfnapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -114,6 +115,56 @@ func TestNestedExecutionThroughTheAPI(t *testing.T) {
 	}
 	if d.Status != types.ExecutionStatusSucceeded || aws.ToString(d.Output) != `{"settled":"t-9"}` {
 		t.Fatalf("parent %s with output %s, want SUCCEEDED with the child's output", d.Status, aws.ToString(d.Output))
+	}
+}
+
+// TestNestedSyncOfAnAliasThroughTheAPI: a .sync task given an alias ARN returns the child's DescribeExecution answer
+// with StateMachineAliasArn and the StateMachineVersionArn the alias picked, the members DescribeExecution of the
+// child answers (the task's result omitted them).
+func TestNestedSyncOfAnAliasThroughTheAPI(t *testing.T) {
+	ctx := context.Background()
+	ts := sfnapi.StartT(t, sfnlocal.Options{})
+	c := ts.Client()
+	role := aws.String("arn:aws:iam::123456789012:role/sfn")
+	child, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("child"), RoleArn: role, Publish: true,
+		Definition: aws.String(`{"StartAt":"P","States":{"P":{"Type":"Pass","Parameters":{"settled.$":"$.id"},"End":true}}}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alias, err := c.CreateStateMachineAlias(ctx, &sfn.CreateStateMachineAliasInput{Name: aws.String("live"),
+		RoutingConfiguration: []types.RoutingConfigurationListItem{{StateMachineVersionArn: child.StateMachineVersionArn, Weight: 100}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("parent"), RoleArn: role,
+		Definition: aws.String(`{"StartAt":"N","States":{"N":{"Type":"Task","Resource":"arn:aws:states:::states:startExecution.sync",
+  "Parameters":{"StateMachineArn":"` + aws.ToString(alias.StateMachineAliasArn) + `","Name":"kid","Input":{"id.$":"$.id"}},"End":true}}}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: parent.StateMachineArn, Input: aws.String(`{"id":"t-7"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, ts.Engine, aws.ToString(start.ExecutionArn))
+	d, err := c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: start.ExecutionArn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kid, err := c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String("arn:aws:states:us-east-1:123456789012:execution:child:kid")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal([]byte(aws.ToString(d.Output)), &out); err != nil {
+		t.Fatal(err)
+	}
+	if d.Status != types.ExecutionStatusSucceeded || out["Output"] != `{"settled":"t-7"}` ||
+		out["StateMachineArn"] != aws.ToString(child.StateMachineArn) ||
+		out["StateMachineAliasArn"] != aws.ToString(alias.StateMachineAliasArn) || out["StateMachineAliasArn"] != aws.ToString(kid.StateMachineAliasArn) ||
+		out["StateMachineVersionArn"] != aws.ToString(child.StateMachineVersionArn) || out["StateMachineVersionArn"] != aws.ToString(kid.StateMachineVersionArn) {
+		t.Fatalf("parent %s with output %s, want SUCCEEDED with the child's description naming alias %s and version %s",
+			d.Status, aws.ToString(d.Output), aws.ToString(kid.StateMachineAliasArn), aws.ToString(kid.StateMachineVersionArn))
 	}
 }
 

@@ -76,6 +76,9 @@ func describeMachine(sm sfnlocal.StateMachine) map[string]any {
 	if sm.Description != "" {
 		out["description"] = sm.Description
 	}
+	if sm.Label != "" {
+		out["label"] = sm.Label
+	}
 	return out
 }
 

@@ -492,11 +492,15 @@ func arnName(arn, kind string) (string, error) {
 }
 
 // DescribeStateMachine returns the state machine with the ARN or, given a version ARN, that version (as a
-// StateMachine whose Arn is the version's, with its Description).
+// StateMachine whose Arn is the version's, with its Description) or, given the qualified ARN of a Distributed Map
+// state (<state machine ARN>/<label>, a Map Run's stateMachineArn), that state (describeMapState).
 func (e *Engine) DescribeStateMachine(_ context.Context, arn string) (StateMachine, error) {
 	base, q, err := splitMachineArn(arn)
 	if err != nil {
 		return StateMachine{}, err
+	}
+	if smName, _ := arnName(arn, "stateMachine"); strings.IndexByte(smName, '/') >= 0 {
+		return e.describeMapState(arn, q)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -662,7 +666,7 @@ func (e *Engine) StartExecution(ctx context.Context, in StartInput) (*ExecutionR
 	m, smName, in, input, versionArn, aliasArn := st.m, st.smName, st.in, st.input, st.versionArn, st.aliasArn
 	if m.sm.Type == TypeExpress {
 		// Express: at-least-once, so a name is not checked for use, and nothing is saved.
-		x := e.startExpress(m, smName, in.Name, in.Input, input, false)
+		x := e.startExpress(m, smName, in.Name, in.Input, input, false, versionArn, aliasArn)
 		return x.meta(), nil
 	}
 	e.mu.Lock()

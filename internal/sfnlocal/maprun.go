@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/transferflow/orchestrator/internal/jsonvalue"
 )
 
 // Map Run statuses and history events (a Distributed Map records a Map Run per run).
@@ -299,4 +302,78 @@ func (e *Engine) UpdateMapRun(ctx context.Context, arn string, u MapRunUpdate) e
 	}
 	mr.cond.Broadcast()
 	return nil
+}
+
+// describeMapState describes the Distributed Map state that a qualified state machine ARN names,
+// <state machine ARN>/<label> (the stateMachineArn of its Map Runs), as AWS's DescribeStateMachine does: the ARN as
+// given, the state machine's name, role, type, dates and configuration, the state's item processor as the
+// definition (the workflow its child executions run), and the label. qualifier is what follows the ARN's last
+// ':' when it has one more (a version or alias of a Map state, which none has). A state machine that does not
+// exist, or whose current definition has no Distributed Map state with that label, is
+// ErrStateMachineDoesNotExist.
+func (e *Engine) describeMapState(arn, qualifier string) (StateMachine, error) {
+	i := strings.LastIndexByte(arn, '/')
+	base, label := arn[:i], arn[i+1:]
+	e.mu.Lock()
+	m, ok := e.sms[base]
+	var sm StateMachine
+	if ok {
+		sm = m.sm
+	}
+	e.mu.Unlock()
+	if !ok || qualifier != "" || strings.IndexByte(base[strings.LastIndexByte(base, ':')+1:], '/') >= 0 {
+		return StateMachine{}, fmt.Errorf("%w: %s", ErrStateMachineDoesNotExist, arn)
+	}
+	def, err := jsonvalue.DecodeString(sm.Definition)
+	if err != nil {
+		return StateMachine{}, fmt.Errorf("decode the definition of %s: %w", base, err)
+	}
+	processor, ok := distributedProcessor(def, label)
+	if !ok {
+		return StateMachine{}, fmt.Errorf("%w: %s", ErrStateMachineDoesNotExist, arn)
+	}
+	return StateMachine{Arn: arn, Name: sm.Name, Definition: jsonvalue.Marshal(processor), RoleArn: sm.RoleArn,
+		Type: sm.Type, CreationDate: sm.CreationDate, UpdateDate: sm.UpdateDate, Config: sm.Config,
+		RevisionID: sm.RevisionID, Label: label}, nil
+}
+
+// distributedProcessor returns the item processor (ItemProcessor, or the older Iterator) of the Distributed Map
+// state with the label (its Label, else its name) in a definition's States, at any depth (Parallel branches, Map
+// item processors), in the definition's order.
+func distributedProcessor(def any, label string) (any, bool) {
+	v, _ := jsonvalue.Lookup(def, "States")
+	states, ok := v.(*jsonvalue.Object)
+	if !ok {
+		return nil, false
+	}
+	for i, name := range states.Keys() {
+		st := states.Values()[i]
+		processor, ok := jsonvalue.Lookup(st, "ItemProcessor")
+		if !ok {
+			processor, ok = jsonvalue.Lookup(st, "Iterator")
+		}
+		if ok {
+			config, _ := jsonvalue.Lookup(processor, "ProcessorConfig")
+			if mode, _ := jsonvalue.Lookup(config, "Mode"); mode == "DISTRIBUTED" {
+				l, _ := jsonvalue.Lookup(st, "Label")
+				if l == nil || l == "" {
+					l = name
+				}
+				if l == label {
+					return processor, true
+				}
+			}
+			if p, ok := distributedProcessor(processor, label); ok {
+				return p, true
+			}
+		}
+		branches, _ := jsonvalue.Lookup(st, "Branches")
+		bs, _ := branches.([]any)
+		for _, b := range bs {
+			if p, ok := distributedProcessor(b, label); ok {
+				return p, true
+			}
+		}
+	}
+	return nil, false
 }

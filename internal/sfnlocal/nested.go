@@ -15,7 +15,8 @@ import (
 //   - startExecution: the result is StartExecution's answer, {"ExecutionArn", "StartDate"} with the SDK's HTTP
 //     metadata, as AWS records it;
 //   - startExecution.sync: the task waits for the child to close; the result is the child's DescribeExecution
-//     answer with capitalised keys, its Input and Output as JSON text;
+//     answer with capitalised keys, its Input and Output as JSON text (with StateMachineVersionArn and
+//     StateMachineAliasArn when the child was started with a version or an alias ARN, as DescribeExecution has them);
 //   - startExecution.sync:2: the same, with Input and Output as JSON values.
 //
 // A .sync child of an EXPRESS state machine runs as StartSyncExecution runs it (an Express execution keeps no state
@@ -162,7 +163,9 @@ func nestedFailure(err error) *failure {
 }
 
 // describeNested is a closed child's description as the .sync integrations return it: DescribeExecution's
-// members with capitalised keys; Input and Output as text (.sync) or as JSON values (.sync:2).
+// members with capitalised keys; Input and Output as text (.sync) or as JSON values (.sync:2); the version and
+// alias the child was started with, as DescribeExecution answers them (absent when it was started with the state
+// machine's own ARN).
 func describeNested(r *ExecutionRecord, parsed bool) *jsonvalue.Object {
 	payload := func(s string) any {
 		if !parsed {
@@ -189,7 +192,13 @@ func describeNested(r *ExecutionRecord, parsed bool) *jsonvalue.Object {
 		o.Set("Cause", *r.Cause)
 	}
 	o.Set("StartDate", nestedDate(r.StartDate))
+	if r.StateMachineAliasArn != "" {
+		o.Set("StateMachineAliasArn", r.StateMachineAliasArn)
+	}
 	o.Set("StateMachineArn", r.StateMachineArn)
+	if r.StateMachineVersionArn != "" {
+		o.Set("StateMachineVersionArn", r.StateMachineVersionArn)
+	}
 	o.Set("Status", r.Status)
 	if r.StopDate != nil {
 		o.Set("StopDate", nestedDate(*r.StopDate))

@@ -181,3 +181,47 @@ func eventually(t *testing.T, what string, cond func() bool) {
 		time.Sleep(2 * time.Millisecond)
 	}
 }
+
+// TestNestedSyncResultNamesTheVersionAndAlias: the result of a .sync or .sync:2 task is the child's DescribeExecution
+// answer, so a child started with a version ARN carries StateMachineVersionArn, and one started with an alias ARN
+// StateMachineAliasArn and the version the alias picked; a child started with the state machine's own ARN carries
+// neither. Standard and Express children alike (the result omitted both).
+func TestNestedSyncResultNamesTheVersionAndAlias(t *testing.T) {
+	ctx := context.Background()
+	eng := newEngine(t, sfnlocal.Options{})
+	for _, typ := range []string{sfnlocal.TypeStandard, sfnlocal.TypeExpress} {
+		child := mustCreate(t, eng, sfnlocal.CreateInput{Name: "child-" + strings.ToLower(typ), Definition: childDefinition,
+			Type: typ, CreateOptions: sfnlocal.CreateOptions{Publish: true}})
+		version := child.Arn + ":1"
+		alias, err := eng.CreateStateMachineAlias(ctx, "live", "", []sfnlocal.Route{{VersionArn: version, Weight: 100}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			name, target, wantVersion, wantAlias string
+		}{
+			{"state machine", child.Arn, "", ""},
+			{"version", version, version, ""},
+			{"alias", alias.Arn, version, alias.Arn},
+		} {
+			for _, resource := range []string{"startExecution.sync", "startExecution.sync:2"} {
+				t.Run(typ+"/"+tc.name+"/"+resource, func(t *testing.T) {
+					name := strings.NewReplacer(" ", "-", ":", "-", ".", "-").Replace(typ + "-" + tc.name + "-" + resource)
+					rec := run(t, eng, parentDefinition(resource, tc.target), `{"n":2,"decline":false,"name":"`+name+`"}`)
+					var out map[string]any
+					if err := json.Unmarshal([]byte(*rec.Output), &out); err != nil {
+						t.Fatal(err)
+					}
+					gotVersion, hasVersion := out["StateMachineVersionArn"]
+					gotAlias, hasAlias := out["StateMachineAliasArn"]
+					if out["Status"] != "SUCCEEDED" || out["StateMachineArn"] != child.Arn ||
+						hasVersion != (tc.wantVersion != "") || hasAlias != (tc.wantAlias != "") ||
+						(hasVersion && gotVersion != tc.wantVersion) || (hasAlias && gotAlias != tc.wantAlias) {
+						t.Fatalf("output %s, want StateMachineArn %s, StateMachineVersionArn %q, StateMachineAliasArn %q (absent when empty)",
+							*rec.Output, child.Arn, tc.wantVersion, tc.wantAlias)
+					}
+				})
+			}
+		}
+	}
+}

@@ -47,6 +47,9 @@ type StateMachine struct {
 	// DefinitionDate is when UpdateStateMachine last changed the definition (zero: never): an execution started
 	// before it ran another definition, and cannot be redriven.
 	DefinitionDate time.Time `json:"definitionDate,omitzero"`
+	// Label is the label of the Distributed Map state the StateMachine describes, when DescribeStateMachine was
+	// given that state's qualified ARN (<state machine ARN>/<label>); empty otherwise. It is never stored.
+	Label string `json:"-"`
 }
 
 // ExecutionRecord is the serializable state of an execution: what DescribeExecution reports plus its history.
