@@ -319,7 +319,10 @@ func (x *execution) finish(th *thread, out any, fail *failure) {
 	details := map[string]any{}
 	var sc *stopCause
 	switch {
-	case errors.As(cause, &sc):
+	case fail != nil && errors.As(cause, &sc):
+		// A machine that ran to its end (fail nil) succeeded even when a stop or its timeout came after the
+		// StateExited event of its last state was recorded (exitState fails a state whose event is not): closed
+		// ABORTED or TIMED_OUT, a redrive would have no state left to resume at and would run it all again.
 		rec.Status = sc.status
 		switch sc.status {
 		case StatusTimedOut:
@@ -400,9 +403,10 @@ type stateRun struct {
 	resume   *CallbackCheckpoint
 	// Variables: the scope the state runs in, the assignments its Assign evaluated (set when it exits), and those
 	// set, for its StateExited event.
-	vars     *scope
-	pending  []assignment
-	assigned map[string]any
+	vars        *scope
+	pending     []assignment
+	assigned    map[string]any
+	assignTotal int // the size of the variables once pending is set
 	// th is the state's history cursor (for EvaluationFailed events).
 	th *thread
 	// $states: the state's input, its result once there is one, the error output in a Catch.
@@ -528,13 +532,11 @@ func (x *execution) runMachine(ctx context.Context, def *asl.Definition, start s
 	top := def == x.m.def
 	text := "" // the JSON text of input, when the previous state rendered it
 	sr := &stateRun{vars: vars}
-	var prevName string // the state before name, and its input: the one that ran while the execution was stopped
-	var prevInput any
 	for {
 		if ctx.Err() != nil {
-			if top && prevName != "" { // its StateExited event was dropped: a redrive runs it again
-				x.stoppedAt(prevName, prevInput)
-			} else if top {
+			// The states before name exited, their StateExited events recorded (exitState fails a state whose
+			// event is not) and their Assign applied: a redrive resumes at name, with those variables.
+			if top {
 				x.stoppedAt(name, input)
 			}
 			return nil, stopped
@@ -556,7 +558,6 @@ func (x *execution) runMachine(ctx context.Context, def *asl.Definition, start s
 		if next == "" {
 			return out, nil
 		}
-		prevName, prevInput = name, input
 		input, text, name = out, outText, next
 	}
 }
@@ -633,10 +634,12 @@ func (x *execution) exit(sr *stateRun, th *thread, next string, out, input any, 
 	if len(text) > MaxPayloadBytes {
 		return "", nil, "", dataLimitExceeded(sr.st.Name, "returned a result")
 	}
-	if fail := x.commitAssign(sr); fail != nil {
+	if fail := x.checkAssign(sr); fail != nil {
 		return "", nil, "", fail
 	}
-	x.emit(th, true, sr.sp.exitedType, "stateExitedEventDetails", exitedDetails(sr, text))
+	if fail := x.exitState(sr, th, text); fail != nil {
+		return "", nil, "", fail
+	}
 	// next is the state's Next ("" for an End state) or, for a caught error, the catcher's Next: a catcher's
 	// transition applies even on a state with End (as on AWS).
 	return next, out, text, nil
@@ -821,10 +824,12 @@ func (x *execution) runChoice(sr *stateRun, input any, inText string, th *thread
 	if !sameValue(out, input) {
 		text = marshal(out)
 	}
-	if fail := x.commitAssign(sr); fail != nil {
+	if fail := x.checkAssign(sr); fail != nil {
 		return "", nil, "", fail
 	}
-	x.emit(th, true, sr.sp.exitedType, "stateExitedEventDetails", exitedDetails(sr, text))
+	if fail := x.exitState(sr, th, text); fail != nil {
+		return "", nil, "", fail
+	}
 	return next, out, text, nil
 }
 

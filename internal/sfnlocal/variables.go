@@ -56,14 +56,15 @@ type assignment struct {
 	text string
 }
 
-// assign evaluates the limits of one Assign and sets its variables; it returns the assignedVariables of the
-// state's StateExited event (each name and its value's JSON text).
-func (s *scope) assign(state string, as []assignment) (map[string]any, *failure) {
+// check evaluates the limits of one Assign without setting its variables (set does, once the state's StateExited
+// event is recorded): it returns the assignedVariables of that event (each name and its value's JSON text) and the
+// size of the variables once set, for set.
+func (s *scope) check(state string, as []assignment) (map[string]any, int, *failure) {
 	sum := 0
 	total := s.total
 	for _, a := range as {
 		if len(a.text) > MaxVariableBytes {
-			return nil, &failure{Error: ErrNameDataLimitExceeded, Cause: fmt.Sprintf(
+			return nil, 0, &failure{Error: ErrNameDataLimitExceeded, Cause: fmt.Sprintf(
 				"The state '%s' assigned the variable '%s' a value of %d bytes, more than the %d bytes a variable may hold.",
 				state, a.name, len(a.text), MaxVariableBytes)}
 		}
@@ -71,26 +72,32 @@ func (s *scope) assign(state string, as []assignment) (map[string]any, *failure)
 		total += len(a.text) - s.sizes[a.name]
 	}
 	if sum > MaxAssignBytes {
-		return nil, &failure{Error: ErrNameDataLimitExceeded, Cause: fmt.Sprintf(
+		return nil, 0, &failure{Error: ErrNameDataLimitExceeded, Cause: fmt.Sprintf(
 			"The state '%s' assigned variables of %d bytes in all, more than the %d bytes one Assign may hold.",
 			state, sum, MaxAssignBytes)}
 	}
 	if total > MaxTotalVariableBytes {
-		return nil, &failure{Error: ErrNameDataLimitExceeded, Cause: fmt.Sprintf(
+		return nil, 0, &failure{Error: ErrNameDataLimitExceeded, Cause: fmt.Sprintf(
 			"The state '%s' would bring the execution's variables to %d bytes, more than the %d bytes an execution may hold.",
 			state, total, MaxTotalVariableBytes)}
 	}
 	out := make(map[string]any, len(as))
+	for _, a := range as {
+		out[a.name] = a.text
+	}
+	return out, total, nil
+}
+
+// set sets the variables of an Assign that check accepted; total is what check returned.
+func (s *scope) set(as []assignment, total int) {
 	if s.vals == nil {
 		s.vals, s.sizes = make(map[string]any, len(as)), make(map[string]int, len(as))
 	}
 	for _, a := range as {
 		s.vals[a.name] = a.val
 		s.sizes[a.name] = len(a.text)
-		out[a.name] = a.text
 	}
 	s.total = total
-	return out, nil
 }
 
 // text returns the scope's own variables as one JSON object, names sorted (a checkpoint's variables).
@@ -149,22 +156,59 @@ func assignments(v any) []assignment {
 }
 
 // commitAssign sets the variables an Assign evaluated for the state (sr.pending), keeping the assignedVariables
-// for its StateExited event.
+// for its StateExited event. TestState, which records no event, uses it; a state of an execution checks its
+// Assign with checkAssign and sets the variables with exitState, only once its StateExited event is recorded.
 func (x *execution) commitAssign(sr *stateRun) *failure {
+	if fail := x.checkAssign(sr); fail != nil {
+		return fail
+	}
+	x.setAssign(sr)
+	return nil
+}
+
+// checkAssign evaluates the limits of the Assign the state evaluated (sr.pending) and keeps the assignedVariables
+// for its StateExited event (sr.assigned), and the variables' size once set (sr.assignTotal), without setting them.
+func (x *execution) checkAssign(sr *stateRun) *failure {
 	if sr.pending == nil {
 		return nil
 	}
-	vars := sr.vars
-	if vars == nil {
-		vars = x.vars
-	}
-	assigned, fail := vars.assign(sr.st.Name, sr.pending)
-	sr.pending = nil
+	assigned, total, fail := x.scopeOf(sr).check(sr.st.Name, sr.pending)
 	if fail != nil {
+		sr.pending = nil
 		return fail
 	}
-	sr.assigned = assigned
+	sr.assigned, sr.assignTotal = assigned, total
 	return nil
+}
+
+// setAssign sets the variables of the Assign checkAssign accepted.
+func (x *execution) setAssign(sr *stateRun) {
+	if sr.pending == nil {
+		return
+	}
+	x.scopeOf(sr).set(sr.pending, sr.assignTotal)
+	sr.pending = nil
+}
+
+// exitState records the state's StateExited event and then sets the variables its Assign evaluated (checked by
+// checkAssign): both, or, when the event is not recorded because the execution is closing (stopped, timed out, past
+// its history quota), neither. It then returns stopped: the state did not exit, and a redrive runs it again with the
+// variables as they were before it, as AWS redrives a state without its StateExited event.
+func (x *execution) exitState(sr *stateRun, th *thread, text string) *failure {
+	if x.emit(th, true, sr.sp.exitedType, "stateExitedEventDetails", exitedDetails(sr, text)) == 0 {
+		sr.pending = nil
+		return stopped
+	}
+	x.setAssign(sr)
+	return nil
+}
+
+// scopeOf returns the scope the state runs in.
+func (x *execution) scopeOf(sr *stateRun) *scope {
+	if sr.vars != nil {
+		return sr.vars
+	}
+	return x.vars
 }
 
 // variable returns the value of a variable visible to the state, or, for "states", the reserved $states.
@@ -172,11 +216,7 @@ func (x *execution) variable(sr *stateRun, name string) (any, bool) {
 	if name == "states" {
 		return x.statesValue(sr), true
 	}
-	vars := sr.vars
-	if vars == nil {
-		vars = x.vars
-	}
-	return vars.lookup(name)
+	return x.scopeOf(sr).lookup(name)
 }
 
 // statesValue builds $states for the state: input, result (once there is one), errorOutput (in a Catch) and
