@@ -318,11 +318,11 @@ func (x *execution) finish(th *thread, out any, fail *failure) {
 	var typ, key string
 	details := map[string]any{}
 	var sc *stopCause
+	// A machine that ran to its end (fail nil) succeeded even when a stop or its timeout came after the StateExited
+	// event of its last state was recorded (exitState fails a state whose event is not): closed ABORTED or TIMED_OUT,
+	// a redrive would have no state left to resume at and would run it all again.
 	switch {
 	case fail != nil && errors.As(cause, &sc):
-		// A machine that ran to its end (fail nil) succeeded even when a stop or its timeout came after the
-		// StateExited event of its last state was recorded (exitState fails a state whose event is not): closed
-		// ABORTED or TIMED_OUT, a redrive would have no state left to resume at and would run it all again.
 		rec.Status = sc.status
 		switch sc.status {
 		case StatusTimedOut:

@@ -88,6 +88,9 @@ func (x *execution) runWithRetry(ctx context.Context, sr *stateRun, input any, t
 			out, fail = x.attemptMap(ctx, sr, eff, input, th)
 		}
 		if fail == nil {
+			if !task {
+				x.forgetPartial(st)
+			}
 			return out, false, "", nil
 		}
 		if ctx.Err() != nil || uncatchable(fail) {

@@ -144,6 +144,18 @@ func (x *execution) keepSucceeded(st *asl.State, results []any, ok func(int) boo
 	}}
 }
 
+// forgetPartial drops what an earlier attempt of st, a Parallel or Map state, left for a redrive (keepSucceeded),
+// once an attempt succeeded: were its StateExited event then dropped by a stop, a redrive would otherwise reuse the
+// failed attempt's branch outputs, or redrive its Map Run, rather than run the state again.
+func (x *execution) forgetPartial(st *asl.State) {
+	if x.m.def.States[st.Name] != st { // not top-level: keepSucceeded kept nothing for it
+		return
+	}
+	if ex := x.extra; ex != nil && ex.partial != nil && ex.partial.state == st.Name {
+		ex.partial = nil
+	}
+}
+
 // redone returns the outputs of the branches or iterations of st that a redrive skips: those that had succeeded,
 // when the execution was redriven at st, a top-level state.
 func (x *execution) redone(st *asl.State) map[int]any {
