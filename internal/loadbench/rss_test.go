@@ -57,7 +57,7 @@ func TestMemoryWatch(t *testing.T) {
 
 func TestWriteSeed(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "seed.json")
-	sets := newAccountSets(Scales["quick"])
+	sets := newAccountSets(Scales["quick"], true)
 	if err := writeSeed(path, sets.hot, sets.burst); err != nil {
 		t.Fatal(err)
 	}
@@ -74,6 +74,9 @@ func TestWriteSeed(t *testing.T) {
 	}
 	if len(sets.direct) != 2*Scales["quick"].DirectTransfers*len(Scales["quick"].Cells) {
 		t.Errorf("%d direct accounts", len(sets.direct))
+	}
+	if without := newAccountSets(Scales["quick"], false); without.direct != nil || len(without.many) != len(sets.many) {
+		t.Errorf("without a store test: %d direct accounts, %d many; want none, %d", len(without.direct), len(without.many), len(sets.many))
 	}
 	if err := writeSeed(path); err != nil {
 		t.Fatal(err)

@@ -55,7 +55,7 @@ func (r *run) note(format string, args ...any) {
 // Run measures the local stack as cfg says. The stacks and the DynamoDB server it starts are stopped before it
 // returns. An error means the harness failed; a target the stack misses is a Verdict, not an error.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
-	r := &run{cfg: cfg, accounts: newAccountSets(cfg.Scale), hc: newHTTPClient()}
+	r := &run{cfg: cfg, accounts: newAccountSets(cfg.Scale, cfg.wants("store")), hc: newHTTPClient()}
 	r.res = Result{Schema: SchemaVersion, StartedAt: time.Now().UTC(), Scale: cfg.Scale}
 	var err error
 	if r.runID, err = newRunID(); err != nil {
