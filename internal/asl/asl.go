@@ -201,11 +201,20 @@ type State struct {
 	HasResultWriter bool
 }
 
+// MaxInputBytesPerBatchLimit is the largest MaxInputBytesPerBatch AWS allows: "up to 256 KiB"
+// (https://docs.aws.amazon.com/step-functions/latest/dg/input-output-itembatcher.html), whether the bound is a
+// number, a MaxInputBytesPerBatchPath or a JSONata expression.
+const MaxInputBytesPerBatchLimit = 256 * 1024
+
 // ItemBatcher is a Distributed Map's ItemBatcher: items are grouped into batches of at most MaxItemsPerBatch items
 // and MaxInputBytesPerBatch bytes (0: no bound), each processed as one {"BatchInput":…,"Items":[…]} input.
 type ItemBatcher struct {
 	MaxItemsPerBatch      int64
 	MaxInputBytesPerBatch int64
+	// MaxItemsPerBatchPath and MaxInputBytesPerBatchPath are the bounds given as reference paths in a JSONPath
+	// state ("" when absent), resolved when the state runs; each excludes its number or expression form.
+	MaxItemsPerBatchPath      string
+	MaxInputBytesPerBatchPath string
 	// MaxItemsPerBatchExpr and MaxInputBytesPerBatchExpr are the bounds given as "{% … %}" expressions in a JSONata
 	// state ("" when the bound is a number or absent), evaluated when the state runs.
 	MaxItemsPerBatchExpr      string

@@ -157,3 +157,74 @@ func TestSagaFixtureIsValid(t *testing.T) {
 		t.Fatalf("retrier = %+v", r)
 	}
 }
+
+// TestItemBatcherValidation: a Distributed Map's ItemBatcher as AWS documents it
+// (https://docs.aws.amazon.com/step-functions/latest/dg/input-output-itembatcher.html): MaxItemsPerBatchPath and
+// MaxInputBytesPerBatchPath are JSONPath paths, JSONPath only, each exclusive of its number (or expression) form,
+// and MaxInputBytesPerBatch is at most 256 KiB.
+func TestItemBatcherValidation(t *testing.T) {
+	def := func(lang, batcher string) string {
+		return `{` + lang + `"StartAt":"M","States":{"M":{"Type":"Map","End":true,"ItemBatcher":` + batcher + `,
+		  "ItemProcessor":{"ProcessorConfig":{"Mode":"DISTRIBUTED","ExecutionType":"STANDARD"},"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}}}}}`
+	}
+	const jsonata = `"QueryLanguage":"JSONata",`
+	tests := []struct {
+		name string
+		def  string
+		want []string
+	}{
+		{name: "both paths", def: def("", `{"MaxItemsPerBatchPath":"$.n","MaxInputBytesPerBatchPath":"$$.Execution.Input.bytes"}`)},
+		{name: "a path and the other bound a number", def: def("", `{"MaxItemsPerBatchPath":"$.n","MaxInputBytesPerBatch":262144}`)},
+		{name: "both forms of each bound",
+			def: def("", `{"MaxItemsPerBatch":2,"MaxItemsPerBatchPath":"$.n","MaxInputBytesPerBatch":1024,"MaxInputBytesPerBatchPath":"$.b"}`),
+			want: []string{
+				"States.M.ItemBatcher: MaxItemsPerBatch and MaxItemsPerBatchPath are mutually exclusive",
+				"States.M.ItemBatcher: MaxInputBytesPerBatch and MaxInputBytesPerBatchPath are mutually exclusive",
+			}},
+		{name: "bad paths", def: def("", `{"MaxItemsPerBatchPath":"n","MaxInputBytesPerBatchPath":5}`),
+			want: []string{
+				"States.M.ItemBatcher.MaxInputBytesPerBatchPath: must be a string",
+				`States.M.ItemBatcher.MaxItemsPerBatchPath: invalid JSONPath "n"`,
+			}},
+		{name: "MaxInputBytesPerBatch over 256 KiB", def: def("", `{"MaxInputBytesPerBatch":262145}`),
+			want: []string{"States.M.ItemBatcher.MaxInputBytesPerBatch: must be at most 262144 (256 KiB)"}},
+		{name: "MaxInputBytesPerBatch over 256 KiB in a JSONata state", def: def(jsonata, `{"MaxInputBytesPerBatch":300000}`),
+			want: []string{"States.M.ItemBatcher.MaxInputBytesPerBatch: must be at most 262144 (256 KiB)"}},
+		{name: "the paths in a JSONata state", def: def(jsonata, `{"MaxItemsPerBatchPath":"$.n","MaxInputBytesPerBatchPath":"$.b"}`),
+			want: []string{
+				"States.M.ItemBatcher: The QueryLanguage is set to 'JSONata', but field 'MaxItemsPerBatchPath' is only supported for the 'JSONPath' QueryLanguage",
+				"States.M.ItemBatcher: The QueryLanguage is set to 'JSONata', but field 'MaxInputBytesPerBatchPath' is only supported for the 'JSONPath' QueryLanguage",
+			}},
+		{name: "an expression and its path in a JSONata state", def: def(jsonata, `{"MaxItemsPerBatch":"{% 2 %}","MaxItemsPerBatchPath":"$.n"}`),
+			want: []string{
+				"States.M.ItemBatcher: MaxItemsPerBatch and MaxItemsPerBatchPath are mutually exclusive",
+				"States.M.ItemBatcher: The QueryLanguage is set to 'JSONata', but field 'MaxItemsPerBatchPath' is only supported for the 'JSONPath' QueryLanguage",
+			}},
+		{name: "no bound", def: def("", `{"BatchInput":{}}`),
+			want: []string{"States.M.ItemBatcher: must have MaxItemsPerBatch or MaxInputBytesPerBatch (or MaxItemsPerBatchPath or MaxInputBytesPerBatchPath)"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := asl.Load([]byte(tc.def))
+			var got []string
+			for _, e := range asl.Errors(err) {
+				got = append(got, e.Error())
+			}
+			if err != nil && len(got) == 0 {
+				t.Fatalf("error without positions: %v", err)
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+			for _, w := range tc.want {
+				found := false
+				for _, g := range got {
+					found = found || strings.HasPrefix(g, w)
+				}
+				if !found {
+					t.Errorf("missing %q in:\n%s", w, strings.Join(got, "\n"))
+				}
+			}
+		})
+	}
+}

@@ -325,15 +325,23 @@ func (p *decoder) distributed(st *State, obj map[string]any, sp string) {
 		case "MaxInputBytesPerBatch":
 			if !p.expr(st, m, k, &b.MaxInputBytesPerBatchExpr) {
 				b.MaxInputBytesPerBatch = p.posInt(m, bp, k)
+				if b.MaxInputBytesPerBatch > MaxInputBytesPerBatchLimit {
+					p.errf(join(bp, k), "must be at most %d (256 KiB)", MaxInputBytesPerBatchLimit)
+				}
 			}
+		case "MaxItemsPerBatchPath":
+			b.MaxItemsPerBatchPath = p.str(m, bp, k)
+		case "MaxInputBytesPerBatchPath":
+			b.MaxInputBytesPerBatchPath = p.str(m, bp, k)
 		case "BatchInput":
 			b.BatchInput, b.HasBatchInput = m[k], true
 		default:
 			p.errf(join(bp, k), "field is not supported")
 		}
 	}
-	if b.MaxItemsPerBatch == 0 && b.MaxInputBytesPerBatch == 0 && b.MaxItemsPerBatchExpr == "" && b.MaxInputBytesPerBatchExpr == "" {
-		p.errf(bp, "must have MaxItemsPerBatch or MaxInputBytesPerBatch")
+	if b.MaxItemsPerBatch == 0 && b.MaxInputBytesPerBatch == 0 && b.MaxItemsPerBatchExpr == "" && b.MaxInputBytesPerBatchExpr == "" &&
+		b.MaxItemsPerBatchPath == "" && b.MaxInputBytesPerBatchPath == "" {
+		p.errf(bp, "must have MaxItemsPerBatch or MaxInputBytesPerBatch (or MaxItemsPerBatchPath or MaxInputBytesPerBatchPath)")
 	}
 	st.ItemBatcher = b
 }

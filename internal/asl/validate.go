@@ -283,9 +283,28 @@ func (v *validator) distributed(st *State, sp string) {
 	}
 	v.plainPath(sp, "ToleratedFailurePercentagePath", st.ToleratedFailurePercentagePath)
 	v.plainPath(sp, "ToleratedFailureCountPath", st.ToleratedFailureCountPath)
+	if b := st.ItemBatcher; b != nil {
+		v.itemBatcher(st, b, join(sp, "ItemBatcher"))
+	}
+}
+
+// itemBatcher checks a Distributed Map's ItemBatcher (bp is its path): a bound and its …Path form are mutually
+// exclusive, as AWS documents ("You can specify either the MaxItemsPerBatch or the MaxItemsPerBatchPath (JSONPath
+// only) sub-field, but not both", and the same of MaxInputBytesPerBatch), reported at the ItemBatcher as
+// MaxConcurrency and MaxConcurrencyPath are at the state; a …Path form is a JSONPath path, checked as
+// MaxConcurrencyPath is (language refuses it in a JSONata state).
+func (v *validator) itemBatcher(st *State, b *ItemBatcher, bp string) {
+	if (b.MaxItemsPerBatch != 0 || b.MaxItemsPerBatchExpr != "") && b.MaxItemsPerBatchPath != "" {
+		v.errf(bp, "MaxItemsPerBatch and MaxItemsPerBatchPath are mutually exclusive")
+	}
+	if (b.MaxInputBytesPerBatch != 0 || b.MaxInputBytesPerBatchExpr != "") && b.MaxInputBytesPerBatchPath != "" {
+		v.errf(bp, "MaxInputBytesPerBatch and MaxInputBytesPerBatchPath are mutually exclusive")
+	}
+	v.plainPath(bp, "MaxItemsPerBatchPath", b.MaxItemsPerBatchPath)
+	v.plainPath(bp, "MaxInputBytesPerBatchPath", b.MaxInputBytesPerBatchPath)
 	// A JSONata state's BatchInput is checked with its other JSONata fields (language).
-	if b := st.ItemBatcher; b != nil && b.HasBatchInput && !st.JSONata {
-		v.payload(join(sp, "ItemBatcher.BatchInput"), b.BatchInput)
+	if b.HasBatchInput && !st.JSONata {
+		v.payload(join(bp, "BatchInput"), b.BatchInput)
 	}
 }
 

@@ -97,6 +97,18 @@ func (v *validator) language(st *State, sp string) {
 		for i, r := range st.Choices {
 			v.ruleLanguage(r, fmt.Sprintf("%s.Choices[%d]", sp, i), st.JSONata)
 		}
+		// The ItemBatcher's …Path forms are JSONPath only, as AWS documents; refused at the ItemBatcher as a
+		// catcher's ResultPath is at the catcher.
+		if b := st.ItemBatcher; b != nil && st.JSONata {
+			for _, f := range []struct {
+				name string
+				set  bool
+			}{{"MaxItemsPerBatchPath", b.MaxItemsPerBatchPath != ""}, {"MaxInputBytesPerBatchPath", b.MaxInputBytesPerBatchPath != ""}} {
+				if f.set {
+					v.errf(join(sp, "ItemBatcher"), "%s", wrongLanguage(lang, f.name))
+				}
+			}
+		}
 	}
 	if st.HasAssign {
 		v.assign(join(sp, "Assign"), st.Assign, st.JSONata, false)

@@ -121,7 +121,8 @@ func noResults(path string, err error) string {
 }
 
 // Path fields that supply a parameter's value (Wait's SecondsPath and TimestampPath, a Task's TimeoutSecondsPath
-// and HeartbeatSecondsPath, Map's MaxConcurrencyPath, Fail's ErrorPath and CausePath) fail in AWS's two recorded
+// and HeartbeatSecondsPath, Map's MaxConcurrencyPath and its ItemBatcher's MaxItemsPerBatchPath and
+// MaxInputBytesPerBatchPath, Fail's ErrorPath and CausePath) fail in AWS's two recorded
 // families of causes, which paramPath and longParam apply to all of them alike:
 //   - the path matches nothing: "The JSONPath '<path>' specified for the field '<field>' could not be found in the
 //     input '<input>'" (recorded for ErrorPath, CausePath and Parameters' "<key>.$" fields);

@@ -290,17 +290,9 @@ func (x *execution) mapUnits(sr *stateRun, eff any, items []any, itemInput func(
 		}
 		return units, nil
 	}
-	maxItems, maxBytes := b.MaxItemsPerBatch, b.MaxInputBytesPerBatch
-	var fail *failure
-	if t := sr.sp.jMaxItems; t != nil {
-		if maxItems, fail = x.evalJInt(sr, t, true); fail != nil {
-			return nil, fail
-		}
-	}
-	if t := sr.sp.jMaxBytes; t != nil {
-		if maxBytes, fail = x.evalJInt(sr, t, true); fail != nil {
-			return nil, fail
-		}
+	maxItems, maxBytes, fail := x.batchBounds(sr, b, eff)
+	if fail != nil {
+		return nil, fail
 	}
 	var batchInput any
 	switch {
@@ -340,6 +332,52 @@ func (x *execution) mapUnits(sr *stateRun, eff any, items []any, itemInput func(
 	}
 	flush(len(items))
 	return units, nil
+}
+
+// batchBounds returns the ItemBatcher's MaxItemsPerBatch and MaxInputBytesPerBatch (0: no bound): the numbers of
+// the definition, or the values of their JSONata expressions or of their reference paths.
+//
+// AWS documents that MaxItemsPerBatchPath and MaxInputBytesPerBatchPath (JSONPath only) are reference paths "to an
+// existing key-value pair in your Distributed Map state input" that "must resolve to a positive integer", and that
+// MaxInputBytesPerBatch is "up to 256 KiB" (https://docs.aws.amazon.com/step-functions/latest/dg/input-output-itembatcher.html).
+// It is silent on which input (before or after InputPath) and on the failure; the engine follows MaxConcurrencyPath
+// (mapItems): the path reads the effective input (after InputPath, as ItemsPath does) and fails with longParam's
+// States.Runtime causes, "The JSONPath '<path>' specified for the field '<field>' could not be found in the input
+// '<input>'" or "The <field> parameter cannot be parsed as a long value / references a value that is not positive:
+// <path> == <value>". A path value above 256 KiB is "The MaxInputBytesPerBatchPath parameter references a value
+// greater than 262144 (256 KiB): <path> == <value>", an expression's a States.QueryEvaluationError (with its
+// EvaluationFailed event) like its value below 1: both in the engine's words.
+func (x *execution) batchBounds(sr *stateRun, b *asl.ItemBatcher, eff any) (maxItems, maxBytes int64, fail *failure) {
+	maxItems, maxBytes = b.MaxItemsPerBatch, b.MaxInputBytesPerBatch
+	if t := sr.sp.jMaxItems; t != nil {
+		if maxItems, fail = x.evalJInt(sr, t, true); fail != nil {
+			return 0, 0, fail
+		}
+	}
+	if p := b.MaxItemsPerBatchPath; p != "" {
+		if maxItems, fail = x.longParam(sr, "MaxItemsPerBatchPath", p, eff, 1); fail != nil {
+			return 0, 0, fail
+		}
+	}
+	if t := sr.sp.jMaxBytes; t != nil {
+		if maxBytes, fail = x.evalJInt(sr, t, true); fail != nil {
+			return 0, 0, fail
+		}
+		if maxBytes > asl.MaxInputBytesPerBatchLimit {
+			return 0, 0, x.queryError(sr, t.field, "The JSONata expression '%s' specified for the field '%s' returned %d, but the field must be at most %d.",
+				jtemplateSrc(t), t.field, maxBytes, asl.MaxInputBytesPerBatchLimit)
+		}
+	}
+	if p := b.MaxInputBytesPerBatchPath; p != "" {
+		if maxBytes, fail = x.longParam(sr, "MaxInputBytesPerBatchPath", p, eff, 1); fail != nil {
+			return 0, 0, fail
+		}
+		if maxBytes > asl.MaxInputBytesPerBatchLimit {
+			return 0, 0, x.paramProblem(sr, "MaxInputBytesPerBatchPath", "references a value greater than "+strconv.Itoa(asl.MaxInputBytesPerBatchLimit)+" (256 KiB)", p,
+				json.Number(strconv.FormatInt(maxBytes, 10)))
+		}
+	}
+	return maxItems, maxBytes, nil
 }
 
 // runChild runs one child workflow of a Distributed Map in-process: an execution of the item processor named arn,

@@ -220,6 +220,89 @@ func TestItemBatcher(t *testing.T) {
 	}
 }
 
+// TestItemBatcherPaths: in a JSONPath Distributed Map, MaxItemsPerBatchPath and MaxInputBytesPerBatchPath are
+// reference paths that must resolve to a positive integer, as AWS documents
+// (https://docs.aws.amazon.com/step-functions/latest/dg/input-output-itembatcher.html), MaxInputBytesPerBatch at most
+// 256 KiB. AWS is silent on the input they read and on the failure: like MaxConcurrencyPath they read the effective
+// input (after InputPath) and fail with States.Runtime and its causes. Each child's input is asserted through the
+// children's outputs (a Pass returns its input); a failure runs no child and starts no Map Run.
+func TestItemBatcherPaths(t *testing.T) {
+	pass := `{"P":{"Type":"Pass","End":true}}`
+	tests := []struct {
+		name, extra, input string
+		wantOutput         string // on success
+		wantCause          string // the end of the States.Runtime cause on failure
+	}{
+		{name: "MaxItemsPerBatchPath", extra: `"ItemBatcher":{"MaxItemsPerBatchPath":"$.size"},`,
+			input:      `{"size":2,"items":[1,2,3,4,5]}`,
+			wantOutput: `[{"Items":[1,2]},{"Items":[3,4]},{"Items":[5]}]`},
+		{name: "MaxItemsPerBatchPath reads the effective input", extra: `"InputPath":"$.in","ItemBatcher":{"MaxItemsPerBatchPath":"$.size"},`,
+			input:      `{"size":1,"in":{"size":4,"items":[1,2,3,4,5]}}`,
+			wantOutput: `[{"Items":[1,2,3,4]},{"Items":[5]}]`},
+		{name: "MaxInputBytesPerBatchPath", // each item is 2 bytes (its JSON and a separator)
+			extra:      `"ItemBatcher":{"MaxInputBytesPerBatchPath":"$.bytes","BatchInput":{"b.$":"$.bytes"}},`,
+			input:      `{"bytes":6,"items":[1,2,3,4,5]}`,
+			wantOutput: `[{"BatchInput":{"b":6},"Items":[1,2,3]},{"BatchInput":{"b":6},"Items":[4,5]}]`},
+		{name: "a path and a number", // both bind: 6 bytes split 1 (2 bytes) from "ab" (5), 2 items a batch [3,4,5]
+			extra:      `"ItemBatcher":{"MaxItemsPerBatchPath":"$.size","MaxInputBytesPerBatch":6},`,
+			input:      `{"size":2,"items":[1,"ab",3,4,5]}`,
+			wantOutput: `[{"Items":[1]},{"Items":["ab"]},{"Items":[3,4]},{"Items":[5]}]`},
+		{name: "MaxInputBytesPerBatchPath at 256 KiB", extra: `"ItemBatcher":{"MaxInputBytesPerBatchPath":"$.bytes"},`,
+			input:      `{"bytes":262144,"items":[1,2,3]}`,
+			wantOutput: `[{"Items":[1,2,3]}]`},
+		{name: "MaxItemsPerBatchPath missing", extra: `"ItemBatcher":{"MaxItemsPerBatchPath":"$.size"},`,
+			input:     `{"items":[1,2]}`,
+			wantCause: `The JSONPath '$.size' specified for the field 'MaxItemsPerBatchPath' could not be found in the input '{"items":[1,2]}'`},
+		{name: "MaxItemsPerBatchPath not an integer", extra: `"ItemBatcher":{"MaxItemsPerBatchPath":"$.size"},`,
+			input:     `{"size":"two","items":[1,2]}`,
+			wantCause: `The MaxItemsPerBatchPath parameter cannot be parsed as a long value: $.size == two`},
+		{name: "MaxItemsPerBatchPath a fraction", extra: `"ItemBatcher":{"MaxItemsPerBatchPath":"$.size"},`,
+			input:     `{"size":1.5,"items":[1,2]}`,
+			wantCause: `The MaxItemsPerBatchPath parameter cannot be parsed as a long value: $.size == 1.5`},
+		{name: "MaxItemsPerBatchPath zero", extra: `"ItemBatcher":{"MaxItemsPerBatchPath":"$.size"},`,
+			input:     `{"size":0,"items":[1,2]}`,
+			wantCause: `The MaxItemsPerBatchPath parameter references a value that is not positive: $.size == 0`},
+		{name: "MaxInputBytesPerBatchPath negative", extra: `"ItemBatcher":{"MaxInputBytesPerBatchPath":"$.bytes"},`,
+			input:     `{"bytes":-6,"items":[1,2]}`,
+			wantCause: `The MaxInputBytesPerBatchPath parameter references a negative value: $.bytes == -6`},
+		{name: "MaxInputBytesPerBatchPath over 256 KiB", extra: `"ItemBatcher":{"MaxInputBytesPerBatchPath":"$.bytes"},`,
+			input:     `{"bytes":262145,"items":[1,2]}`,
+			wantCause: `The MaxInputBytesPerBatchPath parameter references a value greater than 262144 (256 KiB): $.bytes == 262145`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			eng := newEngine(t, sfnlocal.Options{})
+			rec := createAndStart(t, eng, "batches", distributed(tc.extra, pass), tc.input)
+			got := waitClosed(t, eng, rec.Arn)
+			runs, err := eng.ListMapRuns(ctx, rec.Arn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.wantCause == "" {
+				if got.Status != sfnlocal.StatusSucceeded || got.Output == nil || *got.Output != tc.wantOutput {
+					t.Fatalf("got %s %v %v %v\nwant %s", got.Status, got.Error, got.Cause, got.Output, tc.wantOutput)
+				}
+				if len(runs) != 1 || runs[0].ExecutionCounts.Succeeded != int64(strings.Count(tc.wantOutput, `"Items"`)) {
+					t.Fatalf("map runs %+v", runs)
+				}
+				return
+			}
+			if got.Status != sfnlocal.StatusFailed || got.Error == nil || *got.Error != sfnlocal.ErrNameRuntime ||
+				got.Cause == nil || !strings.HasSuffix(*got.Cause, tc.wantCause) ||
+				!strings.HasPrefix(*got.Cause, "An error occurred while executing the state 'Charge' (entered at the event id #2). ") {
+				t.Fatalf("got %s %v %v\nwant FAILED States.Runtime ending %q", got.Status, got.Error, got.Cause, tc.wantCause)
+			}
+			// States.Runtime is not caught and ends the execution: no Map Run, no MapStateFailed, no EvaluationFailed
+			// (a JSONata event), as for MaxConcurrencyPath.
+			want := "ExecutionStarted,MapStateEntered,MapStateStarted,ExecutionFailed"
+			if eventTypes(got.History) != want || len(runs) != 0 {
+				t.Fatalf("history %s\nwant    %s; map runs %+v", eventTypes(got.History), want, runs)
+			}
+		})
+	}
+}
+
 // TestJSONataItemBatcher: in a JSONata Distributed Map the ItemBatcher's BatchInput is a JSONata template, as AWS
 // documents (https://docs.aws.amazon.com/step-functions/latest/dg/input-output-itembatcher.html: "For JSONata-based
 // states, you can provide JSONata expressions directly to BatchInput, or use JSONata expressions inside JSON objects
@@ -258,6 +341,13 @@ func TestJSONataItemBatcher(t *testing.T) {
 		{name: "a MaxInputBytesPerBatch that is not a number",
 			batcher:   `{"MaxInputBytesPerBatch":"{% $states.input.name %}"}`,
 			wantCause: "specified for the field 'ItemBatcher/MaxInputBytesPerBatch' returned an unexpected result type. Expected 'integer'"},
+		{name: "MaxInputBytesPerBatch at 256 KiB",
+			batcher:    `{"MaxInputBytesPerBatch":"{% 256 * 1024 %}"}`,
+			wantOutput: `[{"Items":[1,2,3,4,5]}]`},
+		{name: "a MaxInputBytesPerBatch over 256 KiB",
+			batcher: `{"MaxInputBytesPerBatch":"{% 256 * 1024 + $states.input.size %}"}`,
+			wantCause: "The JSONata expression '256 * 1024 + $states.input.size' specified for the field 'ItemBatcher/MaxInputBytesPerBatch' " +
+				"returned 262147, but the field must be at most 262144."},
 		{name: "a BatchInput expression that returns nothing",
 			batcher:   `{"MaxItemsPerBatch":2,"BatchInput":{"x":"{% $states.input.absent %}"}}`,
 			wantCause: "The JSONata expression '$states.input.absent' specified for the field 'ItemBatcher/BatchInput/x' returned nothing (undefined)."},
