@@ -346,7 +346,8 @@ func (x *execution) mapUnits(sr *stateRun, eff any, items []any, itemInput func(
 // '<input>'" or "The <field> parameter cannot be parsed as a long value / references a value that is not positive:
 // <path> == <value>". A path value above 256 KiB is "The MaxInputBytesPerBatchPath parameter references a value
 // greater than 262144 (256 KiB): <path> == <value>", an expression's a States.QueryEvaluationError (with its
-// EvaluationFailed event) like its value below 1: both in the engine's words.
+// EvaluationFailed event) like its value below 1: both in the engine's words. Unlike MaxConcurrencyPath, resolved
+// before MapStateStarted, these are read as the items are batched, after it.
 func (x *execution) batchBounds(sr *stateRun, b *asl.ItemBatcher, eff any) (maxItems, maxBytes int64, fail *failure) {
 	maxItems, maxBytes = b.MaxItemsPerBatch, b.MaxInputBytesPerBatch
 	if t := sr.sp.jMaxItems; t != nil {

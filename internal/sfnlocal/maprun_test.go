@@ -294,7 +294,8 @@ func TestItemBatcherPaths(t *testing.T) {
 				t.Fatalf("got %s %v %v\nwant FAILED States.Runtime ending %q", got.Status, got.Error, got.Cause, tc.wantCause)
 			}
 			// States.Runtime is not caught and ends the execution: no Map Run, no MapStateFailed, no EvaluationFailed
-			// (a JSONata event), as for MaxConcurrencyPath.
+			// (a JSONata event). Unlike MaxConcurrencyPath, which fails before MapStateStarted, the batcher's paths
+			// are read as the items are batched, after it.
 			want := "ExecutionStarted,MapStateEntered,MapStateStarted,ExecutionFailed"
 			if eventTypes(got.History) != want || len(runs) != 0 {
 				t.Fatalf("history %s\nwant    %s; map runs %+v", eventTypes(got.History), want, runs)
