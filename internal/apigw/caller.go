@@ -71,6 +71,17 @@ func CallerScope(req events.APIGatewayProxyRequest) (string, error) {
 	return "anonymous", nil
 }
 
+// PrincipalScope is the scope CallerScope gives a caller API Gateway reports with userArn arn: "iam:" and the stable
+// principal (an assumed role's session dropped). Seed files and operators name owners this way. An ARN CallerScope
+// would refuse is an error wrapping ErrUnsupportedCaller.
+func PrincipalScope(arn string) (string, error) {
+	principal, err := stablePrincipal(arn)
+	if err != nil {
+		return "", fmt.Errorf("principal %q: %w", arn, err)
+	}
+	return "iam:" + principal, nil
+}
+
 // stablePrincipal returns the part of an IAM or STS principal ARN that stays the same for one client: the ARN itself,
 // except for an assumed role, whose session is dropped.
 func stablePrincipal(arn string) (string, error) {

@@ -37,7 +37,15 @@ type Account struct {
 	AccountID string `dynamodbav:"accountId"`
 	// Kind is KindCustomer or KindFunding; an item without one (written before kinds existed) is a customer
 	// account. Use AccountKind to read it.
-	Kind      string `dynamodbav:"kind,omitempty"`
+	Kind string `dynamodbav:"kind,omitempty"`
+	// Owner is the caller scope that may move money out of the account and read it (docs/security.md): the scope
+	// that opened it, or one an operator assigned. A funding account has none (operators hold funding accounts as a
+	// group), and neither has an account opened before accounts had owners until an operator assigns one: only the
+	// operator routes reach such accounts.
+	Owner string `dynamodbav:"owner,omitempty"`
+	// Floor is how far below zero a funding account may go (a number <= 0); nil on a customer account, and on a
+	// funding account opened before floors existed, which has DefaultFundingFloor. Use FundingFloor to read it.
+	Floor     *int64 `dynamodbav:"floor,omitempty"`
 	Balance   int64  `dynamodbav:"balance"`
 	Currency  string `dynamodbav:"currency"`
 	Version   int64  `dynamodbav:"version"`
@@ -53,6 +61,22 @@ func (a Account) AccountKind() string {
 	return a.Kind
 }
 
+// FundingFloor is the lowest balance a DEBIT may leave on a funding account: its Floor, or DefaultFundingFloor.
+func (a Account) FundingFloor() int64 {
+	if a.Floor == nil {
+		return DefaultFundingFloor
+	}
+	return *a.Floor
+}
+
+// Bounds of a funding account's floor. DefaultFundingFloor is the floor of a funding account opened without one
+// (and of one opened before floors existed): minus 10^10 minor units, 100 million units of a two-decimal currency.
+// MinFundingFloor keeps every balance and every DEBIT's arithmetic far from the int64 range.
+const (
+	DefaultFundingFloor int64 = -10_000_000_000
+	MinFundingFloor     int64 = -1_000_000_000_000_000
+)
+
 // ValidKind reports whether kind is KindCustomer or KindFunding.
 func ValidKind(kind string) bool { return kind == KindCustomer || kind == KindFunding }
 
@@ -66,21 +90,36 @@ func accountKey(accountID string) map[string]ddbtypes.AttributeValue {
 	}
 }
 
-// CreateAccount writes a new customer account with an opening balance and version 1: one conditional PutItem. An
-// account that already exists is left unchanged and ErrAccountExists is returned. A balance it opens with is
+// CreateAccount writes a new customer account with an opening balance and version 1, and without an owner: one
+// conditional PutItem. An account that already exists is left unchanged and ErrAccountExists is returned. A balance it opens with is
 // explained by no ledger entry: tests use it; the API opens accounts at 0 (OpenAccount) and the local stack funds
 // its seeds with transfers (SeedOpenings).
 func (s *Store) CreateAccount(ctx context.Context, accountID, currency string, balance int64, now time.Time) (Account, error) {
 	return s.CreateAccountOfKind(ctx, accountID, currency, KindCustomer, balance, now)
 }
 
+// CreateOwnedAccount is CreateAccount for an account that owner (a caller scope) owns.
+func (s *Store) CreateOwnedAccount(ctx context.Context, owner, accountID, currency string, balance int64, now time.Time) (Account, error) {
+	return s.createAccount(ctx, owner, accountID, currency, KindCustomer, balance, now)
+}
+
 // CreateAccountOfKind is CreateAccount for an account of kind (KindCustomer or KindFunding); only a funding account
-// may open below zero.
+// may open below zero, and it gets DefaultFundingFloor (or its opening balance, if lower) as its floor.
 func (s *Store) CreateAccountOfKind(ctx context.Context, accountID, currency, kind string, balance int64, now time.Time) (Account, error) {
+	return s.createAccount(ctx, "", accountID, currency, kind, balance, now)
+}
+
+func (s *Store) createAccount(ctx context.Context, owner, accountID, currency, kind string, balance int64, now time.Time) (Account, error) {
 	if accountID == "" || currency == "" || !ValidKind(kind) || (balance < 0 && kind != KindFunding) {
 		return Account{}, fmt.Errorf("create account %q: needs an id, a currency, a kind and (for a customer) a balance >= 0", accountID)
 	}
 	acct := newAccount(accountID, currency, kind, balance, now)
+	if kind == KindCustomer {
+		acct.Owner = owner
+	}
+	if kind == KindFunding {
+		acct.Floor = aws.Int64(min(DefaultFundingFloor, balance))
+	}
 	item, err := attributevalue.MarshalMap(acct)
 	if err != nil {
 		return Account{}, fmt.Errorf("create account %s: %w", accountID, err)
@@ -156,3 +195,62 @@ func numberAV(n int64) ddbtypes.AttributeValue {
 }
 
 func stringAV(s string) ddbtypes.AttributeValue { return &ddbtypes.AttributeValueMemberS{Value: s} }
+
+// Outcomes of AssignOwner that callers branch on.
+var (
+	// ErrHasOwner reports an account that already has another owner.
+	ErrHasOwner = errors.New("ledger: account has another owner")
+	// ErrFundingAccount reports a funding account, which operators hold as a group and which never has an owner.
+	ErrFundingAccount = errors.New("ledger: funding account")
+)
+
+// AssignOwner gives the customer account accountID, which has no owner (it was opened before accounts had owners,
+// or by an operator without one), the owner scope: one conditional UpdateItem that changes nothing else, not even
+// the version (no money moves). An account that already has this owner is returned as it is, so the call can be
+// repeated. The errors are ErrNotFound, ErrHasOwner, ErrFundingAccount, or ErrUnavailable.
+func (s *Store) AssignOwner(ctx context.Context, accountID, owner string, now time.Time) (Account, error) {
+	what := "assign owner of " + accountID
+	if owner == "" {
+		return Account{}, fmt.Errorf("%s: needs an owner", what)
+	}
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                aws.String(s.table),
+		Key:                      accountKey(accountID),
+		UpdateExpression:         aws.String("SET #owner = :owner, updatedAt = :now"),
+		ConditionExpression:      aws.String("attribute_exists(pk) AND attribute_not_exists(#owner) AND (attribute_not_exists(#kind) OR #kind <> :funding)"),
+		ExpressionAttributeNames: map[string]string{"#owner": "owner", "#kind": "kind"},
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
+			":owner": stringAV(owner), ":funding": stringAV(KindFunding), ":now": stringAV(now.UTC().Format(TimeLayout)),
+		},
+		ReturnValues:                        ddbtypes.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: ddbtypes.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	var ccf *ddbtypes.ConditionalCheckFailedException
+	switch {
+	case errors.As(err, &ccf):
+		existing, found, err := decodeAccount(ccf.Item)
+		if err == nil && !found {
+			existing, found, err = readAccount(ctx, s.db, s.table, accountID)
+		}
+		switch {
+		case err != nil:
+			return Account{}, fmt.Errorf("%s: read account: %w", what, err)
+		case !found:
+			return Account{}, ErrNotFound
+		case existing.AccountKind() == KindFunding:
+			return Account{}, fmt.Errorf("%s: %w", what, ErrFundingAccount)
+		case existing.Owner == owner:
+			return existing, nil
+		case existing.Owner != "":
+			return Account{}, fmt.Errorf("%s: %w", what, ErrHasOwner)
+		}
+		return Account{}, fmt.Errorf("%s: account changed during the update: %w", what, ErrUnavailable)
+	case err != nil:
+		return Account{}, fmt.Errorf("%s: %w", what, translate(err))
+	}
+	a, _, err := decodeAccount(out.Attributes)
+	if err != nil {
+		return Account{}, fmt.Errorf("%s: %w", what, err)
+	}
+	return a, nil
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"testing"
 	"time"
 
@@ -42,12 +41,12 @@ func TestFundingAccountsMayGoNegative(t *testing.T) {
 
 	calls, gets := 0, 0
 	counted := ledger.NewLedger(&hookedDB{Client: e.db, gets: &gets, before: func(*dynamodb.TransactWriteItemsInput) { calls++ }}, e.table)
-	fund := e.transfer(t, "funding-EUR", "acc-alice", 5000, "EUR")
-	if _, _, err := counted.ApplyLeg(ctx, debitTo(fund, "funding-EUR", "acc-alice", 5000), t0); err != nil {
+	fund := e.operatorTransfer(t, "funding-EUR", "acc-alice", 5000, "EUR")
+	if _, _, err := counted.ApplyLeg(ctx, operatorDebit(fund, "funding-EUR", "acc-alice", 5000), t0); err != nil {
 		t.Fatalf("DEBIT of the funding account below zero: %v", err)
 	}
-	if calls != 1 || gets != 0 {
-		t.Errorf("the funding DEBIT took %d transactions and %d reads, want 1 and 0", calls, gets)
+	if calls != 1 || gets != 1 {
+		t.Errorf("the funding DEBIT took %d transactions and %d reads, want 1 and 1 (its floor)", calls, gets)
 	}
 	if _, _, err := e.ledger.ApplyLeg(ctx, leg(fund, ledger.LegCredit, "acc-alice", 5000), t0); err != nil {
 		t.Fatal(err)
@@ -56,25 +55,34 @@ func TestFundingAccountsMayGoNegative(t *testing.T) {
 		t.Errorf("balances funding %d alice %d, want -5000 5000", f, a)
 	}
 
-	for _, src := range []string{"acc-alice", "acc-old"} {
-		over := e.transfer(t, src, "dst", 5001, "EUR")
-		_, _, err := e.ledger.ApplyLeg(ctx, debitTo(over, src, "dst", 5001), t0)
-		if !errors.Is(err, ledger.ErrInsufficientFunds) {
-			t.Errorf("overdraft of customer %s: %v, want ErrInsufficientFunds", src, err)
-		}
+	over := e.transfer(t, "acc-alice", "dst", 5001, "EUR")
+	if _, _, err := e.ledger.ApplyLeg(ctx, debitTo(over, "acc-alice", "dst", 5001), t0); !errors.Is(err, ledger.ErrInsufficientFunds) {
+		t.Errorf("overdraft of customer acc-alice: %v, want ErrInsufficientFunds", err)
 	}
-	// The funding account stops only at the int64 floor.
+	// An account without owner (written before owners) is an operator's to debit, and still a customer account.
+	old := e.operatorTransfer(t, "acc-old", "dst", 11, "EUR")
+	if _, _, err := e.ledger.ApplyLeg(ctx, operatorDebit(old, "acc-old", "dst", 11), t0); !errors.Is(err, ledger.ErrInsufficientFunds) {
+		t.Errorf("operator's overdraft of acc-old: %v, want ErrInsufficientFunds", err)
+	}
+	// The funding account stops at its floor: DefaultFundingFloor, as CreateAccountOfKind opened it.
 	if _, err := e.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(e.table),
 		Key: map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: ledger.AccountKey("funding-EUR")},
 			"sk": &ddbtypes.AttributeValueMemberS{Value: "ACCOUNT"}},
 		UpdateExpression:          aws.String("SET balance = :b"),
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":b": &ddbtypes.AttributeValueMemberN{Value: fmt.Sprint(int64(math.MinInt64 + 10))}},
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":b": &ddbtypes.AttributeValueMemberN{Value: fmt.Sprint(ledger.DefaultFundingFloor + 10)}},
 	}); err != nil {
 		t.Fatal(err)
 	}
-	under := e.transfer(t, "funding-EUR", "dst", 11, "EUR")
-	if _, _, err := e.ledger.ApplyLeg(ctx, debitTo(under, "funding-EUR", "dst", 11), t0); err == nil || errors.Is(err, ledger.ErrInsufficientFunds) {
-		t.Errorf("a funding DEBIT past the int64 floor: %v, want an underflow refusal", err)
+	under := e.operatorTransfer(t, "funding-EUR", "dst", 11, "EUR")
+	if _, _, err := e.ledger.ApplyLeg(ctx, operatorDebit(under, "funding-EUR", "dst", 11), t0); !errors.Is(err, ledger.ErrInsufficientFunds) {
+		t.Errorf("a funding DEBIT past its floor: %v, want ErrInsufficientFunds", err)
+	}
+	at := e.operatorTransfer(t, "funding-EUR", "dst", 10, "EUR")
+	if _, _, err := e.ledger.ApplyLeg(ctx, operatorDebit(at, "funding-EUR", "dst", 10), t0); err != nil {
+		t.Errorf("a funding DEBIT down to its floor: %v", err)
+	}
+	if got := e.balance(t, "funding-EUR"); got != ledger.DefaultFundingFloor {
+		t.Errorf("funding balance %d, want its floor %d", got, ledger.DefaultFundingFloor)
 	}
 }
 
@@ -83,7 +91,8 @@ func TestFundingAccountsMayGoNegative(t *testing.T) {
 func TestOpenAccountIsAtomicAndIdempotent(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	req := ledger.OpenRequest{Scope: "s", IdempotencyKey: "k1", RequestHash: "h1", AccountID: "acc-a", Currency: "EUR", Kind: ledger.KindFunding}
+	req := ledger.OpenRequest{Scope: "s", IdempotencyKey: "k1", RequestHash: "h1", AccountID: "acc-a", Currency: "EUR", Kind: ledger.KindFunding,
+		Floor: aws.Int64(-1000)}
 	a, oc, err := e.store.OpenAccount(ctx, req, t0, time.Hour)
 	if err != nil || oc != ledger.Opened || a.Balance != 0 || a.Kind != ledger.KindFunding || a.Version != 1 {
 		t.Fatalf("open: %+v %v %v", a, oc, err)

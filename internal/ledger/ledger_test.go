@@ -36,9 +36,12 @@ func newEnv(t *testing.T) *env {
 	return &env{db: db, table: table, ledger: ledger.NewLedger(db, table), store: ledger.NewStore(db, table), server: srv.Store}
 }
 
+// testScope is the caller scope that submits the tests' transfers and owns their accounts.
+const testScope = "test"
+
 func (e *env) account(t *testing.T, id, currency string, balance int64) {
 	t.Helper()
-	if _, err := e.store.CreateAccount(context.Background(), id, currency, balance, t0); err != nil {
+	if _, err := e.store.CreateOwnedAccount(context.Background(), testScope, id, currency, balance, t0); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -52,13 +55,38 @@ func (e *env) transfer(t *testing.T, src, dst string, amount int64, currency str
 		t.Fatal(err)
 	}
 	rec := ledger.NewTransferRecord(ledger.Transfer{
-		TransferID: id, Scope: "test", SourceAccountID: src, DestinationAccountID: dst, Amount: amount, Currency: currency,
+		TransferID: id, Scope: testScope, SourceAccountID: src, DestinationAccountID: dst, Amount: amount, Currency: currency,
 		ExecutionArn: "arn:aws:states:us-east-1:123456789012:execution:transfer:" + id,
 	}, t0, 0)
 	if _, created, err := e.store.Reserve(context.Background(), rec, t0); err != nil || !created {
 		t.Fatalf("reserve: created %v, %v", created, err)
 	}
 	return id
+}
+
+// operatorTransfer is transfer for one an operator submitted: its DEBIT is on an operator's authority.
+func (e *env) operatorTransfer(t *testing.T, src, dst string, amount int64, currency string) string {
+	t.Helper()
+	e.n++
+	id, err := ledger.NewTransferID(ledger.KeyHash("operator", fmt.Sprintf("%s-key-%d", t.Name(), e.n)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := ledger.NewTransferRecord(ledger.Transfer{
+		TransferID: id, Scope: "operator", SourceAccountID: src, DestinationAccountID: dst, Amount: amount, Currency: currency,
+		ExecutionArn: "arn:aws:states:us-east-1:123456789012:execution:transfer:" + id, Operator: true,
+	}, t0, 0)
+	if _, created, err := e.store.Reserve(context.Background(), rec, t0); err != nil || !created {
+		t.Fatalf("reserve: created %v, %v", created, err)
+	}
+	return id
+}
+
+// operatorDebit is debitTo on an operator's authority.
+func operatorDebit(id, account, destination string, amount int64) ledger.LegRequest {
+	r := debitTo(id, account, destination, amount)
+	r.Owner, r.Operator = "", true
+	return r
 }
 
 func (e *env) balance(t *testing.T, id string) int64 {
@@ -75,7 +103,7 @@ func leg(id, leg, account string, amount int64) ledger.LegRequest {
 	r := ledger.LegRequest{TransferID: id, Leg: leg, AccountID: account, Amount: amount, Currency: "EUR",
 		ExecutionArn: "arn:aws:states:us-east-1:123456789012:execution:transfer:" + id}
 	if leg == ledger.LegDebit {
-		r.DestinationAccountID = "dst"
+		r.DestinationAccountID, r.Owner = "dst", testScope
 	}
 	return r
 }
@@ -116,7 +144,7 @@ func TestDynoxideCancellationReasons(t *testing.T) {
 	for _, r := range tce.CancellationReasons {
 		got = append(got, fmt.Sprintf("%s/%d", aws.ToString(r.Code), len(r.Item)))
 	}
-	want := []string{"ConditionalCheckFailed/9", "None/0", "ConditionalCheckFailed/0"}
+	want := []string{"ConditionalCheckFailed/10", "None/0", "ConditionalCheckFailed/0"} // the account has its owner
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("reasons (code/attributes in image) = %v, want %v", got, want)
 	}
@@ -134,7 +162,7 @@ func TestCreateAccount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := ledger.Account{PK: "ACCOUNT#acc-alice", SK: "ACCOUNT", AccountID: "acc-alice", Kind: ledger.KindCustomer, Balance: 1000, Currency: "EUR",
+	want := ledger.Account{PK: "ACCOUNT#acc-alice", SK: "ACCOUNT", AccountID: "acc-alice", Kind: ledger.KindCustomer, Owner: testScope, Balance: 1000, Currency: "EUR",
 		Version: 1, CreatedAt: "2026-11-21T10:00:00.000Z", UpdatedAt: "2026-11-21T10:00:00.000Z"}
 	if a != want {
 		t.Errorf("account = %+v, want %+v", a, want)

@@ -92,6 +92,14 @@ type LegRequest struct {
 	// separate MarkCompleted update did before (docs/ledger.md, "The CREDIT settles the transfer"). A CREDIT without
 	// it (from an execution of an older definition, which settles the record itself) leaves the record IN_PROGRESS.
 	Settle bool
+	// Owner and Operator are for a DEBIT only, and say on whose authority money leaves the source (docs/security.md).
+	// Owner is the caller scope that submitted the transfer on the client route: the source must be a customer
+	// account that scope owns, and the transfer record must be that scope's. Operator means the transfer was
+	// submitted on the operator route: the source must have no owner (a funding account, whose floor then applies,
+	// or an account from before owners), and the record must say so. A DEBIT with neither moves nothing: it is
+	// refused as if the source did not exist (a DEBIT of an execution started before owners existed).
+	Owner    string
+	Operator bool
 }
 
 // AccountError reports a leg refused because of an account, for a DEBIT either the source or the destination:
@@ -150,6 +158,12 @@ func (r LegRequest) Validate() error {
 	if r.Settle && r.Leg != LegCredit {
 		problems = append(problems, "settle is only for a CREDIT")
 	}
+	switch {
+	case r.Leg != LegDebit && (r.Owner != "" || r.Operator):
+		problems = append(problems, "owner and operator are only for a DEBIT")
+	case r.Owner != "" && r.Operator:
+		problems = append(problems, "a DEBIT is on the owner's authority or an operator's, not both")
+	}
 	if len(problems) > 0 {
 		return fmt.Errorf("%w: %s", ErrInvalidLeg, strings.Join(problems, "; "))
 	}
@@ -205,7 +219,19 @@ func (l *Ledger) ApplyLeg(ctx context.Context, req LegRequest, now time.Time) (E
 	}
 	what := strings.ToLower(req.Leg) + " " + req.TransferID
 	entry := newEntry(req, now)
-	in, err := l.legTransaction(req, entry, now)
+	var source *Account
+	if req.Leg == LegDebit && req.Operator {
+		// An operator's DEBIT reads the source first, for its kind and floor: a condition cannot add the floor to the
+		// amount. Operators' DEBITs (funding an account) are rare; a customer's DEBIT reads nothing.
+		a, found, err := readAccount(ctx, l.db, l.table, req.AccountID)
+		if err != nil {
+			return Entry{}, false, fmt.Errorf("%s: read source: %w", what, err)
+		}
+		if found {
+			source = &a
+		}
+	}
+	in, err := l.legTransaction(req, entry, source, now)
 	if err != nil {
 		return Entry{}, false, fmt.Errorf("%s: %w", what, err)
 	}
@@ -322,7 +348,7 @@ func accountItem(req LegRequest) int {
 // DEBIT, balance >= :amount unless the account is a funding account (which is guarded against underflowing an int64
 // instead); a CREDIT or REFUND is guarded against overflowing an int64 balance. The entry carries the attributes of
 // the AccountActivity index, so listing the account's transfers costs the leg no extra request.
-func (l *Ledger) legTransaction(req LegRequest, e Entry, now time.Time) (*dynamodb.TransactWriteItemsInput, error) {
+func (l *Ledger) legTransaction(req LegRequest, e Entry, source *Account, now time.Time) (*dynamodb.TransactWriteItemsInput, error) {
 	item, err := attributevalue.MarshalMap(e)
 	if err != nil {
 		return nil, fmt.Errorf("encode entry: %w", err)
@@ -340,6 +366,19 @@ func (l *Ledger) legTransaction(req LegRequest, e Entry, now time.Time) (*dynamo
 		":amount":     numberAV(req.Amount),
 		":currency":   stringAV(req.Currency),
 		":leg":        &ddbtypes.AttributeValueMemberSS{Value: []string{req.Leg}},
+	}
+	recordNames := map[string]string{"#status": "status", "#role": role}
+	switch {
+	case req.Leg == LegDebit && req.Owner != "":
+		// The record is the caller's, submitted on the client route, so the execution's input cannot name an owner
+		// the record does not.
+		recordCond += " AND #scope = :owner AND attribute_not_exists(#operator)"
+		recordNames["#scope"], recordNames["#operator"] = "scope", "operator"
+		recordValues[":owner"] = stringAV(req.Owner)
+	case req.Leg == LegDebit && req.Operator:
+		recordCond += " AND #operator = :true"
+		recordNames["#operator"] = "operator"
+		recordValues[":true"] = &ddbtypes.AttributeValueMemberBOOL{Value: true}
 	}
 	switch {
 	case req.checksDestination():
@@ -378,7 +417,7 @@ func (l *Ledger) legTransaction(req LegRequest, e Entry, now time.Time) (*dynamo
 			Key:                                 recordKey(recordPK),
 			UpdateExpression:                    aws.String(recordUpdate),
 			ConditionExpression:                 aws.String(recordCond),
-			ExpressionAttributeNames:            map[string]string{"#status": "status", "#role": role},
+			ExpressionAttributeNames:            recordNames,
 			ExpressionAttributeValues:           recordValues,
 			ReturnValuesOnConditionCheckFailure: allOld,
 		}},
@@ -403,12 +442,14 @@ func (l *Ledger) legTransaction(req LegRequest, e Entry, now time.Time) (*dynamo
 	update := "SET balance = balance + :amount, updatedAt = :now ADD version :one"
 	var names map[string]string
 	if req.Leg == LegDebit {
-		// A customer account never goes below zero; a funding account may, down to the int64 floor. The kind is
-		// checked in this same condition: no read, no extra request.
-		cond += "(balance >= :amount OR (#kind = :funding AND balance >= :floor))"
-		names = map[string]string{"#kind": "kind"}
-		values[":funding"] = stringAV(KindFunding)
-		values[":floor"] = numberAV(math.MinInt64 + req.Amount)
+		cond += debitCondition(req, source, values)
+		names = map[string]string{"#owner": "owner"}
+		if source != nil && source.Owner == "" {
+			names["#kind"] = "kind"
+			if source.AccountKind() == KindFunding {
+				names["#floor"] = "floor"
+			}
+		}
 		update = "SET balance = balance - :amount, updatedAt = :now ADD version :one"
 	} else {
 		cond += "balance <= :ceiling"
@@ -424,6 +465,36 @@ func (l *Ledger) legTransaction(req LegRequest, e Entry, now time.Time) (*dynamo
 		ReturnValuesOnConditionCheckFailure: allOld,
 	}})
 	return &dynamodb.TransactWriteItemsInput{TransactItems: items}, nil
+}
+
+// debitCondition is the part of a DEBIT's condition on its source that decides whose money it is and how low the
+// balance may go, its values added to values (docs/security.md):
+//   - on the owner's authority (req.Owner): the account's owner is req.Owner, and the balance covers the amount (an
+//     owned account is a customer account, which never goes below zero);
+//   - on an operator's (req.Operator), from the source as read just before (nil: none was found): the account has no
+//     owner and is, as read, a funding account with the same floor whose balance stays at or above it, or a customer
+//     account whose balance covers the amount;
+//   - on neither: a condition no account meets.
+func debitCondition(req LegRequest, source *Account, values map[string]ddbtypes.AttributeValue) string {
+	switch {
+	case req.Owner != "":
+		values[":owner"] = stringAV(req.Owner)
+		return "#owner = :owner AND balance >= :amount"
+	case req.Operator && source != nil && source.Owner == "" && source.AccountKind() == KindFunding:
+		values[":funding"] = stringAV(KindFunding)
+		values[":minBalance"] = numberAV(source.FundingFloor() + req.Amount)
+		floor := "attribute_not_exists(#floor)"
+		if source.Floor != nil {
+			floor = "#floor = :floor"
+			values[":floor"] = numberAV(*source.Floor)
+		}
+		return "attribute_not_exists(#owner) AND #kind = :funding AND " + floor + " AND balance >= :minBalance"
+	case req.Operator && source != nil && source.Owner == "":
+		values[":funding"] = stringAV(KindFunding)
+		return "attribute_not_exists(#owner) AND (attribute_not_exists(#kind) OR #kind <> :funding) AND balance >= :amount"
+	}
+	// No authority, or an operator's DEBIT of an account that is missing or owned: refused as a missing account.
+	return "attribute_exists(#owner) AND attribute_not_exists(#owner)"
 }
 
 // outcome turns a failed leg transaction into what ApplyLeg returns: the stored entry of a replay, or the error.
@@ -479,6 +550,11 @@ func (l *Ledger) cancelled(ctx context.Context, req LegRequest, reasons []ddbtyp
 		if acct, found, err = l.accountImage(ctx, req.AccountID, reasons[i].Item); err != nil {
 			return Entry{}, false, err
 		}
+		if req.Leg == LegDebit && found && !mayDebit(req, acct) {
+			// Not the caller's to spend: answered exactly as a missing account, before its currency or balance
+			// could tell that it exists.
+			found = false
+		}
 		if err := accountProblem(req.AccountID, req.Currency, acct, found); err != nil {
 			return Entry{}, false, err
 		}
@@ -497,8 +573,8 @@ func (l *Ledger) cancelled(ctx context.Context, req LegRequest, reasons []ddbtyp
 	}
 	if failed(i) {
 		switch {
-		case req.Leg == LegDebit && acct.AccountKind() == KindFunding && acct.Balance < math.MinInt64+req.Amount:
-			return Entry{}, false, fmt.Errorf("funding account %s: balance would underflow", req.AccountID)
+		case req.Leg == LegDebit && acct.AccountKind() == KindFunding && acct.Balance-req.Amount < acct.FundingFloor():
+			return Entry{}, false, fmt.Errorf("funding account %s: its floor: %w", req.AccountID, ErrInsufficientFunds)
 		case req.Leg == LegDebit && acct.AccountKind() != KindFunding && acct.Balance < req.Amount:
 			return Entry{}, false, fmt.Errorf("account %s: %w", req.AccountID, ErrInsufficientFunds)
 		case req.Leg != LegDebit && acct.Balance > math.MaxInt64-req.Amount:
@@ -522,6 +598,15 @@ func (l *Ledger) cancelled(ctx context.Context, req LegRequest, reasons []ddbtyp
 		return Entry{}, false, fmt.Errorf("transaction cancelled [%s]: %w", strings.Join(codes, ", "), errContended)
 	}
 	return Entry{}, false, fmt.Errorf("transaction cancelled [%s]: %w", strings.Join(codes, ", "), ErrUnavailable)
+}
+
+// mayDebit reports whether req's authority may take money out of acct: its owner's, for an owned account; an
+// operator's, for an account without an owner.
+func mayDebit(req LegRequest, acct Account) bool {
+	if acct.Owner != "" {
+		return req.Owner == acct.Owner
+	}
+	return req.Operator
 }
 
 // accountImage decodes the ALL_OLD image of an account whose condition failed. A server that sends no image (an
@@ -612,6 +697,10 @@ func recordOutcome(req LegRequest, t Transfer, found bool) error {
 	case account != req.AccountID || t.Amount != req.Amount || t.Currency != req.Currency:
 		return fmt.Errorf("transfer is %s %d %s, leg asks %s %d %s: %w",
 			account, t.Amount, t.Currency, req.AccountID, req.Amount, req.Currency, ErrLegMismatch)
+	case req.Leg == LegDebit && req.Owner != "" && (t.Scope != req.Owner || t.Operator):
+		return fmt.Errorf("the DEBIT's owner is not the caller that submitted the transfer: %w", ErrLegMismatch)
+	case req.Leg == LegDebit && req.Operator && !t.Operator:
+		return fmt.Errorf("the DEBIT is an operator's, the transfer was not submitted by one: %w", ErrLegMismatch)
 	case req.Leg != LegDebit && !slices.Contains(t.Legs, LegDebit):
 		return ErrDebitNotApplied
 	case req.Leg == LegCredit && slices.Contains(t.Legs, LegRefund):

@@ -22,7 +22,8 @@ var (
 	// ErrKeyReused reports an Idempotency-Key already used, in the same scope, to open an account with another
 	// request.
 	ErrKeyReused = errors.New("ledger: idempotency key reused with another request")
-	// ErrAccountConflict reports an account id that exists with other attributes (currency or kind).
+	// ErrAccountConflict reports an account id that exists with other attributes (currency, kind, floor) or another
+	// owner.
 	ErrAccountConflict = errors.New("ledger: account exists with other attributes")
 )
 
@@ -55,6 +56,10 @@ type OpenRequest struct {
 	AccountID      string
 	Currency       string
 	Kind           string
+	// Owner is the customer account's owner (a caller scope); empty for a funding account, which has none.
+	Owner string
+	// Floor is a funding account's floor (MinFundingFloor to 0); nil for a customer account.
+	Floor *int64
 }
 
 // OpenOutcome says what OpenAccount did.
@@ -66,8 +71,8 @@ const (
 	Opened OpenOutcome = iota
 	// Replayed: the key had already opened this account with the same request; nothing was written.
 	Replayed
-	// AlreadyOpen: the key is new but the account exists with the same currency and kind (opened by another key,
-	// or by the seed); nothing was written, the key is not recorded.
+	// AlreadyOpen: the key is new but the account exists with the same currency, kind and owner (opened by another
+	// key of the same caller, or by the seed); nothing was written, the key is not recorded.
 	AlreadyOpen
 )
 
@@ -76,14 +81,20 @@ const (
 // names an account that was not opened, and an account opened by a key always has its key record; a crash between
 // two separate writes could leave either alone. A second use of the key with the same request (same RequestHash) is
 // Replayed and returns the account as it is now; with another request it is ErrKeyReused. A new key for an existing
-// account with the same currency and kind is AlreadyOpen; with other attributes ErrAccountConflict. ttl is how
+// account with the same currency, kind, owner and (for a funding account) floor is AlreadyOpen; with other attributes,
+// or another owner, ErrAccountConflict, which returns nothing of the account. ttl is how
 // long the key record lives (0: forever). Throttling and transaction conflicts are ErrUnavailable.
 func (s *Store) OpenAccount(ctx context.Context, req OpenRequest, now time.Time, ttl time.Duration) (Account, OpenOutcome, error) {
 	what := "open account " + req.AccountID
 	if req.AccountID == "" || req.Currency == "" || !ValidKind(req.Kind) || req.RequestHash == "" {
 		return Account{}, 0, fmt.Errorf("%s: needs an id, a currency, a kind and a request hash", what)
 	}
+	funding := req.Kind == KindFunding
+	if funding != (req.Floor != nil) || (funding && req.Owner != "") || (req.Floor != nil && (*req.Floor > 0 || *req.Floor < MinFundingFloor)) {
+		return Account{}, 0, fmt.Errorf("%s: a funding account needs a floor from %d to 0 and no owner; a customer account no floor", what, MinFundingFloor)
+	}
 	acct := newAccount(req.AccountID, req.Currency, req.Kind, 0, now)
+	acct.Owner, acct.Floor = req.Owner, req.Floor
 	keyRec := AccountKeyRecord{
 		PK: AccountKeyPK(req.Scope, req.IdempotencyKey), SK: accountKeySK,
 		Scope: req.Scope, IdempotencyKey: req.IdempotencyKey, RequestHash: req.RequestHash,
@@ -164,8 +175,9 @@ func (s *Store) OpenAccount(ctx context.Context, req OpenRequest, now time.Time,
 		if !found {
 			return Account{}, 0, fmt.Errorf("%s: existing account vanished: %w", what, ErrUnavailable)
 		}
-		if existing.Currency != req.Currency || existing.AccountKind() != req.Kind {
-			return existing, 0, fmt.Errorf("%s: %w", what, ErrAccountConflict)
+		if existing.Currency != req.Currency || existing.AccountKind() != req.Kind || existing.Owner != req.Owner ||
+			(funding && existing.FundingFloor() != *req.Floor) {
+			return Account{}, 0, fmt.Errorf("%s: %w", what, ErrAccountConflict)
 		}
 		return existing, AlreadyOpen, nil
 	}

@@ -31,12 +31,14 @@ type Opening struct {
 	AccountID string
 	Currency  string
 	Balance   int64
+	// Owner is the account's owner, a caller scope; empty opens an account without one, which only operators reach.
+	Owner string
 }
 
 // SeedOptions are the settings of SeedOpenings.
 type SeedOptions struct {
-	// Scope is the caller scope the opening transfers belong to (the local stack's caller, so that
-	// GET /transfers/{id} shows them).
+	// Scope is the caller scope the opening transfers belong to: the operator who funds the accounts (the opening
+	// transfers are operators' transfers out of the funding account).
 	Scope string
 	// ExecutionArn names the execution an opening transfer would have; nil leaves it empty. No execution exists:
 	// GET /transfers/{id}/history shows the ledger legs only.
@@ -275,6 +277,7 @@ func (s *Store) seedTransaction(currency string, batch []Opening, opts SeedOptio
 	var total, debits int64
 	for _, o := range batch {
 		acct := newAccount(o.AccountID, currency, KindCustomer, o.Balance, now)
+		acct.Owner = o.Owner
 		var values []any
 		if o.Balance == 0 {
 			values = []any{acct}
@@ -291,10 +294,10 @@ func (s *Store) seedTransaction(currency string, batch []Opening, opts SeedOptio
 				Status: StatusCompleted, SourceAccountID: funding, DestinationAccountID: o.AccountID,
 				Amount: o.Balance, Currency: currency, Reference: OpeningReference, ExecutionArn: arn,
 				CreatedAt: ts, UpdatedAt: ts, CompletedAt: ts, Legs: []string{LegDebit, LegCredit},
-				RetainUntil: KeepForever, ExpiresAt: KeepForever, Origin: OriginOpeningBalance,
+				RetainUntil: KeepForever, ExpiresAt: KeepForever, Origin: OriginOpeningBalance, Operator: true,
 			}
 			debit := newEntry(LegRequest{TransferID: id, Leg: LegDebit, AccountID: funding, Amount: o.Balance,
-				Currency: currency, ExecutionArn: arn, DestinationAccountID: o.AccountID}, now)
+				Currency: currency, ExecutionArn: arn, DestinationAccountID: o.AccountID, Operator: true}, now)
 			credit := newEntry(LegRequest{TransferID: id, Leg: LegCredit, AccountID: o.AccountID, Amount: o.Balance,
 				Currency: currency, ExecutionArn: arn}, now)
 			values = []any{acct, rec, debit, credit}

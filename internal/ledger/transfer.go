@@ -87,6 +87,10 @@ type Transfer struct {
 	RedriveAt string `dynamodbav:"redriveAt,omitempty"`
 	// SweepShard is set only while IN_PROGRESS; it keys the sparse InProgress index the reconciler's sweep reads.
 	SweepShard string `dynamodbav:"sweepShard,omitempty"`
+	// Operator is set on a transfer submitted on the operator route (POST /operator/transfers): its DEBIT is on an
+	// operator's authority, out of an account without an owner. A client's transfer has none, and its DEBIT is on the
+	// authority of Scope, which must own the source.
+	Operator bool `dynamodbav:"operator,omitempty"`
 	// Origin is empty for a transfer submitted through the API, OriginOpeningBalance for one SeedOpenings wrote
 	// (COMPLETED, without a workflow execution).
 	Origin string `dynamodbav:"origin,omitempty"`
@@ -164,6 +168,11 @@ func (t Transfer) LegRequest(leg string) LegRequest {
 	switch leg {
 	case LegDebit:
 		req.DestinationAccountID = t.DestinationAccountID
+		if t.Operator {
+			req.Operator = true
+		} else {
+			req.Owner = t.Scope
+		}
 	case LegCredit:
 		req.AccountID = t.DestinationAccountID
 	}
@@ -247,6 +256,24 @@ func (s *Store) GetTransfer(ctx context.Context, scope, transferID string, now t
 		return Transfer{}, ErrNotFound
 	}
 	if t.TransferID != transferID || t.Scope != scope || t.Expired(now) {
+		return Transfer{}, ErrNotFound
+	}
+	return t, nil
+}
+
+// FindTransfer is GetTransfer for a transfer of any scope: what an operator reads.
+func (s *Store) FindTransfer(ctx context.Context, transferID string, now time.Time) (Transfer, error) {
+	pk, ok := RecordKey(transferID)
+	if !ok {
+		return Transfer{}, ErrNotFound
+	}
+	t, err := getRecordByKey(ctx, s.db, s.table, pk)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return Transfer{}, ErrNotFound
+	case err != nil:
+		return Transfer{}, fmt.Errorf("find transfer %s: %w", transferID, err)
+	case t.TransferID != transferID || t.Expired(now):
 		return Transfer{}, ErrNotFound
 	}
 	return t, nil

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/transferflow/orchestrator/internal/apigw"
 	"github.com/transferflow/orchestrator/internal/ledger"
@@ -28,15 +29,22 @@ type accountOpener interface {
 	OpenAccount(ctx context.Context, req ledger.OpenRequest, now time.Time, ttl time.Duration) (ledger.Account, ledger.OpenOutcome, error)
 }
 
+// ownerAssigner gives an account without an owner its owner (ledger.Store satisfies it).
+type ownerAssigner interface {
+	AssignOwner(ctx context.Context, accountID, owner string, now time.Time) (ledger.Account, error)
+}
+
 // activityLister lists an account's ledger entries, newest first (ledger.Store satisfies it).
 type activityLister interface {
 	ListActivity(ctx context.Context, accountID string, limit int, after string) (ledger.ActivityPage, error)
 }
 
-// Fields of the POST /accounts body.
+// Fields of the POST /accounts body; floor and owner only on POST /operator/accounts.
 const (
 	fieldAccountID = "accountId"
 	fieldKind      = "kind"
+	fieldFloor     = "floor"
+	fieldOwner     = "owner"
 )
 
 // Paging of GET /accounts/{accountId}/transfers.
@@ -47,17 +55,23 @@ const (
 	MaxAccountTransfersPage = ledger.MaxActivityPage
 )
 
-// AccountRequest is a validated POST /accounts body. AccountID is empty when the caller let the API choose it; Kind
-// is KindCustomer when the body has none.
+// AccountRequest is a validated POST /accounts (or POST /operator/accounts) body. AccountID is empty when the caller
+// let the API choose it; Kind is KindCustomer when the body has none. Floor and Owner come only from an operator's
+// body: Floor is a funding account's floor (ledger.DefaultFundingFloor when the body has none), Owner the principal
+// ARN of a customer account's owner (empty: none).
 type AccountRequest struct {
 	AccountID string
 	Currency  string
 	Kind      string
+	Floor     *int64
+	Owner     string
 }
 
 // DecodeAccountRequest parses and validates a POST /accounts body as strictly as DecodeRequest does a transfer:
-// one JSON object, no unknown or repeated fields, every problem reported in one *ValidationError.
-func DecodeAccountRequest(body []byte) (AccountRequest, error) {
+// one JSON object, no unknown or repeated fields, every problem reported in one *ValidationError. With operator
+// (POST /operator/accounts) the body may also have floor (a funding account's, from ledger.MinFundingFloor to 0)
+// and owner (a customer account's owner, as a principal ARN).
+func DecodeAccountRequest(body []byte, operator bool) (AccountRequest, error) {
 	verr := &ValidationError{}
 	fields, err := decodeObject(body)
 	if err != nil {
@@ -67,6 +81,10 @@ func DecodeAccountRequest(body []byte) (AccountRequest, error) {
 	for _, name := range slices.Sorted(maps.Keys(fields)) {
 		switch name {
 		case fieldAccountID, fieldCurrency, fieldKind:
+		case fieldFloor, fieldOwner:
+			if !operator {
+				verr.add(name, "unknown field (an operator's field: POST /operator/accounts)")
+			}
 		default:
 			verr.add(name, "unknown field")
 		}
@@ -83,10 +101,42 @@ func DecodeAccountRequest(body []byte) (AccountRequest, error) {
 			verr.add(fieldKind, `must be "customer" or "funding"`)
 		}
 	}
+	if _, ok := fields[fieldFloor]; ok && operator {
+		r.Floor = floorField(fields, verr)
+		if r.Kind != ledger.KindFunding {
+			verr.add(fieldFloor, "is only for a funding account")
+		}
+	}
+	if r.Kind == ledger.KindFunding && r.Floor == nil {
+		r.Floor = aws.Int64(ledger.DefaultFundingFloor)
+	}
+	if _, ok := fields[fieldOwner]; ok && operator {
+		r.Owner = stringField(fields, fieldOwner, true, verr)
+		switch {
+		case r.Kind != ledger.KindCustomer:
+			verr.add(fieldOwner, "is only for a customer account: funding accounts have no owner")
+		case r.Owner != "":
+			if _, err := apigw.PrincipalScope(r.Owner); err != nil {
+				verr.add(fieldOwner, "must be the ARN of an IAM user, role, assumed role, federated user or account root")
+			}
+		}
+	}
 	if len(verr.Errors) > 0 {
 		return AccountRequest{}, verr
 	}
 	return r, nil
+}
+
+// floorField reads floor: a JSON integer from ledger.MinFundingFloor to 0.
+func floorField(fields map[string]json.RawMessage, verr *ValidationError) *int64 {
+	msg := fmt.Sprintf("must be a JSON integer from %d to 0", ledger.MinFundingFloor)
+	s := string(fields[fieldFloor])
+	n, err := strconv.ParseInt(s, 10, 64)
+	if !integerRe.MatchString(s) || err != nil || n > 0 || n < ledger.MinFundingFloor {
+		verr.add(fieldFloor, msg)
+		return nil
+	}
+	return &n
 }
 
 // canonicalAccountRequest fixes field order so that equal requests hash equally.
@@ -94,14 +144,20 @@ type canonicalAccountRequest struct {
 	AccountID string `json:"accountId"`
 	Currency  string `json:"currency"`
 	Kind      string `json:"kind"`
+	Floor     *int64 `json:"floor,omitempty"`
+	Owner     string `json:"owner,omitempty"`
 }
 
-// Hash is the SHA-256 (hex) of the canonical form of r, the kind's default applied: {"currency":"EUR"} and
-// {"currency":"EUR","kind":"customer"} are the same request. It is prefixed so that it can never equal a transfer
-// request's hash.
-func (r AccountRequest) Hash() string {
+// Hash is the SHA-256 (hex) of the canonical form of r, the defaults of kind and floor applied: {"currency":"EUR"}
+// and {"currency":"EUR","kind":"customer"} are the same request. It is prefixed with the route, so that it can never
+// equal a transfer request's hash, nor a client's request an operator's.
+func (r AccountRequest) Hash(operator bool) string {
 	b, _ := json.Marshal(canonicalAccountRequest(r))
-	sum := sha256.Sum256(append([]byte("POST /accounts\x00"), b...))
+	route := "POST /accounts\x00"
+	if operator {
+		route = "POST /operator/accounts\x00"
+	}
+	sum := sha256.Sum256(append([]byte(route), b...))
 	return hex.EncodeToString(sum[:])
 }
 
@@ -126,7 +182,10 @@ type AccountView struct {
 	Version   int64        `json:"version"`
 	CreatedAt string       `json:"createdAt"`
 	UpdatedAt string       `json:"updatedAt"`
-	Links     AccountLinks `json:"links"`
+	// Owner (the owner's scope; absent: none) and Floor (a funding account's) are shown to operators only.
+	Owner string       `json:"owner,omitempty"`
+	Floor *int64       `json:"floor,omitempty"`
+	Links AccountLinks `json:"links"`
 }
 
 // AccountLinks are the account's related resources.
@@ -135,7 +194,7 @@ type AccountLinks struct {
 	Transfers string `json:"transfers"`
 }
 
-// NewAccountView renders a stored account.
+// NewAccountView renders a stored account as its owner sees it.
 func NewAccountView(a ledger.Account) AccountView {
 	return AccountView{
 		AccountID: a.AccountID, Kind: a.AccountKind(), Currency: a.Currency, Balance: a.Balance, Version: a.Version,
@@ -144,8 +203,46 @@ func NewAccountView(a ledger.Account) AccountView {
 	}
 }
 
-// openAccount serves POST /accounts. Every 4xx is decided before anything is written.
-func (o *Orchestrator) openAccount(ctx context.Context, req events.APIGatewayProxyRequest) apigw.Response {
+// NewOperatorAccountView renders a stored account as an operator sees it: with its owner and floor, and links to
+// the operator routes.
+func NewOperatorAccountView(a ledger.Account) AccountView {
+	v := NewAccountView(a)
+	v.Owner = a.Owner
+	if a.AccountKind() == ledger.KindFunding {
+		v.Floor = aws.Int64(a.FundingFloor())
+	}
+	v.Links = AccountLinks{Self: "/operator/accounts/" + a.AccountID, Transfers: "/operator/accounts/" + a.AccountID + "/transfers"}
+	return v
+}
+
+// accountView renders a for an operator (op) or its owner.
+func accountView(a ledger.Account, op bool) AccountView {
+	if op {
+		return NewOperatorAccountView(a)
+	}
+	return NewAccountView(a)
+}
+
+// accountNotFound is the answer for an account that does not exist, and, to a client, for one it does not own:
+// the two are the same, so account ids cannot be probed.
+func accountNotFound() apigw.Response {
+	return problem(http.StatusNotFound, "ACCOUNT_NOT_FOUND", "no account with this id")
+}
+
+// readableAccount reads the account id for the caller scope: any account for an operator (op), only its own for a
+// client; anything else is ledger.ErrNotFound.
+func (o *Orchestrator) readableAccount(ctx context.Context, id, scope string, op bool) (ledger.Account, error) {
+	a, err := o.Accounts.GetAccount(ctx, id)
+	if err == nil && !op && a.Owner != scope {
+		return ledger.Account{}, ledger.ErrNotFound
+	}
+	return a, err
+}
+
+// openAccount serves POST /accounts, and POST /operator/accounts when op. Every 4xx is decided before anything is
+// written. A client's account is its own (its owner is the caller's scope) and a customer account; only an operator
+// opens a funding account, or a customer account for another owner (or none).
+func (o *Orchestrator) openAccount(ctx context.Context, req events.APIGatewayProxyRequest, op bool) apigw.Response {
 	key, err := ParseIdempotencyKey(apigw.HeaderValues(req, "Idempotency-Key"))
 	var kerr *KeyError
 	switch {
@@ -164,18 +261,29 @@ func (o *Orchestrator) openAccount(ctx context.Context, req events.APIGatewayPro
 	if err != nil {
 		return problem(http.StatusBadRequest, "VALIDATION_ERROR", "the body is not valid base64")
 	}
-	r, err := DecodeAccountRequest(body)
+	r, err := DecodeAccountRequest(body, op)
 	var verr *ValidationError
 	if errors.As(err, &verr) {
 		p := apigw.NewProblem(http.StatusBadRequest, "VALIDATION_ERROR", "the request body is invalid")
 		p.Errors = verr.Errors
 		return apigw.ProblemResponse(p)
 	}
+	if r.Kind == ledger.KindFunding && !op {
+		return problem(http.StatusForbidden, "OPERATOR_REQUIRED",
+			"opening a funding account takes the operator capability: POST /operator/accounts")
+	}
 	scope, denied, ok := o.callerScope(ctx, req)
 	if !ok {
 		return denied
 	}
-	hash := r.Hash() // of the request as sent: without an accountId, a replay finds the id the key recorded
+	owner := scope // a client's account is its own
+	if op {
+		owner = ""
+		if r.Owner != "" {
+			owner, _ = apigw.PrincipalScope(r.Owner) // checked by DecodeAccountRequest
+		}
+	}
+	hash := r.Hash(op) // of the request as sent: without an accountId, a replay finds the id the key recorded
 	id := r.AccountID
 	if id == "" {
 		if id, err = NewAccountID(o.Random); err != nil {
@@ -184,6 +292,7 @@ func (o *Orchestrator) openAccount(ctx context.Context, req events.APIGatewayPro
 	}
 	acct, oc, err := o.Openings.OpenAccount(ctx, ledger.OpenRequest{
 		Scope: scope, IdempotencyKey: key, RequestHash: hash, AccountID: id, Currency: r.Currency, Kind: r.Kind,
+		Owner: owner, Floor: r.Floor,
 	}, o.Now(), o.TTL)
 	log := o.Logger.With("accountId", id)
 	switch {
@@ -191,11 +300,11 @@ func (o *Orchestrator) openAccount(ctx context.Context, req events.APIGatewayPro
 		log.InfoContext(ctx, "idempotency key reused with a different payload")
 		return problem(http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED", "this Idempotency-Key was already used with a different request")
 	case errors.Is(err, ledger.ErrAccountConflict):
-		return problem(http.StatusConflict, "ACCOUNT_EXISTS", "an account with this id exists with another currency or kind")
+		return problem(http.StatusConflict, "ACCOUNT_EXISTS", "an account with this id exists, with other attributes or another owner")
 	case err != nil:
 		return o.dependency(ctx, "open account", err, 1, "accountId", id)
 	}
-	view := NewAccountView(acct)
+	view := accountView(acct, op)
 	switch oc {
 	case ledger.Replayed:
 		return apigw.JSON(http.StatusOK, view).WithHeader("Idempotent-Replayed", "true").WithHeader("Location", view.Links.Self)
@@ -207,19 +316,87 @@ func (o *Orchestrator) openAccount(ctx context.Context, req events.APIGatewayPro
 	return apigw.JSON(http.StatusCreated, view).WithHeader("Location", view.Links.Self)
 }
 
-func (o *Orchestrator) account(ctx context.Context, req events.APIGatewayProxyRequest) apigw.Response {
+// account serves GET /accounts/{accountId} to the account's owner, and GET /operator/accounts/{accountId} (op).
+func (o *Orchestrator) account(ctx context.Context, req events.APIGatewayProxyRequest, op bool) apigw.Response {
 	id := req.PathParameters["accountId"]
 	if !accountIDRe.MatchString(id) {
-		return problem(http.StatusNotFound, "ACCOUNT_NOT_FOUND", "no account with this id")
+		return accountNotFound()
 	}
-	a, err := o.Accounts.GetAccount(ctx, id)
+	scope, denied, ok := o.callerScope(ctx, req)
+	if !ok {
+		return denied
+	}
+	a, err := o.readableAccount(ctx, id, scope, op)
 	switch {
 	case errors.Is(err, ledger.ErrNotFound):
-		return problem(http.StatusNotFound, "ACCOUNT_NOT_FOUND", "no account with this id")
+		return accountNotFound()
 	case err != nil:
 		return o.dependency(ctx, "get account", err, 1, "accountId", id)
 	}
-	return apigw.JSON(http.StatusOK, NewAccountView(a))
+	return apigw.JSON(http.StatusOK, accountView(a, op))
+}
+
+// assignOwner serves PUT /operator/accounts/{accountId}/owner: an operator gives an account without an owner (one
+// opened before accounts had owners, or by an operator without one) its owner, named by principal ARN. Assigning
+// the owner it already has answers 200 again; another owner is 409 ACCOUNT_HAS_OWNER, a funding account 409
+// FUNDING_ACCOUNT (operators hold those).
+func (o *Orchestrator) assignOwner(ctx context.Context, req events.APIGatewayProxyRequest) apigw.Response {
+	id := req.PathParameters["accountId"]
+	if !accountIDRe.MatchString(id) {
+		return accountNotFound()
+	}
+	if !isJSON(apigw.HeaderValues(req, "Content-Type")) {
+		return problem(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json")
+	}
+	body, err := apigw.Body(req, MaxBodyBytes)
+	if errors.Is(err, apigw.ErrBodyTooLarge) {
+		return problem(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", fmt.Sprintf("the body is larger than %d bytes", MaxBodyBytes))
+	}
+	verr := &ValidationError{}
+	fields, derr := decodeObject(body)
+	switch {
+	case err != nil:
+		verr.add("body", "is not valid base64")
+	case derr != nil:
+		verr.add("body", derr.Error())
+	default:
+		for _, name := range slices.Sorted(maps.Keys(fields)) {
+			if name != fieldOwner {
+				verr.add(name, "unknown field")
+			}
+		}
+	}
+	var owner string
+	if len(verr.Errors) == 0 {
+		arn := stringField(fields, fieldOwner, true, verr)
+		if arn != "" {
+			var serr error
+			if owner, serr = apigw.PrincipalScope(arn); serr != nil {
+				verr.add(fieldOwner, "must be the ARN of an IAM user, role, assumed role, federated user or account root")
+			}
+		}
+	}
+	if len(verr.Errors) > 0 {
+		p := apigw.NewProblem(http.StatusBadRequest, "VALIDATION_ERROR", "the request body is invalid")
+		p.Errors = verr.Errors
+		return apigw.ProblemResponse(p)
+	}
+	if _, denied, ok := o.callerScope(ctx, req); !ok {
+		return denied
+	}
+	a, err := o.Owners.AssignOwner(ctx, id, owner, o.Now())
+	switch {
+	case errors.Is(err, ledger.ErrNotFound):
+		return accountNotFound()
+	case errors.Is(err, ledger.ErrHasOwner):
+		return problem(http.StatusConflict, "ACCOUNT_HAS_OWNER", "the account already has another owner")
+	case errors.Is(err, ledger.ErrFundingAccount):
+		return problem(http.StatusConflict, "FUNDING_ACCOUNT", "a funding account has no owner: operators hold it")
+	case err != nil:
+		return o.dependency(ctx, "assign owner", err, 1, "accountId", id)
+	}
+	o.Logger.InfoContext(ctx, "account owner assigned", "accountId", id)
+	return apigw.JSON(http.StatusOK, NewOperatorAccountView(a))
 }
 
 // AccountTransfers is a page of GET /accounts/{accountId}/transfers.
@@ -294,10 +471,10 @@ func badPageToken() apigw.Response {
 // accountTransfers serves GET /accounts/{accountId}/transfers: one GetItem (the account exists), with a nextToken
 // one GetItem (its entry is this account's), one Query of the AccountActivity index and one TransactGetItems for
 // the page's transfer records and DEBIT entries.
-func (o *Orchestrator) accountTransfers(ctx context.Context, req events.APIGatewayProxyRequest) apigw.Response {
+func (o *Orchestrator) accountTransfers(ctx context.Context, req events.APIGatewayProxyRequest, op bool) apigw.Response {
 	id := req.PathParameters["accountId"]
 	if !accountIDRe.MatchString(id) {
-		return problem(http.StatusNotFound, "ACCOUNT_NOT_FOUND", "no account with this id")
+		return accountNotFound()
 	}
 	limit := DefaultAccountTransfersPage
 	if v, ok := req.QueryStringParameters["limit"]; ok {
@@ -321,9 +498,9 @@ func (o *Orchestrator) accountTransfers(ctx context.Context, req events.APIGatew
 	if !ok {
 		return denied
 	}
-	if _, err := o.Accounts.GetAccount(ctx, id); err != nil {
+	if _, err := o.readableAccount(ctx, id, scope, op); err != nil {
 		if errors.Is(err, ledger.ErrNotFound) {
-			return problem(http.StatusNotFound, "ACCOUNT_NOT_FOUND", "no account with this id")
+			return accountNotFound()
 		}
 		return o.dependency(ctx, "get account", err, 1, "accountId", id)
 	}
@@ -345,7 +522,10 @@ func (o *Orchestrator) accountTransfers(ctx context.Context, req events.APIGatew
 		if a.Leg == ledger.LegDebit {
 			t.Direction, t.Amount = "out", -a.Amount
 		}
-		if r := a.Record; r != nil && r.TransferID == a.TransferID && r.Scope == scope && !r.Expired(now) {
+		if r := a.Record; r != nil && r.TransferID == a.TransferID && !r.Expired(now) {
+			// The listing is the account owner's (or an operator's), and every entry is a transfer that moved money
+			// on the account: its status and the reference its sender wrote are the owner's to see, as on a bank
+			// statement. Nothing else of the other side is shown.
 			t.Status, t.Reference = r.Status, r.Reference
 		}
 		out.Transfers = append(out.Transfers, t)

@@ -73,19 +73,19 @@ func TestOpenAccount(t *testing.T) {
 		t.Errorf("same account, same attributes, another key: %d %v %s", resp.StatusCode, resp.Headers, resp.Body)
 	}
 	wantProblem(t, h.postAccount("open-3", `{"currency":"USD","accountId":"acc-erin"}`), 409, "ACCOUNT_EXISTS")
-	wantProblem(t, h.postAccount("open-4", `{"currency":"EUR","accountId":"acc-erin","kind":"funding"}`), 409, "ACCOUNT_EXISTS")
+	wantProblem(t, h.postAccount("open-4", `{"currency":"EUR","accountId":"acc-erin","kind":"funding"}`), 403, "OPERATOR_REQUIRED")
 	if got := h.items(); got != items {
 		t.Errorf("items = %d after replays and refusals, want %d: they write nothing", got, items)
 	}
 
 	// An id chosen by the API, kept by the key: the replay names the same account.
-	resp = h.postAccount("open-5", `{"currency":"GBP","kind":"funding"}`)
+	resp = h.postAccount("open-5", `{"currency":"GBP","kind":"customer"}`)
 	var gen transfer.AccountView
 	decode(t, resp, &gen)
-	if resp.StatusCode != http.StatusCreated || !regexp.MustCompile(`^acc_[a-z2-7]{26}$`).MatchString(gen.AccountID) || gen.Kind != "funding" {
+	if resp.StatusCode != http.StatusCreated || !regexp.MustCompile(`^acc_[a-z2-7]{26}$`).MatchString(gen.AccountID) || gen.Kind != "customer" {
 		t.Fatalf("generated: %d %+v", resp.StatusCode, gen)
 	}
-	resp = h.postAccount("open-5", `{"kind":"funding","currency":"GBP"}`)
+	resp = h.postAccount("open-5", `{"currency":"GBP"}`)
 	var again transfer.AccountView
 	decode(t, resp, &again)
 	if resp.StatusCode != http.StatusOK || again.AccountID != gen.AccountID {
@@ -211,7 +211,7 @@ func TestAccountTransfersNewestFirstAcrossPages(t *testing.T) {
 	h := newHarness(t)
 	store := ledger.NewStore(h.db, h.table)
 	for _, id := range []string{"acc-alice", "acc-bob", "acc-carol"} {
-		if _, err := store.CreateAccount(context.Background(), id, "EUR", 100000, h.clock.Now()); err != nil {
+		if _, err := store.CreateOwnedAccount(context.Background(), "anonymous", id, "EUR", 100000, h.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -279,14 +279,15 @@ func TestAccountTransfersNewestFirstAcrossPages(t *testing.T) {
 	if fresh.NextToken != "" {
 		t.Errorf("a listing shorter than the default page has nextToken %q", fresh.NextToken)
 	}
-	// Another caller sees the entries, not the status or reference of transfers that are not theirs.
+	// To another caller the listing is a missing account's: the same 404, word for word.
 	req := events.APIGatewayProxyRequest{Resource: "/accounts/{accountId}/transfers", Path: "/accounts/acc-alice/transfers",
 		HTTPMethod: http.MethodGet, PathParameters: map[string]string{"accountId": "acc-alice"}}
 	req.RequestContext.Identity.UserArn = "arn:aws:iam::123456789012:user/other"
-	var other transfer.AccountTransfers
-	decode(t, h.do(req), &other)
-	if len(other.Transfers) != len(fresh.Transfers) || other.Transfers[0].Status != "" || other.Transfers[0].Reference != "" {
-		t.Errorf("another caller's view: %+v", other.Transfers[0])
+	foreign := h.do(req)
+	req.PathParameters["accountId"], req.Path = "acc-nobody", "/accounts/acc-nobody/transfers"
+	missing := h.do(req)
+	if foreign.StatusCode != http.StatusNotFound || foreign.Body != missing.Body {
+		t.Errorf("another caller's listing: %d %s, want the missing account's 404 %s", foreign.StatusCode, foreign.Body, missing.Body)
 	}
 }
 
@@ -297,7 +298,7 @@ func TestAccountTransfersRefusesForeignAndForgedTokens(t *testing.T) {
 	h := newHarness(t)
 	store := ledger.NewStore(h.db, h.table)
 	for _, id := range []string{"acc-alice", "acc-bob"} {
-		if _, err := store.CreateAccount(context.Background(), id, "EUR", 1000, h.clock.Now()); err != nil {
+		if _, err := store.CreateOwnedAccount(context.Background(), "anonymous", id, "EUR", 1000, h.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}

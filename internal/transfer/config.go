@@ -3,6 +3,7 @@ package transfer
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"time"
 
 	"github.com/transferflow/orchestrator/internal/ledger"
@@ -15,9 +16,15 @@ type Config struct {
 	StateMachineArn   string
 	IdempotencyTTL    time.Duration
 	ReservationWindow time.Duration
+	// MaxTransferAmount is the largest amount one transfer may move, in minor units (1 to MaxAmount).
+	MaxTransferAmount int64
 	// MetricsNamespace is the CloudWatch namespace of the function's metrics (docs/metrics.md).
 	MetricsNamespace string
 }
+
+// DefaultMaxTransferAmount is MAX_TRANSFER_AMOUNT when unset, as template.yaml's MaxTransferAmount defaults to it:
+// 10^9 minor units, 10 million units of a two-decimal currency.
+const DefaultMaxTransferAmount = 1_000_000_000
 
 const (
 	// defaultSweepMargin is how long before its deadline the reconciler's sweep stops taking up transfers: several
@@ -31,8 +38,9 @@ const (
 var stateMachineArnRe = regexp.MustCompile(`^arn:aws[a-z-]*:states:[a-z0-9-]+:\d{12}:stateMachine:[A-Za-z0-9_-]{1,80}$`)
 
 // LoadConfig reads TABLE_NAME, STATE_MACHINE_ARN, IDEMPOTENCY_TTL (a Go duration, default 168h, at least 24h so a
-// record outlives its workflow; 0 keeps records forever), RESERVATION_WINDOW (default 10s, 2s to 5m) and
-// METRICS_NAMESPACE (see DefaultMetricsNamespace).
+// record outlives its workflow; 0 keeps records forever), RESERVATION_WINDOW (default 10s, 2s to 5m),
+// MAX_TRANSFER_AMOUNT (default DefaultMaxTransferAmount, 1 to MaxAmount) and METRICS_NAMESPACE (see
+// DefaultMetricsNamespace).
 func LoadConfig(getenv func(string) string) (Config, error) {
 	c := Config{TableName: getenv("TABLE_NAME"), StateMachineArn: getenv("STATE_MACHINE_ARN")}
 	if c.TableName == "" {
@@ -56,6 +64,14 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	if c.ReservationWindow < 2*time.Second || c.ReservationWindow > 5*time.Minute {
 		return Config{}, fmt.Errorf("RESERVATION_WINDOW=%s must be between 2s and 5m", c.ReservationWindow)
+	}
+	c.MaxTransferAmount = DefaultMaxTransferAmount
+	if v := getenv("MAX_TRANSFER_AMOUNT"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 || n > MaxAmount {
+			return Config{}, fmt.Errorf("MAX_TRANSFER_AMOUNT=%q must be an integer from 1 to %d", v, int64(MaxAmount))
+		}
+		c.MaxTransferAmount = n
 	}
 	return c, nil
 }

@@ -281,6 +281,9 @@ func FuzzSubmit(f *testing.F) {
 		case derr != nil:
 			wantCode = "VALIDATION_ERROR"
 			fieldErrs = derr.(*ValidationError).Errors
+		case decoded.Amount > o.maxTransferAmount():
+			wantCode = "VALIDATION_ERROR"
+			fieldErrs = []FieldError{{Field: fieldAmount, Message: fmt.Sprintf("must be at most %d, this API's largest transfer", o.maxTransferAmount())}}
 		}
 		if resp.StatusCode >= 400 {
 			if resp.Headers["Content-Type"] != "application/problem+json" {

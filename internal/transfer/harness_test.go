@@ -322,6 +322,7 @@ func newHarness(t *testing.T, opts ...harnessOption) *harness {
 	h.h.Legs = h.h.Store.(*ledger.Store)
 	h.h.Accounts = h.h.Store.(*ledger.Store)
 	h.h.Openings = h.h.Store.(*ledger.Store)
+	h.h.Owners = h.h.Store.(*ledger.Store)
 	h.h.Activity = h.h.Store.(*ledger.Store)
 	h.h.Now = h.clock.Now
 	emitter := metrics.New(h.metrics, testMetricsNamespace)

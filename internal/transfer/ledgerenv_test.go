@@ -40,13 +40,16 @@ type ledgerEnv struct {
 	n      atomic.Int64
 	// metrics has the EMF lines of the debit and credit functions and of a reconciler built on this env.
 	metrics *metricstest.Buffer
+	// scope is the caller that submits the env's transfers and owns its accounts: the anonymous caller of the
+	// orchestrator's unsigned requests, unless a test sets another.
+	scope string
 }
 
 func newLedgerEnv(t *testing.T) *ledgerEnv {
 	t.Helper()
 	srv, tables := ddblocal.StartWithTablesT(t)
 	db := ddblocal.NewClient(srv.URL, nil)
-	e := &ledgerEnv{db: db, table: tables["TransfersTable"], metrics: &metricstest.Buffer{}}
+	e := &ledgerEnv{db: db, table: tables["TransfersTable"], metrics: &metricstest.Buffer{}, scope: "anonymous"}
 	e.ledger = ledger.NewLedger(db, e.table)
 	e.store = ledger.NewStore(db, e.table)
 	// The functions are wired as functions/debit and functions/credit wire them; only the clock is replaced.
@@ -77,7 +80,7 @@ func (e *ledgerEnv) now() time.Time {
 
 func (e *ledgerEnv) account(t *testing.T, id, currency string, balance int64) {
 	t.Helper()
-	if _, err := e.store.CreateAccount(context.Background(), id, currency, balance, ledgerT0); err != nil {
+	if _, err := e.store.CreateOwnedAccount(context.Background(), e.scope, id, currency, balance, ledgerT0); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -85,7 +88,7 @@ func (e *ledgerEnv) account(t *testing.T, id, currency string, balance int64) {
 // transfer reserves an IN_PROGRESS transfer record, as the orchestrator does, and returns its id.
 func (e *ledgerEnv) transfer(t *testing.T, src, dst string, amount int64, currency string) string {
 	t.Helper()
-	id, err := ledger.NewTransferID(ledger.KeyHash("test", fmt.Sprintf("key-%d", e.n.Add(1))), nil)
+	id, err := ledger.NewTransferID(ledger.KeyHash(e.scope, fmt.Sprintf("key-%d", e.n.Add(1))), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +99,7 @@ func (e *ledgerEnv) transfer(t *testing.T, src, dst string, amount int64, curren
 func (e *ledgerEnv) reserve(t *testing.T, id, src, dst string, amount int64, currency string) {
 	t.Helper()
 	rec := ledger.NewTransferRecord(ledger.Transfer{
-		TransferID: id, Scope: "test", SourceAccountID: src, DestinationAccountID: dst, Amount: amount, Currency: currency,
+		TransferID: id, Scope: e.scope, SourceAccountID: src, DestinationAccountID: dst, Amount: amount, Currency: currency,
 		ExecutionArn: "arn:aws:states:us-east-1:123456789012:execution:TransferStateMachine:" + id,
 	}, ledgerT0, 0)
 	if _, created, err := e.store.Reserve(context.Background(), rec, ledgerT0); err != nil || !created {
@@ -115,6 +118,7 @@ func legInput(rec ledger.Transfer, leg string) LegInput {
 	switch leg {
 	case ledger.LegDebit:
 		in.DestinationAccountID = rec.DestinationAccountID // as the ASL's Debit payload sends it
+		in.Authority = authority(rec)
 	case ledger.LegCredit:
 		in.Settle = true // as the ASL's Credit payload sends it: the CREDIT settles the record
 	}

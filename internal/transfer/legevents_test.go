@@ -67,6 +67,7 @@ func TestEventsRunAgainstDynoxide(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.event, func(t *testing.T) {
 			e := newLedgerEnv(t)
+			e.scope = "iam:arn:aws:iam::000000000000:user/local" // the events' fixtures are the local stack's unsigned caller's
 			e.account(t, src, "EUR", 5000)
 			e.account(t, dst, "EUR", 0)
 			var in LegInput
@@ -76,7 +77,7 @@ func TestEventsRunAgainstDynoxide(t *testing.T) {
 			e.reserve(t, in.TransferID, src, dst, in.Amount, in.Currency)
 			if tt.debitFirst {
 				debit, _ := json.Marshal(LegInput{Leg: ledger.LegDebit, TransferID: in.TransferID, AccountID: src, DestinationAccountID: dst,
-					Amount: in.Amount, Currency: in.Currency, ExecutionArn: in.ExecutionArn})
+					Amount: in.Amount, Currency: in.Currency, ExecutionArn: in.ExecutionArn, Authority: OwnerAuthority(e.scope)})
 				if _, err := e.debit().Invoke(context.Background(), debit); err != nil {
 					t.Fatal(err)
 				}

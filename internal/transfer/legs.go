@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/transferflow/orchestrator/internal/ledger"
@@ -29,6 +30,30 @@ type LegInput struct {
 	// result carries completedAt (docs/workflow.md). A CREDIT without it, from an execution of an older definition
 	// that settles the record in a state of its own, leaves the record IN_PROGRESS.
 	Settle bool `json:"settle,omitempty"`
+	// Authority is sent with a DEBIT: on whose authority money leaves the source (docs/security.md). "owner:" and the
+	// caller scope that submitted the transfer on the client route (the source must be an account that scope owns),
+	// or "operator" for a transfer submitted on the operator route (the source must have no owner). A DEBIT without
+	// it moves nothing: it fails AccountNotFound, as a DEBIT of an account that does not exist.
+	Authority string `json:"authority,omitempty"`
+}
+
+// Authorities of a DEBIT (LegInput.Authority).
+const (
+	// AuthorityOperator is the authority of a transfer submitted on the operator route.
+	AuthorityOperator = "operator"
+	// authorityOwnerPrefix precedes the submitting caller's scope in the authority of a client's transfer.
+	authorityOwnerPrefix = "owner:"
+)
+
+// OwnerAuthority is the authority of a transfer that the caller scope submitted on the client route.
+func OwnerAuthority(scope string) string { return authorityOwnerPrefix + scope }
+
+// authority is the execution input's authority of record t.
+func authority(t ledger.Transfer) string {
+	if t.Operator {
+		return AuthorityOperator
+	}
+	return OwnerAuthority(t.Scope)
 }
 
 // legInputFields has LegInput's fields without its UnmarshalJSON.
@@ -65,6 +90,10 @@ func (in LegInput) Validate() error {
 		return &InvalidLegInput{Reason: "currency must be three upper-case letters (ISO 4217)"}
 	case in.Amount > MaxAmount:
 		return &InvalidLegInput{Reason: fmt.Sprintf("amount must be at most %d", int64(MaxAmount))}
+	case in.Authority != "" && in.Leg != ledger.LegDebit:
+		return &InvalidLegInput{Reason: "authority is only for a DEBIT"}
+	case in.Authority != "" && in.Authority != AuthorityOperator && (!strings.HasPrefix(in.Authority, authorityOwnerPrefix) || in.Authority == authorityOwnerPrefix):
+		return &InvalidLegInput{Reason: `authority must be "operator" or "owner:" and a caller scope`}
 	}
 	return nil
 }
@@ -74,6 +103,7 @@ func (in LegInput) request() ledger.LegRequest {
 		TransferID: in.TransferID, Leg: in.Leg, AccountID: in.AccountID,
 		Amount: in.Amount, Currency: in.Currency, ExecutionArn: in.ExecutionArn,
 		DestinationAccountID: in.DestinationAccountID, Settle: in.Settle,
+		Owner: strings.TrimPrefix(in.Authority, authorityOwnerPrefix), Operator: in.Authority == AuthorityOperator,
 	}
 }
 
@@ -130,6 +160,10 @@ func (d *Debit) handle(ctx context.Context, in LegInput) (LegResult, bool, error
 	}
 	if in.DestinationAccountID == "" {
 		d.Logger.WarnContext(ctx, "DEBIT without destinationAccountId, from a definition older than the destination check: the credit checks the destination",
+			"transferId", in.TransferID)
+	}
+	if in.Authority == "" {
+		d.Logger.WarnContext(ctx, "DEBIT without authority, from a definition older than account owners: refused as a missing account",
 			"transferId", in.TransferID)
 	}
 	return applyLeg(ctx, d.Ledger, d.Now(), d.Logger, in)

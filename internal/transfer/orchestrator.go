@@ -2,6 +2,8 @@ package transfer
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,6 +29,7 @@ import (
 type transferStore interface {
 	Reserve(ctx context.Context, rec ledger.Transfer, now time.Time) (ledger.Transfer, bool, error)
 	GetTransfer(ctx context.Context, scope, transferID string, now time.Time) (ledger.Transfer, error)
+	FindTransfer(ctx context.Context, transferID string, now time.Time) (ledger.Transfer, error)
 	ClaimRedrive(ctx context.Context, rec ledger.Transfer, now time.Time, window time.Duration) (bool, time.Time, error)
 	ReleaseRedrive(ctx context.Context, transferID string, claimedAt time.Time) error
 }
@@ -45,12 +48,15 @@ type Orchestrator struct {
 	Legs            entryLister
 	Accounts        accountReader
 	Openings        accountOpener
+	Owners          ownerAssigner
 	Activity        activityLister
 	StateMachineArn string
 	// TTL is how long a transfer record, and so its Idempotency-Key, lives; 0 keeps it forever.
 	TTL time.Duration
 	// ReservationWindow is how long after a reservation its duplicates answer 409 instead of re-driving the start.
 	ReservationWindow time.Duration
+	// MaxTransferAmount is the largest amount a transfer may move (MAX_TRANSFER_AMOUNT); 0 allows up to MaxAmount.
+	MaxTransferAmount int64
 	// StartTimeout bounds one StartExecution call; it is shorter than ReservationWindow, so once the window has
 	// passed the first request has finished or given up on its start.
 	StartTimeout time.Duration
@@ -65,7 +71,15 @@ type Orchestrator struct {
 var knownResources = map[string]bool{
 	"/transfers": true, "/transfers/{transferId}": true, "/transfers/{transferId}/history": true,
 	"/accounts": true, "/accounts/{accountId}": true, "/accounts/{accountId}/transfers": true,
+	"/operator/transfers": true, "/operator/transfers/{transferId}": true, "/operator/transfers/{transferId}/history": true,
+	"/operator/accounts": true, "/operator/accounts/{accountId}": true, "/operator/accounts/{accountId}/transfers": true,
+	"/operator/accounts/{accountId}/owner": true,
 }
+
+// OperatorPrefix begins the path of every operator route. API Gateway lets only principals that IAM allows on a
+// route reach it (the template's TransferOperatorPolicy grants these routes, TransferClientPolicy the others), so a
+// request that arrives on an operator route carries the operator capability (docs/security.md).
+const OperatorPrefix = "/operator/"
 
 // Handle serves one API Gateway proxy request. Every failure is an HTTP answer; the returned error is always nil, so
 // API Gateway never sees a function error. Each request writes one metrics record.
@@ -78,22 +92,32 @@ func (o *Orchestrator) Handle(ctx context.Context, req events.APIGatewayProxyReq
 }
 
 func (o *Orchestrator) route(ctx context.Context, req events.APIGatewayProxyRequest) (apigw.Response, outcome) {
-	resource := req.Resource
-	switch {
-	case resource == "/transfers" && req.HTTPMethod == http.MethodPost:
-		r, oc := o.submit(ctx, req)
-		oc.route = "POST /transfers"
+	resource, route := req.Resource, req.HTTPMethod+" "+req.Resource
+	// An operator route serves what its client twin serves, with the operator's rights.
+	op := strings.HasPrefix(resource, OperatorPrefix)
+	twin := resource
+	if op {
+		twin = "/" + strings.TrimPrefix(resource, OperatorPrefix)
+	}
+	switch req.HTTPMethod + " " + twin {
+	case "POST /transfers":
+		r, oc := o.submit(ctx, req, op)
+		oc.route = route
 		return r, oc
-	case resource == "/transfers/{transferId}" && req.HTTPMethod == http.MethodGet:
-		return o.get(ctx, req), outcome{route: "GET /transfers/{transferId}"}
-	case resource == "/transfers/{transferId}/history" && req.HTTPMethod == http.MethodGet:
-		return o.history(ctx, req), outcome{route: "GET /transfers/{transferId}/history"}
-	case resource == "/accounts" && req.HTTPMethod == http.MethodPost:
-		return o.openAccount(ctx, req), outcome{route: "POST /accounts"}
-	case resource == "/accounts/{accountId}" && req.HTTPMethod == http.MethodGet:
-		return o.account(ctx, req), outcome{route: "GET /accounts/{accountId}"}
-	case resource == "/accounts/{accountId}/transfers" && req.HTTPMethod == http.MethodGet:
-		return o.accountTransfers(ctx, req), outcome{route: "GET /accounts/{accountId}/transfers"}
+	case "GET /transfers/{transferId}":
+		return o.get(ctx, req, op), outcome{route: route}
+	case "GET /transfers/{transferId}/history":
+		return o.history(ctx, req, op), outcome{route: route}
+	case "POST /accounts":
+		return o.openAccount(ctx, req, op), outcome{route: route}
+	case "GET /accounts/{accountId}":
+		return o.account(ctx, req, op), outcome{route: route}
+	case "GET /accounts/{accountId}/transfers":
+		return o.accountTransfers(ctx, req, op), outcome{route: route}
+	}
+	switch {
+	case op && resource == "/operator/accounts/{accountId}/owner" && req.HTTPMethod == http.MethodPut:
+		return o.assignOwner(ctx, req), outcome{route: route}
 	case knownResources[resource]:
 		return apigw.ProblemResponse(apigw.NewProblem(http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED",
 			fmt.Sprintf("%s is not allowed on %s", req.HTTPMethod, resource))), outcome{route: RouteOther}
@@ -102,8 +126,11 @@ func (o *Orchestrator) route(ctx context.Context, req events.APIGatewayProxyRequ
 	}
 }
 
-// submit serves POST /transfers; the outcome says whether it accepted a transfer or replayed one.
-func (o *Orchestrator) submit(ctx context.Context, req events.APIGatewayProxyRequest) (apigw.Response, outcome) {
+// submit serves POST /transfers, and POST /operator/transfers when op; the outcome says whether it accepted a
+// transfer or replayed one. A client's transfer is on its own authority, so its DEBIT takes money only out of an
+// account it owns; an operator's only out of an account without an owner (docs/security.md). Which one it is goes
+// into the request's hash, so a key used on one route is never a replay on the other.
+func (o *Orchestrator) submit(ctx context.Context, req events.APIGatewayProxyRequest, op bool) (apigw.Response, outcome) {
 	key, err := ParseIdempotencyKey(apigw.HeaderValues(req, "Idempotency-Key"))
 	var kerr *KeyError
 	switch {
@@ -129,6 +156,12 @@ func (o *Orchestrator) submit(ctx context.Context, req events.APIGatewayProxyReq
 		p.Errors = verr.Errors
 		return apigw.ProblemResponse(p), outcome{}
 	}
+	if max := o.maxTransferAmount(); r.Amount > max {
+		msg := fmt.Sprintf("must be at most %d, this API's largest transfer", max)
+		p := apigw.NewProblem(http.StatusBadRequest, "VALIDATION_ERROR", "amount "+msg)
+		p.Errors = []FieldError{{Field: fieldAmount, Message: msg}}
+		return apigw.ProblemResponse(p), outcome{}
+	}
 
 	now := o.Now()
 	scope, denied, ok := o.callerScope(ctx, req)
@@ -143,7 +176,8 @@ func (o *Orchestrator) submit(ctx context.Context, req events.APIGatewayProxyReq
 		TransferID:           id,
 		Scope:                scope,
 		IdempotencyKey:       key,
-		RequestHash:          r.Hash(),
+		RequestHash:          routeHash(r.Hash(), op),
+		Operator:             op,
 		SourceAccountID:      r.SourceAccountID,
 		DestinationAccountID: r.DestinationAccountID,
 		Amount:               r.Amount,
@@ -208,13 +242,12 @@ func (o *Orchestrator) submit(ctx context.Context, req events.APIGatewayProxyReq
 	return replay(http.StatusAccepted, existing).WithHeader("Retry-After", retryAfter), replayed(existing, true)
 }
 
-func (o *Orchestrator) get(ctx context.Context, req events.APIGatewayProxyRequest) apigw.Response {
+func (o *Orchestrator) get(ctx context.Context, req events.APIGatewayProxyRequest, op bool) apigw.Response {
 	id := req.PathParameters["transferId"]
-	scope, denied, ok := o.callerScope(ctx, req)
-	if !ok {
-		return denied
+	t, err, denied := o.transfer(ctx, req, id, op)
+	if denied != nil {
+		return *denied
 	}
-	t, err := o.Store.GetTransfer(ctx, scope, id, o.Now())
 	switch {
 	case errors.Is(err, ledger.ErrNotFound):
 		return problem(http.StatusNotFound, "TRANSFER_NOT_FOUND", "no transfer with this id")
@@ -222,6 +255,39 @@ func (o *Orchestrator) get(ctx context.Context, req events.APIGatewayProxyReques
 		return o.dependency(ctx, "get transfer", err, 1, "transferId", id)
 	}
 	return apigw.JSON(http.StatusOK, NewResource(t))
+}
+
+// transfer reads the transfer id for the caller: the caller's own on a client route, any transfer on an operator
+// route (op). denied is the answer to a caller that cannot be scoped.
+func (o *Orchestrator) transfer(ctx context.Context, req events.APIGatewayProxyRequest, id string, op bool) (ledger.Transfer, error, *apigw.Response) {
+	scope, denied, ok := o.callerScope(ctx, req)
+	if !ok {
+		return ledger.Transfer{}, nil, &denied
+	}
+	if op {
+		t, err := o.Store.FindTransfer(ctx, id, o.Now())
+		return t, err, nil
+	}
+	t, err := o.Store.GetTransfer(ctx, scope, id, o.Now())
+	return t, err, nil
+}
+
+// maxTransferAmount is the largest amount a transfer may move.
+func (o *Orchestrator) maxTransferAmount() int64 {
+	if o.MaxTransferAmount <= 0 {
+		return MaxAmount
+	}
+	return o.MaxTransferAmount
+}
+
+// routeHash is the request hash of a transfer submitted on the operator route (op) or the client route: the
+// client's is the request's own hash, as before operators existed, so keys reserved earlier still replay.
+func routeHash(hash string, op bool) string {
+	if !op {
+		return hash
+	}
+	sum := sha256.Sum256([]byte("POST /operator/transfers\x00" + hash))
+	return hex.EncodeToString(sum[:])
 }
 
 // start starts the transfer's execution. The name is the transfer id and the input is built from the stored record,

@@ -48,7 +48,7 @@ type History struct {
 	NextToken    string           `json:"nextToken,omitempty"`
 }
 
-func (o *Orchestrator) history(ctx context.Context, req events.APIGatewayProxyRequest) apigw.Response {
+func (o *Orchestrator) history(ctx context.Context, req events.APIGatewayProxyRequest, op bool) apigw.Response {
 	id := req.PathParameters["transferId"]
 	maxResults := defaultHistoryPage
 	if v, ok := req.QueryStringParameters["maxResults"]; ok {
@@ -60,11 +60,10 @@ func (o *Orchestrator) history(ctx context.Context, req events.APIGatewayProxyRe
 		}
 		maxResults = n
 	}
-	scope, denied, ok := o.callerScope(ctx, req)
-	if !ok {
-		return denied
+	t, err, denied := o.transfer(ctx, req, id, op)
+	if denied != nil {
+		return *denied
 	}
-	t, err := o.Store.GetTransfer(ctx, scope, id, o.Now())
 	switch {
 	case errors.Is(err, ledger.ErrNotFound):
 		return problem(http.StatusNotFound, "TRANSFER_NOT_FOUND", "no transfer with this id")

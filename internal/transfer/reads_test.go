@@ -28,13 +28,13 @@ func TestHistoryIsStepFunctionsShapedAndPaged(t *testing.T) {
 	decode(t, h.post("history-1", aliceToBob), &tr)
 	store := ledger.NewStore(h.db, h.table)
 	for _, id := range []string{"acc-alice", "acc-bob"} {
-		if _, err := store.CreateAccount(context.Background(), id, "EUR", 5000, h.clock.Now()); err != nil {
+		if _, err := store.CreateOwnedAccount(context.Background(), "anonymous", id, "EUR", 5000, h.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if _, _, err := ledger.NewLedger(h.db, h.table).ApplyLeg(context.Background(), ledger.LegRequest{
 		TransferID: tr.TransferID, Leg: ledger.LegDebit, AccountID: "acc-alice", DestinationAccountID: "acc-bob",
-		Amount: 1250, Currency: "EUR", ExecutionArn: tr.ExecutionArn,
+		Amount: 1250, Currency: "EUR", ExecutionArn: tr.ExecutionArn, Owner: "anonymous",
 	}, h.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestHistoryOfAnOrphanHasNoEvents(t *testing.T) {
 
 func TestAccount(t *testing.T) {
 	h := newHarness(t)
-	if _, err := ledger.NewStore(h.db, h.table).CreateAccount(context.Background(), "acc-carol", "GBP", 990, h.clock.Now()); err != nil {
+	if _, err := ledger.NewStore(h.db, h.table).CreateOwnedAccount(context.Background(), "anonymous", "acc-carol", "GBP", 990, h.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	resp := h.getPath("/accounts/{accountId}", "/accounts/acc-carol", map[string]string{"accountId": "acc-carol"}, nil)

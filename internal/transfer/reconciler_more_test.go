@@ -28,13 +28,13 @@ func TestStaleDebitIsSettledNeverOverwritten(t *testing.T) {
 	e.account(t, "src", "EUR", 1000)
 	e.account(t, "dst", "EUR", 0)
 	ttl := 24 * time.Hour
-	key := ledger.KeyHash("test", "stale-debit")
+	key := ledger.KeyHash(e.scope, "stale-debit")
 	newRec := func(at time.Time) ledger.Transfer {
 		id, err := ledger.NewTransferID(key, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return ledger.NewTransferRecord(ledger.Transfer{TransferID: id, Scope: "test", RequestHash: "h",
+		return ledger.NewTransferRecord(ledger.Transfer{TransferID: id, Scope: e.scope, RequestHash: "h",
 			SourceAccountID: "src", DestinationAccountID: "dst", Amount: 300, Currency: "EUR",
 			ExecutionArn: "arn:aws:states:us-east-1:123456789012:execution:TransferStateMachine:" + id}, at, ttl)
 	}
@@ -67,7 +67,7 @@ func TestStaleDebitIsSettledNeverOverwritten(t *testing.T) {
 	if want := later.Add(ledger.MinRetention).Unix(); rec.ExpiresAt != want {
 		t.Errorf("expiresAt = %d, want %d: readable for a day after the late settlement", rec.ExpiresAt, want)
 	}
-	if got, err := e.store.GetTransfer(context.Background(), "test", old.TransferID, later.Add(time.Hour)); err != nil || got.Status != ledger.StatusFailed {
+	if got, err := e.store.GetTransfer(context.Background(), e.scope, old.TransferID, later.Add(time.Hour)); err != nil || got.Status != ledger.StatusFailed {
 		t.Errorf("GET after the settlement: %v %v", got.Status, err)
 	}
 	if src := e.accountNow(t, "src").Balance; src != 1000 {

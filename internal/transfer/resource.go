@@ -115,6 +115,9 @@ type ExecutionInput struct {
 	Currency             string `json:"currency"`
 	Reference            string `json:"reference"`
 	CreatedAt            string `json:"createdAt"`
+	// Authority is the DEBIT's authority (LegInput.Authority), from the record: the submitting caller's scope, or
+	// "operator".
+	Authority string `json:"authority"`
 }
 
 // NewExecutionInput builds the execution input of a stored record.
@@ -128,5 +131,6 @@ func NewExecutionInput(t ledger.Transfer) ExecutionInput {
 		Currency:             t.Currency,
 		Reference:            t.Reference,
 		CreatedAt:            t.CreatedAt,
+		Authority:            authority(t),
 	}
 }
