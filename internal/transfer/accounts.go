@@ -175,13 +175,13 @@ func NewAccountID(random io.Reader) (string, error) {
 
 // AccountView is an account as the API shows it (GET /accounts/{accountId}, POST /accounts).
 type AccountView struct {
-	AccountID string       `json:"accountId"`
-	Kind      string       `json:"kind"`
-	Currency  string       `json:"currency"`
-	Balance   int64        `json:"balance"`
-	Version   int64        `json:"version"`
-	CreatedAt string       `json:"createdAt"`
-	UpdatedAt string       `json:"updatedAt"`
+	AccountID string `json:"accountId"`
+	Kind      string `json:"kind"`
+	Currency  string `json:"currency"`
+	Balance   int64  `json:"balance"`
+	Version   int64  `json:"version"`
+	CreatedAt string `json:"createdAt"`
+	UpdatedAt string `json:"updatedAt"`
 	// Owner (the owner's scope; absent: none) and Floor (a funding account's) are shown to operators only.
 	Owner string       `json:"owner,omitempty"`
 	Floor *int64       `json:"floor,omitempty"`
