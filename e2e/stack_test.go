@@ -63,12 +63,15 @@ func build() (func(*testing.M) int, error) {
 	}, nil
 }
 
+// localCaller is the principal of the local gateway's unsigned requests, the owner of the seeded accounts.
+const localCaller = "arn:aws:iam::000000000000:user/local"
+
 // accounts are the accounts every stack is seeded with.
 var accounts = []map[string]any{
-	{"accountId": "acc-alice", "currency": "EUR", "balance": 100000},
-	{"accountId": "acc-bob", "currency": "EUR", "balance": 5000},
-	{"accountId": "acc-carol", "currency": "USD", "balance": 7000},
-	{"accountId": "acc-erin", "currency": "EUR", "balance": 0},
+	{"accountId": "acc-alice", "currency": "EUR", "balance": 100000, "owner": localCaller},
+	{"accountId": "acc-bob", "currency": "EUR", "balance": 5000, "owner": localCaller},
+	{"accountId": "acc-carol", "currency": "USD", "balance": 7000, "owner": localCaller},
+	{"accountId": "acc-erin", "currency": "EUR", "balance": 0, "owner": localCaller},
 }
 
 // stack is a local stack running as its own process.

@@ -141,11 +141,34 @@ func (e *callEnv) createMachine(t *testing.T) {
 	}
 }
 
+// account opens id for the caller "setup", whose transfers env.transfer reserves.
 func (e *callEnv) account(t *testing.T, id string, balance int64) {
 	t.Helper()
-	if _, err := e.store.CreateAccount(context.Background(), id, "EUR", balance, e.t0); err != nil {
+	e.ownedAccount(t, "setup", id, balance)
+}
+
+// ownedAccount opens id for owner, a caller scope.
+func (e *callEnv) ownedAccount(t *testing.T, owner, id string, balance int64) {
+	t.Helper()
+	if _, err := e.store.CreateOwnedAccount(context.Background(), owner, id, "EUR", balance, e.t0); err != nil {
 		t.Fatalf("create account %s: %v", id, err)
 	}
+}
+
+// operatorTransfer is transfer for one an operator submitted (POST /operator/transfers).
+func (e *callEnv) operatorTransfer(t *testing.T, src, dst string, amount int64, at time.Time) ledger.Transfer {
+	t.Helper()
+	e.keys++
+	id, err := ledger.NewTransferID(ledger.KeyHash("operator", fmt.Sprint(e.keys)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := ledger.NewTransferRecord(ledger.Transfer{TransferID: id, Scope: "operator", SourceAccountID: src, Operator: true,
+		DestinationAccountID: dst, Amount: amount, Currency: "EUR", ExecutionArn: transfer.ExecutionArn(e.machineArn, id)}, at, 0)
+	if _, created, err := e.store.Reserve(context.Background(), rec, at); err != nil || !created {
+		t.Fatalf("reserve %s: created %v, %v", id, created, err)
+	}
+	return rec
 }
 
 // transfer reserves an IN_PROGRESS transfer created at, as the orchestrator does, without starting its workflow.
@@ -167,8 +190,15 @@ func (e *callEnv) transfer(t *testing.T, src, dst string, amount int64, at time.
 // legInput is the task input the workflow sends for leg of rec.
 func legInput(rec ledger.Transfer, leg string) transfer.LegInput {
 	r := rec.LegRequest(leg)
-	return transfer.LegInput{Leg: r.Leg, TransferID: r.TransferID, AccountID: r.AccountID, Amount: r.Amount,
+	in := transfer.LegInput{Leg: r.Leg, TransferID: r.TransferID, AccountID: r.AccountID, Amount: r.Amount,
 		Currency: r.Currency, ExecutionArn: r.ExecutionArn, DestinationAccountID: r.DestinationAccountID}
+	switch {
+	case r.Operator:
+		in.Authority = transfer.AuthorityOperator
+	case r.Owner != "":
+		in.Authority = transfer.OwnerAuthority(r.Owner)
+	}
+	return in
 }
 
 // applyLeg applies leg of rec as the function for it would, outside the function under test.
@@ -256,8 +286,8 @@ func orchestratorPaths(t *testing.T, env *callEnv, cfg aws.Config) {
 		}
 		return resp
 	}
-	env.account(t, "acc-alice", 10000)
-	env.account(t, "acc-bob", 0)
+	env.ownedAccount(t, "iam:"+caller, "acc-alice", 10000)
+	env.ownedAccount(t, "iam:"+caller, "acc-bob", 0)
 	const body = `{"sourceAccountId":"acc-alice","destinationAccountId":"acc-bob","amount":1250,"currency":"EUR"}`
 
 	// The state machine does not exist yet, so the first start fails: the transfer stays reserved, stalled.
@@ -301,8 +331,29 @@ func orchestratorPaths(t *testing.T, env *callEnv, cfg aws.Config) {
 		http.StatusUnprocessableEntity)
 	do("POST the account with another key and currency: 409", postAccount("acct-key-2", `{"accountId":"acc-carol","currency":"USD"}`),
 		http.StatusConflict)
-	do("POST an account without an id: 201", postAccount("acct-key-3", `{"currency":"EUR","kind":"funding"}`), http.StatusCreated)
+	do("POST an account without an id: 201", postAccount("acct-key-3", `{"currency":"EUR"}`), http.StatusCreated)
 	do("POST an invalid account body: 400", postAccount("acct-key-4", `{"currency":"eur"}`), http.StatusBadRequest)
+	do("POST a funding account on the client route: 403", postAccount("acct-key-5", `{"currency":"EUR","kind":"funding"}`), http.StatusForbidden)
+	operatorAccount := postAccount("acct-key-6", `{"accountId":"funding-op","currency":"EUR","kind":"funding","floor":-100}`)
+	operatorAccount.Resource, operatorAccount.Path = "/operator/accounts", "/operator/accounts"
+	do("POST a funding account on the operator route: 201", operatorAccount, http.StatusCreated)
+	do("GET any account on the operator route: 200",
+		apiRequest(http.MethodGet, "/operator/accounts/{accountId}", map[string]string{"accountId": "funding-op"}), http.StatusOK)
+	env.account(t, "acc-unowned-later", 0)
+	if _, err := env.store.AssignOwner(context.Background(), "acc-unowned-later", "", now); err == nil {
+		t.Fatal("AssignOwner without an owner succeeded")
+	}
+	legacy := apiRequest(http.MethodPut, "/operator/accounts/{accountId}/owner", map[string]string{"accountId": "acc-legacy"})
+	legacy.Headers["Content-Type"], legacy.Body = "application/json", `{"owner":"`+caller+`"}`
+	if _, err := env.store.CreateAccount(context.Background(), "acc-legacy", "EUR", 0, now); err != nil {
+		t.Fatal(err)
+	}
+	do("PUT an owner on an account without one: 200", legacy, http.StatusOK)
+	do("PUT another owner: 409", func() events.APIGatewayProxyRequest {
+		r := legacy
+		r.Body = `{"owner":"arn:aws:iam::123456789012:user/mallory"}`
+		return r
+	}(), http.StatusConflict)
 
 	// The workflow's legs and settlement, as the state machine runs them, then the client's retry.
 	rec, err := env.store.GetRecord(context.Background(), id)
@@ -371,12 +422,20 @@ func debitPaths(t *testing.T, env *callEnv, cfg aws.Config) {
 	env.settle(t, settled, ledger.StatusFailed)
 	olderDebit := legInput(older, ledger.LegDebit)
 	olderDebit.DestinationAccountID = "" // as the definition before the destination check sends it
+	if _, err := env.store.CreateAccountOfKind(context.Background(), "funding-EUR", "EUR", ledger.KindFunding, 0, env.t0); err != nil {
+		t.Fatal(err)
+	}
+	funded := env.operatorTransfer(t, "funding-EUR", "acc-dst", 100, env.t0)
+	operatorOwned := env.operatorTransfer(t, "acc-src", "acc-dst", 100, env.t0)
 	runLegPaths(t, d.Handle, []legPath{
 		{name: "DEBIT applied", in: legInput(debited, ledger.LegDebit)},
 		{name: "DEBIT replayed", in: legInput(debited, ledger.LegDebit)},
 		{name: "DEBIT with insufficient funds", in: legInput(tooLarge, ledger.LegDebit), want: new(*transfer.InsufficientFunds)},
 		{name: "DEBIT to a missing destination", in: legInput(noDestination, ledger.LegDebit), want: new(*transfer.AccountNotFound)},
 		{name: "DEBIT without a destination, from an older definition", in: olderDebit},
+		{name: "DEBIT by an operator, out of a funding account (reads its floor)", in: legInput(funded, ledger.LegDebit)},
+		{name: "DEBIT by an operator, out of an owned account (refused after the read)", in: legInput(operatorOwned, ledger.LegDebit),
+			want: new(*transfer.AccountNotFound)},
 		{name: "DEBIT of a settled transfer (fenced)", in: legInput(settled, ledger.LegDebit), want: new(*transfer.TransferNotInProgress)},
 	})
 }

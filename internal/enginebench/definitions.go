@@ -34,7 +34,7 @@ const roleArn = "arn:aws:iam::123456789012:role/transfer-orchestrator"
 
 // transferInput is the input of a transfer execution, as the orchestrator function starts it.
 const transferInput = `{"transferId":"t1","recordKey":"TRANSFER#t1","sourceAccountId":"acc-alice",` +
-	`"destinationAccountId":"acc-bob","amount":1250,"currency":"EUR","reference":"","createdAt":"2026-06-01T00:00:00.000Z"}`
+	`"destinationAccountId":"acc-bob","amount":1250,"currency":"EUR","reference":"","createdAt":"2026-06-01T00:00:00.000Z","authority":"owner:test"}`
 
 // transferSubstitutions are the DefinitionSubstitutions of template.yaml, with values of the right shape.
 var transferSubstitutions = map[string]string{

@@ -93,7 +93,7 @@ func transferDefinition(b testing.TB) (string, string) {
 	return path, sfnlocal.SubstituteDefinition(string(data), subs)
 }
 
-const transferInput = `{"id":"t1","transferId":"t1","sourceAccountId":"a","destinationAccountId":"b","amount":5,"currency":"EUR","reference":"","createdAt":"2026-11-23T10:00:00Z","recordKey":"TRANSFER#t1"}`
+const transferInput = `{"id":"t1","transferId":"t1","sourceAccountId":"a","destinationAccountId":"b","amount":5,"currency":"EUR","reference":"","createdAt":"2026-11-23T10:00:00Z","recordKey":"TRANSFER#t1","authority":"owner:test"}`
 
 func benchmarkExecutions(b *testing.B, eng *sfnlocal.Engine, def, input string) {
 	ctx := context.Background()

@@ -277,7 +277,7 @@ func (g *grower) recentTokens() int {
 func (g *grower) createAccounts(ctx context.Context) error {
 	now := time.Now()
 	_, err := parallel(ctx, len(g.accounts), g.cfg.Concurrency, func(ctx context.Context, i int) error {
-		_, err := g.store.CreateAccount(ctx, g.accounts[i], currency, openBalance, now)
+		_, err := g.store.CreateOwnedAccount(ctx, scope, g.accounts[i], currency, openBalance, now)
 		return err
 	})
 	g.items.Add(int64(len(g.accounts)))

@@ -99,11 +99,15 @@ func (in LegInput) Validate() error {
 }
 
 func (in LegInput) request() ledger.LegRequest {
+	owner, ok := strings.CutPrefix(in.Authority, authorityOwnerPrefix)
+	if !ok {
+		owner = ""
+	}
 	return ledger.LegRequest{
 		TransferID: in.TransferID, Leg: in.Leg, AccountID: in.AccountID,
 		Amount: in.Amount, Currency: in.Currency, ExecutionArn: in.ExecutionArn,
 		DestinationAccountID: in.DestinationAccountID, Settle: in.Settle,
-		Owner: strings.TrimPrefix(in.Authority, authorityOwnerPrefix), Operator: in.Authority == AuthorityOperator,
+		Owner: owner, Operator: in.Authority == AuthorityOperator,
 	}
 }
 

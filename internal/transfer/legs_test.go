@@ -295,3 +295,42 @@ func isType[T error](err error) bool {
 	_, ok := err.(T)
 	return ok
 }
+
+// TestLegInputAuthority: the DEBIT's authority becomes the ledger's owner or operator, never both; a malformed one is
+// an *InvalidLegInput, and only a DEBIT may carry one.
+func TestLegInputAuthority(t *testing.T) {
+	base := LegInput{Leg: ledger.LegDebit, TransferID: validTransferID, AccountID: "src", DestinationAccountID: "dst",
+		Amount: 5, Currency: "EUR", ExecutionArn: "arn:aws:states:us-east-1:123456789012:execution:m:x"}
+	tests := []struct {
+		name, leg, authority string
+		owner                string
+		operator, invalid    bool
+	}{
+		{name: "owner", authority: "owner:iam:arn:aws:iam::123456789012:user/alice", owner: "iam:arn:aws:iam::123456789012:user/alice"},
+		{name: "operator", authority: "operator", operator: true},
+		{name: "none: refused later as a missing account", authority: ""},
+		{name: "an owner prefix alone", authority: "owner:", invalid: true},
+		{name: "something else", authority: "admin", invalid: true},
+		{name: "on a CREDIT", leg: ledger.LegCredit, authority: "operator", invalid: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := base
+			in.Authority = tt.authority
+			if tt.leg != "" {
+				in.Leg, in.DestinationAccountID = tt.leg, ""
+			}
+			err := in.Validate()
+			var inv *InvalidLegInput
+			if tt.invalid != errors.As(err, &inv) {
+				t.Fatalf("Validate() = %v, want invalid %v", err, tt.invalid)
+			}
+			if tt.invalid {
+				return
+			}
+			if r := in.request(); r.Owner != tt.owner || r.Operator != tt.operator {
+				t.Errorf("request owner %q operator %v, want %q %v", r.Owner, r.Operator, tt.owner, tt.operator)
+			}
+		})
+	}
+}
