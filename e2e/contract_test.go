@@ -43,6 +43,8 @@ func TestTransferContract(t *testing.T) {
 		{"unknown field", with(jsonCT, "Idempotency-Key", "c-field"), strings.Replace(valid, `"currency"`, `"fee":1,"currency"`, 1), 400, "VALIDATION_ERROR"},
 		{"invalid UTF-8", with(jsonCT, "Idempotency-Key", "c-utf8"), strings.Replace(valid, "invoice", "inv\xffoice", 1), 400, "VALIDATION_ERROR"},
 		{"lone surrogate", with(jsonCT, "Idempotency-Key", "c-surrogate"), strings.Replace(valid, "invoice", `inv\ud800oice`, 1), 400, "VALIDATION_ERROR"},
+		{"line separator in reference", with(jsonCT, "Idempotency-Key", "c-ls"), strings.Replace(valid, "invoice", "inv\u2028oice", 1), 400, "VALIDATION_ERROR"},
+		{"bidi override in reference", with(jsonCT, "Idempotency-Key", "c-rlo"), strings.Replace(valid, "invoice", `inv\u202eoice`, 1), 400, "VALIDATION_ERROR"},
 		{"body too large", with(jsonCT, "Idempotency-Key", "c-large"), strings.Replace(valid, "invoice 2026-118", strings.Repeat("x", 17<<10), 1), 413, "PAYLOAD_TOO_LARGE"},
 		{"wrong content type", map[string]string{"Content-Type": "text/plain", "Idempotency-Key": "c-ct"}, valid, 415, "UNSUPPORTED_MEDIA_TYPE"},
 	}

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/transferflow/orchestrator/internal/transferclient"
@@ -407,8 +406,8 @@ func checkSubmit(r transferclient.SubmitRequest) error {
 		errs = append(errs, errors.New("--reference: not valid UTF-8"))
 	case utf8.RuneCountInString(r.Reference) > maxReferenceLen:
 		errs = append(errs, fmt.Errorf("--reference: at most %d characters", maxReferenceLen))
-	case strings.IndexFunc(r.Reference, unicode.IsControl) >= 0:
-		errs = append(errs, errors.New("--reference: control characters are not allowed"))
+	case strings.ContainsFunc(r.Reference, transferclient.ForgesLines):
+		errs = append(errs, errors.New("--reference: control characters, line separators and bidirectional controls are not allowed"))
 	}
 	return errors.Join(errs...)
 }

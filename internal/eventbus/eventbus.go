@@ -4,7 +4,8 @@
 // targets receive: the recent events of each log group in memory, bounded, and appended to a file when a data
 // directory is set, so that they survive a restart. The same address serves CloudWatch Logs' FilterLogEvents
 // (X-Amz-Target: Logs_20140328.FilterLogEvents) over those log groups, so a reader such as `transferctl events tail`
-// has one code path for the local stack and AWS.
+// has one code path for the local stack and AWS. Only the stack's own user reads them (see readers.go): the API's
+// callers are refused, as they hold no IAM rights on a log group on AWS.
 package eventbus
 
 import (
@@ -35,6 +36,8 @@ const (
 	codeMalformedDetail   = "MalformedDetail"
 	codeEntryTooLarge     = "EntrySizeLimitExceeded"
 	codeRequestTooLarge   = "RequestEntityTooLarge"
+	codeAccessDenied      = "AccessDeniedException"
+	codeIncompleteSig     = "IncompleteSignatureException"
 	msgEntriesRequired    = "1 validation error detected: Value null at 'entries' failed to satisfy constraint: Member must not be null"
 	msgEntriesTooFew      = "1 validation error detected: Value '[]' at 'entries' failed to satisfy constraint: Member must have length greater than or equal to 1"
 	msgEntriesTooMany     = "1 validation error detected: Value at 'entries' failed to satisfy constraint: Member must have length less than or equal to 10"
@@ -49,6 +52,8 @@ const (
 	msgSerialization      = "the request body is not the JSON object of %s: %v"
 	msgLimitTooLarge      = "1 validation error detected: Value '%d' at 'limit' failed to satisfy constraint: Member must have value less than or equal to 10000"
 	msgUnsupportedFilter  = "the local stack supports filter patterns of plain terms only, not %q"
+	msgAccessDenied       = "User: %s is not authorized to perform: logs:FilterLogEvents on resource: arn:aws:logs:%s:%s:log-group:%s:log-stream: because no identity-based policy allows the logs:FilterLogEvents action"
+	msgNoCredential       = "Authorization header requires 'Credential' parameter."
 	targetPutEvents       = "AWSEvents.PutEvents"
 	targetFilterLogEvents = "Logs_20140328.FilterLogEvents"
 	contentTypeJSON11     = "application/x-amz-json-1.1"
@@ -181,7 +186,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{Code: codeRequestTooLarge, Message: "the request is larger than 1 MB", Status: http.StatusRequestEntityTooLarge})
 		return
 	}
-	out, err := op(r.Context(), body)
+	var who claimed
+	who.arn, who.err = principal(r, s.opts.AccountID)
+	out, err := op(context.WithValue(r.Context(), principalKey{}, who), body)
 	if err != nil {
 		writeError(w, err)
 		return

@@ -161,8 +161,8 @@ type filterResponse struct {
 
 // filterLogEvents answers CloudWatch Logs' FilterLogEvents over a log group's kept events, oldest first: startTime
 // and endTime bound the timestamps (both inclusive), a filter pattern of plain terms keeps the events whose message
-// holds every term, and nextToken pages.
-func (s *Server) filterLogEvents(_ context.Context, body []byte) (any, error) {
+// holds every term, and nextToken pages. Only the local user reads a log group (mayRead).
+func (s *Server) filterLogEvents(ctx context.Context, body []byte) (any, error) {
 	var req filterRequest
 	if err := decode(body, &req, "FilterLogEvents"); err != nil {
 		return nil, err
@@ -176,6 +176,9 @@ func (s *Server) filterLogEvents(_ context.Context, body []byte) (any, error) {
 	}
 	if name == "" {
 		return nil, errorf(codeInvalidParameter, "Either logGroupName or logGroupIdentifier is required")
+	}
+	if err := s.mayRead(ctx, name); err != nil {
+		return nil, err
 	}
 	limit := maxFilterLimit
 	if req.Limit != nil {

@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -58,6 +59,8 @@ type Gateway struct {
 	logger    *slog.Logger
 	responses map[string]compiledResponse
 	timeout   time.Duration
+	closed    chan struct{} // closed by Close
+	closeOnce sync.Once
 }
 
 type compiled struct {
@@ -83,7 +86,7 @@ type Options struct {
 // New returns a Gateway for the routes. A resource may use {name} segments and a final greedy {name+}.
 func New(routes []Route, lambda invoker, opts Options) (*Gateway, error) {
 	g := &Gateway{lambda: lambda, stage: opts.Stage, account: opts.AccountID, apiID: "local", newID: opts.NewID, now: opts.Now, logger: opts.Logger,
-		timeout: opts.IntegrationTimeout}
+		timeout: opts.IntegrationTimeout, closed: make(chan struct{})}
 	if g.timeout <= 0 {
 		g.timeout = DefaultIntegrationTimeout
 	}
@@ -208,7 +211,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.fail(w, requestID, gatewayError{"", http.StatusInternalServerError, msgInternalServerError})
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), g.timeout)
+	ctx, cancel := g.invocationContext(r)
 	defer cancel()
 	out, err := g.lambda.Invoke(ctx, route.Function, payload)
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -255,6 +258,28 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, _ = io.WriteString(w, resp.Body)
+}
+
+// invocationContext returns the context of the function's invocation for r. API Gateway does not end a Lambda
+// invocation when its client goes away: the function runs to its end or to its own timeout (the invoker's deadline).
+// So the invocation keeps the request's values but not its cancellation; it ends at the integration timeout, or
+// when Close is called.
+func (g *Gateway) invocationContext(r *http.Request) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), g.timeout)
+	go func() {
+		select {
+		case <-g.closed:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
+// Close ends the invocations in flight, as a stack that stops ends its functions; an invocation that starts later
+// is ended at once. It does not stop the server that serves the gateway.
+func (g *Gateway) Close() {
+	g.closeOnce.Do(func() { close(g.closed) })
 }
 
 // event builds the proxy event API Gateway would send for r from the caller id.

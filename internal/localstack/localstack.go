@@ -366,6 +366,7 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	shutCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	_ = apiSrv.Shutdown(shutCtx)
+	gw.Close() // the invocations still running after Shutdown's wait end with the stack
 	_ = sfnSrv.Shutdown(shutCtx)
 	s.engine.Close()
 	waitFor(&s.wg, time.Second)

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/dunglas/httpsfv"
@@ -139,13 +140,21 @@ func DecodeRequest(body []byte) (Request, error) {
 	if n := utf8.RuneCountInString(r.Reference); n > MaxReferenceLen {
 		verr.add(fieldReference, fmt.Sprintf("must be at most %d characters", MaxReferenceLen))
 	}
-	if strings.ContainsFunc(r.Reference, func(c rune) bool { return c < 0x20 || c == 0x7f }) {
-		verr.add(fieldReference, "must not contain control characters")
+	if strings.ContainsFunc(r.Reference, forgesLines) {
+		verr.add(fieldReference, "must not contain control, line separator or bidirectional control characters")
 	}
 	if len(verr.Errors) > 0 {
 		return Request{}, verr
 	}
 	return r, nil
+}
+
+// forgesLines reports whether c could forge or disguise a line where a reference is shown (a statement, a log viewer):
+// a control character (C0, DEL or C1, NEL included), a line or paragraph separator (U+2028, U+2029), or a character of
+// Unicode's Bidi_Control property (the embeddings, overrides and isolates U+202A–U+202E and U+2066–U+2069, and the
+// marks U+061C, U+200E and U+200F), which reorder the text around them on display.
+func forgesLines(c rune) bool {
+	return unicode.IsControl(c) || unicode.In(c, unicode.Zl, unicode.Zp, unicode.Bidi_Control)
 }
 
 // decodeObject reads exactly one JSON object and returns its members undecoded, rejecting repeated names.

@@ -473,15 +473,22 @@ func FormatDuration(d time.Duration) string {
 	}
 }
 
-// Clean makes text from the API safe to print on a terminal: control characters (which could move the cursor or
-// forge lines) become spaces.
+// Clean makes text from the API safe to print on a terminal: the characters ForgesLines reports become spaces.
 func Clean(s string) string {
 	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Bidi_Control, r) {
+		if ForgesLines(r) {
 			return ' '
 		}
 		return r
 	}, s)
+}
+
+// ForgesLines reports whether r could move the cursor, forge a line or reorder the text around it on display: a
+// control character (C0, DEL or C1), a line or paragraph separator (U+2028, U+2029), or a character of Unicode's
+// Bidi_Control property (embeddings, overrides, isolates and the marks U+061C, U+200E, U+200F). The API refuses them
+// in a transfer's reference.
+func ForgesLines(r rune) bool {
+	return unicode.IsControl(r) || unicode.In(r, unicode.Zl, unicode.Zp, unicode.Bidi_Control)
 }
 
 func truncate(s string, n int) string {
