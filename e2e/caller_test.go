@@ -31,30 +31,45 @@ func (s *stack) signed(creds aws.Credentials, method, path string, body []byte, 
 	return s.send(req)
 }
 
-// TestAssumedRoleRetryFromANewSession: a client on an assumed role submits a transfer, gets fresh credentials (a new
-// session, as after a cold start or a new `aws sts assume-role`) and retries with the same Idempotency-Key: the retry
-// is a replay of the same transfer and one execution runs. Another role with the same key is another caller.
+// TestAssumedRoleRetryFromANewSession: a client on an assumed role opens its own account, submits a transfer out of
+// it, gets fresh credentials (a new session, as after a cold start or a new `aws sts assume-role`) and retries with
+// the same Idempotency-Key: the retry is a replay of the same transfer and one execution runs. Another role with the
+// same key is another caller: a new transfer, which cannot spend the first role's account.
 func TestAssumedRoleRetryFromANewSession(t *testing.T) {
 	s := startStack(t)
 	// Temporary credentials: an ASIA key and a session token; locally the token names the role (docs/local-stack.md).
 	session := func(key, role string) aws.Credentials {
 		return aws.Credentials{AccessKeyID: key, SecretAccessKey: "secret-" + key, SessionToken: role}
 	}
-	body, _ := json.Marshal(transferBody("acc-alice", "acc-bob", 777, "EUR"))
+	jsonHeaders := func(key string) map[string]string {
+		return map[string]string{"Content-Type": "application/json", "Idempotency-Key": key}
+	}
+	open := s.signed(session("ASIAOPENINGSESSION01", "payments-batch"), http.MethodPost, "/accounts",
+		[]byte(`{"accountId":"acc-payroll","currency":"EUR"}`), jsonHeaders("open-payroll"))
+	if open.Status != http.StatusCreated {
+		t.Fatalf("the role opens acc-payroll: %d %s", open.Status, open.RawBody)
+	}
+	fund := s.submit("fund-payroll", transferBody("acc-alice", "acc-payroll", 2000, "EUR"))
+	if tr := s.waitTerminal(fund.Body["transferId"].(string), settle); tr["status"] != "COMPLETED" {
+		t.Fatalf("funding acc-payroll: %v", tr)
+	}
+
+	body, _ := json.Marshal(transferBody("acc-payroll", "acc-bob", 777, "EUR"))
 	post := func(creds aws.Credentials) response {
-		return s.signed(creds, http.MethodPost, "/transfers", body,
-			map[string]string{"Content-Type": "application/json", "Idempotency-Key": "payroll-2026-11"})
+		return s.signed(creds, http.MethodPost, "/transfers", body, jsonHeaders("payroll-2026-11"))
 	}
 	first := post(session("ASIAFIRSTSESSION0001", "payments-batch"))
 	if first.Status != http.StatusAccepted {
 		t.Fatalf("first session: %d %s", first.Status, first.RawBody)
 	}
 	id := first.Body["transferId"].(string)
-	wait := func(creds aws.Credentials, id string) {
+	wait := func(creds aws.Credentials, id string) map[string]any {
 		t.Helper()
-		s.waitTerminalAs(func() response { return s.signed(creds, http.MethodGet, "/transfers/"+id, nil, nil) }, id, settle)
+		return s.waitTerminalAs(func() response { return s.signed(creds, http.MethodGet, "/transfers/"+id, nil, nil) }, id, settle)
 	}
-	wait(session("ASIAFIRSTSESSION0001", "payments-batch"), id)
+	if tr := wait(session("ASIAFIRSTSESSION0001", "payments-batch"), id); tr["status"] != "COMPLETED" {
+		t.Fatalf("the role's transfer out of its own account: %v", tr)
+	}
 
 	retry := post(session("ASIASECONDSESSION002", "payments-batch"))
 	if retry.Status != http.StatusOK || retry.Header.Get("Idempotent-Replayed") != "true" || retry.Body["transferId"] != id {
@@ -71,16 +86,19 @@ func TestAssumedRoleRetryFromANewSession(t *testing.T) {
 	if r := s.signed(session("ASIAOTHERROLE0000005", "refunds-batch"), http.MethodGet, "/transfers/"+id, nil, nil); r.Status != http.StatusNotFound {
 		t.Errorf("another role reading the first role's transfer: %d, want 404", r.Status)
 	}
-	wait(session("ASIAOTHERROLE0000004", "refunds-batch"), other.Body["transferId"].(string))
+	tr := wait(session("ASIAOTHERROLE0000004", "refunds-batch"), other.Body["transferId"].(string))
+	if failure, _ := tr["failure"].(map[string]any); tr["status"] != "FAILED" || failure["code"] != "ACCOUNT_NOT_FOUND" {
+		t.Errorf("another role spending acc-payroll: %v, want FAILED ACCOUNT_NOT_FOUND", tr)
+	}
 
 	names := map[string]bool{}
 	for _, e := range s.executions() {
 		names[aws.ToString(e.Name)] = true
 	}
-	if len(names) != 2 || !names[id] {
-		t.Errorf("executions = %v, want one for the role's transfer and one for the other role's", names)
+	if len(names) != 3 || !names[id] {
+		t.Errorf("executions = %v, want the funding's, the role's transfer's and the other role's", names)
 	}
-	if a := s.balance("acc-alice"); a != 100000-2*777 {
-		t.Errorf("alice %d, want two transfers of 777 (one a role)", a)
+	if a := s.balance("acc-payroll"); a != 2000-777 {
+		t.Errorf("acc-payroll %d, want one transfer of 777 out of 2000", a)
 	}
 }

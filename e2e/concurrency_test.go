@@ -55,7 +55,7 @@ func TestLambdaConcurrencyThrottles(t *testing.T) {
 	}
 	// A workflow started now finds no concurrency for its Debit task.
 	started, err := client.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(stateMachineArn),
-		Input: aws.String(`{"transferId":"tr_throttled","sourceAccountId":"acc-alice","destinationAccountId":"acc-bob","amount":1,"currency":"EUR"}`)})
+		Input: aws.String(`{"transferId":"tr_throttled","sourceAccountId":"acc-alice","destinationAccountId":"acc-bob","amount":1,"currency":"EUR","authority":"owner:iam:` + localCaller + `"}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
