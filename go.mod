@@ -18,6 +18,7 @@ require (
 	github.com/blues/jsonata-go v1.5.4
 	github.com/dunglas/httpsfv v1.1.2
 	gopkg.in/yaml.v3 v3.0.1
+	pgregory.net/rapid v1.3.0
 )
 
 require (
