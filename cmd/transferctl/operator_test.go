@@ -51,19 +51,7 @@ func TestOperatorUsageErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, nil)
-			if code := h.run(tc.args...); code != exitUsage {
-				t.Errorf("exit = %d, want %d (usage); stderr:\n%s", code, exitUsage, h.stderr.String())
-			}
-			if !strings.Contains(h.stderr.String(), tc.want) {
-				t.Errorf("stderr does not contain %q:\n%s", tc.want, h.stderr.String())
-			}
-			if h.stdout.Len() != 0 {
-				t.Errorf("stdout is not empty: %s", h.stdout.String())
-			}
-			if n := len(h.api.requests()); n != 0 {
-				t.Errorf("%d requests sent", n)
-			}
+			newHarness(t, nil).wantUsageError(tc.args, tc.want)
 		})
 	}
 }

@@ -214,19 +214,26 @@ func TestUsageErrors(t *testing.T) {
 			for k, v := range tc.env {
 				h.env[k] = v
 			}
-			if code := h.run(tc.args...); code != exitUsage {
-				t.Errorf("exit = %d, want %d (usage); stderr:\n%s", code, exitUsage, h.stderr.String())
-			}
-			if !strings.Contains(h.stderr.String(), tc.want) {
-				t.Errorf("stderr does not contain %q:\n%s", tc.want, h.stderr.String())
-			}
-			if h.stdout.Len() != 0 {
-				t.Errorf("stdout is not empty: %s", h.stdout.String())
-			}
-			if n := len(h.api.requests()); n != 0 {
-				t.Errorf("%d requests sent", n)
-			}
+			h.wantUsageError(tc.args, tc.want)
 		})
+	}
+}
+
+// wantUsageError runs transferctl with args and checks a usage error: exit 2, want in stderr, nothing on stdout and
+// nothing sent.
+func (h *harness) wantUsageError(args []string, want string) {
+	h.t.Helper()
+	if code := h.run(args...); code != exitUsage {
+		h.t.Errorf("exit = %d, want %d (usage); stderr:\n%s", code, exitUsage, h.stderr.String())
+	}
+	if !strings.Contains(h.stderr.String(), want) {
+		h.t.Errorf("stderr does not contain %q:\n%s", want, h.stderr.String())
+	}
+	if h.stdout.Len() != 0 {
+		h.t.Errorf("stdout is not empty: %s", h.stdout.String())
+	}
+	if n := len(h.api.requests()); n != 0 {
+		h.t.Errorf("%d requests sent", n)
 	}
 }
 
