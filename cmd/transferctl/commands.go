@@ -23,6 +23,8 @@ var (
 	currencyPattern  = regexp.MustCompile(`^[A-Z]{3}$`)
 	digitsPattern    = regexp.MustCompile(`^[0-9]+$`)
 	integerPattern   = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
+	// arnPattern: an ARN, in printable ASCII without spaces (as IAM names are).
+	arnPattern = regexp.MustCompile(`^arn:[\x21-\x7e]+$`)
 )
 
 const (
@@ -415,7 +417,7 @@ func checkOwner(s string) error {
 	switch {
 	case strings.HasPrefix(s, "iam:arn:"):
 		return fmt.Errorf("--owner %q: want the principal ARN, without the owner scope's \"iam:\" prefix: %s", s, strings.TrimPrefix(s, "iam:"))
-	case !strings.HasPrefix(s, "arn:") || strings.IndexFunc(s, unicode.IsSpace) >= 0 || !utf8.ValidString(s) || strings.IndexFunc(s, unicode.IsControl) >= 0:
+	case !arnPattern.MatchString(s):
 		return fmt.Errorf("--owner %q: want a principal ARN, e.g. arn:aws:iam::123456789012:user/alice", s)
 	}
 	return nil

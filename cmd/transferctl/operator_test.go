@@ -41,6 +41,8 @@ func TestOperatorUsageErrors(t *testing.T) {
 		{"--owner as an owner scope", op(args(create, "--owner", "iam:"+ivyARN)...), `without the owner scope's "iam:" prefix: ` + ivyARN},
 		{"--owner not an ARN", op(args(create, "--owner", "ivy")...), "want a principal ARN"},
 		{"--owner empty", op(args(create, "--owner", "")...), "want a principal ARN"},
+		{"--owner with a space", op(args(create, "--owner", "arn:aws:iam::123456789012:user/i vy")...), "want a principal ARN"},
+		{"--owner with a control character", op(args(create, "--owner", "arn:aws:iam::123456789012:user/ivy\n")...), "want a principal ARN"},
 		{"every mistake at once", args(create, "--kind", "funding", "--floor", "1", "--owner", ivyARN), "from -1000000000000000 to 0\n--owner is only for a customer account: funding accounts have no owner"},
 		{"assign-owner without --operator", []string{"accounts", "assign-owner", "acc-ivy", "--owner", ivyARN}, "accounts assign-owner needs --operator"},
 		{"assign-owner without --owner", op("accounts", "assign-owner", "acc-ivy"), "needs --owner ARN"},
