@@ -23,7 +23,7 @@ var testedDocs = []struct {
 	minRun int
 }{
 	{"docs/api.md", 12},
-	{"docs/transferctl.md", 9},
+	{"docs/transferctl.md", 24},
 }
 
 // docSessionTimeout bounds one document's session.

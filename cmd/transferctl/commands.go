@@ -21,6 +21,9 @@ var (
 	accountIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 	currencyPattern  = regexp.MustCompile(`^[A-Z]{3}$`)
 	digitsPattern    = regexp.MustCompile(`^[0-9]+$`)
+	integerPattern   = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
+	// arnPattern: an ARN, in printable ASCII without spaces (as IAM names are).
+	arnPattern = regexp.MustCompile(`^arn:[\x21-\x7e]+$`)
 )
 
 const (
@@ -177,9 +180,9 @@ func (a *app) history(ctx context.Context, fs *flag.FlagSet, args []string) int 
 	return exitOK
 }
 
-// accounts dispatches accounts get|create|transfers; any other first argument is an account id, so today's
-// "accounts ACCOUNT_ID..." stays "accounts get ACCOUNT_ID...". An account named get, create or transfers is shown
-// with "accounts get NAME".
+// accounts dispatches accounts get|create|assign-owner|transfers; any other first argument is an account id, so
+// today's "accounts ACCOUNT_ID..." stays "accounts get ACCOUNT_ID...". An account named get, create, assign-owner or
+// transfers is shown with "accounts get NAME".
 func (a *app) accounts(ctx context.Context, fs *flag.FlagSet, args []string) int {
 	if len(args) > 0 {
 		switch args[0] {
@@ -187,6 +190,8 @@ func (a *app) accounts(ctx context.Context, fs *flag.FlagSet, args []string) int
 			return a.accountsGet(ctx, fs, args[1:])
 		case "create":
 			return a.accountsCreate(ctx, fs, args[1:])
+		case "assign-owner":
+			return a.accountsAssignOwner(ctx, fs, args[1:])
 		case "transfers":
 			return a.accountsTransfers(ctx, fs, args[1:], "accounts transfers")
 		}
@@ -205,13 +210,16 @@ func (a *app) transfers(ctx context.Context, fs *flag.FlagSet, args []string) in
 }
 
 // accountsCreate opens an account: POST /accounts with an Idempotency-Key, generated (and printed first) unless
-// given, as submit does.
+// given, as submit does. --floor (a funding account's) and --owner (a customer account's) are fields of the
+// operator route only, so they need --operator.
 func (a *app) accountsCreate(ctx context.Context, fs *flag.FlagSet, args []string) int {
 	var req transferclient.OpenAccountRequest
-	var key string
+	var key, floor string
 	fs.StringVar(&req.Currency, "currency", "", "")
 	fs.StringVar(&req.AccountID, "id", "", "")
 	fs.StringVar(&req.Kind, "kind", "", "")
+	fs.StringVar(&floor, "floor", "", "")
+	fs.StringVar(&req.Owner, "owner", "", "")
 	fs.StringVar(&key, "idempotency-key", "", "")
 	pos, code, done := a.prepare(fs, args)
 	if done {
@@ -229,6 +237,30 @@ func (a *app) accountsCreate(ctx context.Context, fs *flag.FlagSet, args []strin
 	}
 	if req.Kind != "" && req.Kind != transferclient.KindCustomer && req.Kind != transferclient.KindFunding {
 		errs = append(errs, fmt.Errorf("--kind %q: want customer or funding", req.Kind))
+	}
+	funding := req.Kind == transferclient.KindFunding
+	if isSet(fs, "floor") {
+		n, err := parseFloor(floor)
+		switch {
+		case err != nil:
+			errs = append(errs, err)
+		case !funding:
+			errs = append(errs, errors.New("--floor is only for a funding account (--kind funding)"))
+		case !a.g.operator:
+			errs = append(errs, errors.New("--floor needs --operator: only an operator opens a funding account with a floor"))
+		}
+		req.Floor = &n
+	}
+	if isSet(fs, "owner") {
+		err := checkOwner(req.Owner)
+		switch {
+		case err != nil:
+			errs = append(errs, err)
+		case funding:
+			errs = append(errs, errors.New("--owner is only for a customer account: funding accounts have no owner"))
+		case !a.g.operator:
+			errs = append(errs, errors.New("--owner needs --operator: only an operator opens an account for another owner"))
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return a.usageError(err)
@@ -313,6 +345,82 @@ func (a *app) accountsTransfers(ctx context.Context, fs *flag.FlagSet, args []st
 
 // maxListLimit is the API's largest page of an account's transfers (docs/api.md).
 const maxListLimit = 50
+
+// accountsAssignOwner gives an account without an owner its owner: PUT /operator/accounts/{id}/owner, with
+// --operator only. The request can be repeated: assigning the owner the account already has answers the same.
+func (a *app) accountsAssignOwner(ctx context.Context, fs *flag.FlagSet, args []string) int {
+	var owner string
+	fs.StringVar(&owner, "owner", "", "")
+	pos, code, done := a.prepare(fs, args)
+	if done {
+		return code
+	}
+	var errs []error
+	switch {
+	case len(pos) != 1:
+		errs = append(errs, errors.New("accounts assign-owner takes one ACCOUNT_ID"))
+	case !accountIDPattern.MatchString(pos[0]):
+		errs = append(errs, fmt.Errorf("account id %q: want 1 to 64 characters of A-Z a-z 0-9 _ -", pos[0]))
+	}
+	if !isSet(fs, "owner") {
+		errs = append(errs, errors.New("accounts assign-owner needs --owner ARN (the principal ARN of the new owner)"))
+	} else if err := checkOwner(owner); err != nil {
+		errs = append(errs, err)
+	}
+	if !a.g.operator {
+		errs = append(errs, errors.New("accounts assign-owner needs --operator: it is an operator route (PUT /operator/accounts/{id}/owner)"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return a.usageError(err)
+	}
+	c, code := a.client(ctx)
+	if code != exitOK {
+		return code
+	}
+	ctx, cancel, _ := a.withTimeout(ctx)
+	defer cancel()
+	acct, err := c.AssignOwner(ctx, pos[0], owner)
+	if err != nil {
+		return a.report(err)
+	}
+	if a.g.output == "json" {
+		return a.printRaw(acct.Raw, acct)
+	}
+	return a.printAccounts([]transferclient.Account{acct})
+}
+
+// isSet reports whether the flag name was given on fs, so that an empty or zero value given on purpose is checked.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// parseFloor reads --floor as the API reads floor: an integer from transferclient.MinFundingFloor to 0, in minor
+// units, without leading zeros, a plus sign, decimals or exponents.
+func parseFloor(s string) (int64, error) {
+	msg := fmt.Errorf("--floor %q: want an integer of minor units from %d to 0", s, transferclient.MinFundingFloor)
+	if !integerPattern.MatchString(s) {
+		return 0, msg
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n > 0 || n < transferclient.MinFundingFloor {
+		return 0, msg
+	}
+	return n, nil
+}
+
+// checkOwner checks --owner: a principal ARN (arn:…), as the API takes it. The API checks which principals it
+// accepts; an owner scope copied from the OWNER column (iam:arn:…) is refused with a hint rather than rewritten.
+func checkOwner(s string) error {
+	switch {
+	case strings.HasPrefix(s, "iam:arn:"):
+		return fmt.Errorf("--owner %q: want the principal ARN, without the owner scope's \"iam:\" prefix: %s", s, strings.TrimPrefix(s, "iam:"))
+	case !arnPattern.MatchString(s):
+		return fmt.Errorf("--owner %q: want a principal ARN, e.g. arn:aws:iam::123456789012:user/alice", s)
+	}
+	return nil
+}
 
 func (a *app) accountsGet(ctx context.Context, fs *flag.FlagSet, args []string) int {
 	pos, code, done := a.prepare(fs, args)

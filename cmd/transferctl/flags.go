@@ -19,6 +19,8 @@ type globals struct {
 	timeout     time.Duration
 	maxAttempts int
 	quiet       bool
+	// operator sends every request to the operator routes (transferclient.Client.Operator).
+	operator bool
 }
 
 func defaultGlobals(getenv func(string) string) globals {
@@ -45,6 +47,7 @@ func (g *globals) bind(fs *flag.FlagSet) {
 	fs.DurationVar(&g.timeout, "timeout", g.timeout, "")
 	fs.IntVar(&g.maxAttempts, "max-attempts", g.maxAttempts, "")
 	fs.BoolVar(&g.quiet, "quiet", g.quiet, "")
+	fs.BoolVar(&g.operator, "operator", g.operator, "")
 }
 
 // check validates values flag parsing cannot.
@@ -97,6 +100,29 @@ func (m *signMode) Set(s string) error {
 
 // IsBoolFlag lets --sign stand alone.
 func (m *signMode) IsBoolFlag() bool { return true }
+
+// signWords are the values --sign also takes as the next argument, as usage writes it ("--sign true"); the flag
+// package takes a bool flag's value only after "=".
+var signWords = map[string]bool{"auto": true, "true": true, "false": true}
+
+// joinSignValue returns args with "--sign WORD" (or "-sign WORD") written "--sign=WORD" when WORD is auto, true or
+// false, up to a "--". A bare --sign followed by anything else (the command name, an argument) stays true.
+func joinSignValue(args []string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		if (a == "--sign" || a == "-sign") && i+1 < len(args) && signWords[args[i+1]] {
+			out = append(out, a+"="+args[i+1])
+			i++
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
 
 // enabled decides whether requests to u are signed.
 func (m signMode) enabled(u *url.URL) bool {

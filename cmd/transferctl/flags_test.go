@@ -4,6 +4,7 @@ import (
 	"flag"
 	"io"
 	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -66,5 +67,28 @@ func TestShellQuote(t *testing.T) {
 		if got := shellQuote(tc.in); got != tc.want {
 			t.Errorf("shellQuote(%q) = %s, want %s", tc.in, got, tc.want)
 		}
+	}
+}
+
+func TestJoinSignValue(t *testing.T) {
+	tests := []struct {
+		name     string
+		in, want []string
+	}{
+		{"a separate value", []string{"--sign", "true", "--operator", "get", "tr_1"}, []string{"--sign=true", "--operator", "get", "tr_1"}},
+		{"after the command", []string{"get", "tr_1", "-sign", "false"}, []string{"get", "tr_1", "-sign=false"}},
+		{"auto", []string{"--sign", "auto", "get", "tr_1"}, []string{"--sign=auto", "get", "tr_1"}},
+		{"bare, before the command name", []string{"--sign", "get", "tr_1"}, []string{"--sign", "get", "tr_1"}},
+		{"bare, last", []string{"get", "tr_1", "--sign"}, []string{"get", "tr_1", "--sign"}},
+		{"only auto, true and false", []string{"--sign", "yes", "accounts"}, []string{"--sign", "yes", "accounts"}},
+		{"already joined", []string{"--sign=true", "true"}, []string{"--sign=true", "true"}},
+		{"not after --", []string{"accounts", "get", "--", "--sign", "true"}, []string{"accounts", "get", "--", "--sign", "true"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := joinSignValue(tc.in); strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				t.Errorf("joinSignValue(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
 	}
 }

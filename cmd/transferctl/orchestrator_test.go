@@ -92,7 +92,7 @@ func startStack(t *testing.T) *stack {
 	}
 	o := transfer.NewOrchestratorHandler(cfg, c, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	store := ledger.NewStore(s.db, s.table)
-	o.Store, o.Accounts, o.Openings, o.Activity, o.Legs = store, store, store, store, store
+	o.Store, o.Accounts, o.Openings, o.Activity, o.Legs, o.Owners = store, store, store, store, store, store
 	o.SFN = sfn.NewFromConfig(cfg, func(o *sfn.Options) { o.BaseEndpoint = aws.String(sfnSrv.URL) })
 	o.Now = s.clock.Now // the orchestrator's reservation window runs on the CLI's fake clock
 	// Its metrics are encoded as on Lambda, but not onto the test binary's standard output.
@@ -102,13 +102,20 @@ func startStack(t *testing.T) *stack {
 	newID := func() string { return fmt.Sprint("req-", n.Add(1)) }
 	inv := lambdalocal.New("us-east-1", "123456789012", newID, slog.New(slog.DiscardHandler),
 		lambdalocal.Function{Name: "Orchestrator", NewHandler: func() lambda.Handler { return lambda.NewHandler(o.Handle) }, Timeout: 10 * time.Second})
-	gw, err := gateway.New([]gateway.Route{
-		{Method: http.MethodPost, Resource: "/transfers", Function: "Orchestrator"},
-		{Method: http.MethodGet, Resource: "/transfers/{transferId}", Function: "Orchestrator"},
-		{Method: http.MethodPost, Resource: "/accounts", Function: "Orchestrator"},
-		{Method: http.MethodGet, Resource: "/accounts/{accountId}", Function: "Orchestrator"},
-		{Method: http.MethodGet, Resource: "/accounts/{accountId}/transfers", Function: "Orchestrator"},
-	}, inv, gateway.Options{NewID: newID})
+	var routes []gateway.Route
+	for _, r := range []gateway.Route{
+		{Method: http.MethodPost, Resource: "/transfers"},
+		{Method: http.MethodGet, Resource: "/transfers/{transferId}"},
+		{Method: http.MethodPost, Resource: "/accounts"},
+		{Method: http.MethodGet, Resource: "/accounts/{accountId}"},
+		{Method: http.MethodGet, Resource: "/accounts/{accountId}/transfers"},
+	} {
+		// Each client route, and its operator twin.
+		routes = append(routes, gateway.Route{Method: r.Method, Resource: r.Resource, Function: "Orchestrator"},
+			gateway.Route{Method: r.Method, Resource: "/operator" + r.Resource, Function: "Orchestrator"})
+	}
+	routes = append(routes, gateway.Route{Method: http.MethodPut, Resource: "/operator/accounts/{accountId}/owner", Function: "Orchestrator"})
+	gw, err := gateway.New(routes, inv, gateway.Options{NewID: newID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,9 +225,12 @@ func (s *stack) settle(id string) {
 }
 
 // TestAccountsAgainstTheOrchestrator: accounts create (generated key printed first, replay, 409), accounts get and
-// its alias, a funding account funding a customer, and the listing through accounts transfers and transfers list.
+// its alias, a funding account an operator opens funding a client's account, and the listing through accounts
+// transfers and transfers list. The client is unsigned (the gateway's user/local); the operator signs (--sign, the
+// harness's access key) and uses --operator.
 func TestAccountsAgainstTheOrchestrator(t *testing.T) {
 	s := startStack(t)
+	operator := []string{"--operator", "--sign"}
 	create := func(more ...string) (int, map[string]any) {
 		t.Helper()
 		code := s.run(append([]string{"accounts", "create", "--output", "json"}, more...)...)
@@ -232,8 +242,12 @@ func TestAccountsAgainstTheOrchestrator(t *testing.T) {
 		}
 		return code, a
 	}
-	code, a := create("--currency", "EUR", "--id", "funding-main", "--kind", "funding")
-	if code != exitOK || a["kind"] != "funding" || a["balance"] != 0.0 {
+	if code, _ := create("--currency", "EUR", "--id", "funding-main", "--kind", "funding"); code != exitRejected ||
+		!strings.Contains(s.stderr.String(), "OPERATOR_REQUIRED") || !strings.Contains(s.stderr.String(), "run it with --operator") {
+		t.Errorf("a client's funding account: exit %d\n%s", code, s.stderr.String())
+	}
+	code, a := create(args(operator, "--currency", "EUR", "--id", "funding-main", "--kind", "funding", "--floor", "-1000000")...)
+	if code != exitOK || a["kind"] != "funding" || a["balance"] != 0.0 || a["floor"] != -1000000.0 || a["owner"] != nil {
 		t.Fatalf("create funding: exit %d %v\n%s", code, a, s.stderr.String())
 	}
 	if !strings.HasPrefix(s.stderr.String(), "idempotency key: GENERATEDKEY0001") || !strings.Contains(s.stderr.String(), "opened: account funding-main") {
@@ -256,10 +270,13 @@ func TestAccountsAgainstTheOrchestrator(t *testing.T) {
 		t.Errorf("bad currency: exit %d, want usage", code)
 	}
 
-	// Fund acc-erin from the funding account, then move money from acc-erin to acc-frank.
+	// The operator funds acc-erin from the funding account, then the client moves money from acc-erin to acc-frank.
 	for i, tr := range [][]string{{"funding-main", "acc-erin", "5000"}, {"acc-erin", "acc-frank", "1250"}} {
-		if code := s.run("submit", "--from", tr[0], "--to", tr[1], "--amount", tr[2], "--currency", "EUR",
-			"--idempotency-key", fmt.Sprint("fund-", i), "--output", "json"); code != exitOK {
+		cmd := []string{"submit", "--from", tr[0], "--to", tr[1], "--amount", tr[2], "--currency", "EUR", "--idempotency-key", fmt.Sprint("fund-", i), "--output", "json"}
+		if i == 0 {
+			cmd = args(operator, cmd...)
+		}
+		if code := s.run(cmd...); code != exitOK {
 			t.Fatalf("submit %v: exit %d\n%s", tr, code, s.stderr.String())
 		}
 		var res struct{ TransferID string }
@@ -270,17 +287,59 @@ func TestAccountsAgainstTheOrchestrator(t *testing.T) {
 		s.settle(res.TransferID)
 	}
 
-	if code := s.run("accounts", "get", "funding-main", "acc-erin", "acc-frank"); code != exitOK {
+	// The operator sees every account, with its floor and owner; the client only its own.
+	if code := s.run(args(operator, "accounts", "get", "funding-main", "acc-erin", "acc-frank")...); code != exitOK {
 		t.Fatalf("accounts get: exit %d\n%s", code, s.stderr.String())
 	}
-	for _, want := range []string{"funding-main  -5000", "funding", "acc-erin      3750", "acc-frank     1250"} {
+	for _, want := range []string{"FLOOR     OWNER", "funding-main  -5000", "Z  -1000000  -\n",
+		"acc-erin      3750", "acc-frank     1250", "-         iam:arn:aws:iam::000000000000:user/local"} {
 		if !strings.Contains(s.stdout.String(), want) {
-			t.Errorf("accounts get does not show %q:\n%s", want, s.stdout.String())
+			t.Errorf("accounts get --operator does not show %q:\n%s", want, s.stdout.String())
 		}
 	}
-	aliasOut := s.stdout.String()
-	if code := s.run("accounts", "funding-main", "acc-erin", "acc-frank"); code != exitOK || s.stdout.String() != aliasOut {
+	if code := s.run("accounts", "get", "acc-erin", "acc-frank"); code != exitOK || strings.Contains(s.stdout.String(), "OWNER") {
+		t.Fatalf("accounts get: exit %d\n%s%s", code, s.stdout.String(), s.stderr.String())
+	}
+	clientOut := s.stdout.String()
+	if code := s.run("accounts", "acc-erin", "acc-frank"); code != exitOK || s.stdout.String() != clientOut {
 		t.Errorf("accounts ID... (the alias): exit %d\n%s", code, s.stdout.String())
+	}
+	if code := s.run("accounts", "get", "funding-main"); code != exitNotFound || !strings.Contains(s.stderr.String(), "ACCOUNT_NOT_FOUND") {
+		t.Errorf("a client reading the funding account: exit %d\n%s", code, s.stderr.String())
+	}
+
+	// An account the operator opens without owner is nobody's until the operator assigns one; then it is its owner's.
+	if code, a := create(args(operator, "--currency", "EUR", "--id", "acc-gus", "--idempotency-key", "open-gus")...); code != exitOK || a["owner"] != nil {
+		t.Fatalf("create without owner: exit %d %v\n%s", code, a, s.stderr.String())
+	}
+	if code := s.run("accounts", "get", "acc-gus"); code != exitNotFound {
+		t.Errorf("a client reading an account without owner: exit %d", code)
+	}
+	const local = "arn:aws:iam::000000000000:user/local"
+	for range 2 { // the same assignment again answers the same
+		if code := s.run(args(operator, "accounts", "assign-owner", "acc-gus", "--owner", local)...); code != exitOK ||
+			!strings.Contains(s.stdout.String(), "iam:"+local) {
+			t.Fatalf("assign-owner: exit %d\n%s%s", code, s.stdout.String(), s.stderr.String())
+		}
+	}
+	if code := s.run("accounts", "get", "acc-gus"); code != exitOK || !strings.Contains(s.stdout.String(), "acc-gus") {
+		t.Errorf("the owner reading its account: exit %d\n%s", code, s.stderr.String())
+	}
+	for _, tc := range []struct{ account, code string }{{"acc-gus", "ACCOUNT_HAS_OWNER"}, {"funding-main", "FUNDING_ACCOUNT"}} {
+		if code := s.run(args(operator, "accounts", "assign-owner", tc.account, "--owner", "arn:aws:iam::000000000000:user/ivy")...); code != exitRejected ||
+			!strings.Contains(s.stderr.String(), tc.code) {
+			t.Errorf("assign-owner %s: exit %d, want %d and %s\n%s", tc.account, code, exitRejected, tc.code, s.stderr.String())
+		}
+	}
+	if code := s.run(args(operator, "accounts", "assign-owner", "acc-nobody", "--owner", local)...); code != exitNotFound {
+		t.Errorf("assign-owner of an unknown account: exit %d\n%s", code, s.stderr.String())
+	}
+	// An account opened for an owner is the owner's at once.
+	if code, a := create(args(operator, "--currency", "EUR", "--id", "acc-hal", "--owner", local, "--idempotency-key", "open-hal")...); code != exitOK || a["owner"] != "iam:"+local {
+		t.Fatalf("create with an owner: exit %d %v\n%s", code, a, s.stderr.String())
+	}
+	if code := s.run("accounts", "get", "acc-hal"); code != exitOK {
+		t.Errorf("the owner reading its account: exit %d\n%s", code, s.stderr.String())
 	}
 
 	// The listing, newest first, through both commands.

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strconv"
 	"text/tabwriter"
 
 	"github.com/transferflow/orchestrator/internal/transferclient"
@@ -52,7 +54,9 @@ func (a *app) printTransfer(t transferclient.Transfer) int {
 	return exitOK
 }
 
-// printAccounts writes the accounts as a table, or as a JSON array of the API's objects.
+// printAccounts writes the accounts as a table, or as a JSON array of the API's objects. The operator view (with
+// --operator, or whenever the API shows an owner or a floor) adds FLOOR (a funding account's) and OWNER (the owner's
+// caller scope), "-" where the account has none.
 func (a *app) printAccounts(accts []transferclient.Account) int {
 	if a.g.output == "json" {
 		raws := make([]json.RawMessage, 0, len(accts))
@@ -66,13 +70,29 @@ func (a *app) printAccounts(accts []transferclient.Account) int {
 	}
 	c := transferclient.Clean
 	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ACCOUNT\tBALANCE (minor units)\tCURRENCY\tKIND\tVERSION\tUPDATED")
+	operatorView := a.g.operator
+	for _, acct := range accts {
+		operatorView = operatorView || acct.Owner != "" || acct.Floor != nil
+	}
+	header := "ACCOUNT\tBALANCE (minor units)\tCURRENCY\tKIND\tVERSION\tUPDATED"
+	if operatorView {
+		header += "\tFLOOR\tOWNER"
+	}
+	fmt.Fprintln(tw, header)
 	for _, acct := range accts {
 		kind := acct.Kind
 		if kind == "" {
 			kind = transferclient.KindCustomer
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%s\n", c(acct.AccountID), acct.Balance, c(acct.Currency), c(kind), acct.Version, c(acct.UpdatedAt))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%s", c(acct.AccountID), acct.Balance, c(acct.Currency), c(kind), acct.Version, c(acct.UpdatedAt))
+		if operatorView {
+			floor := "-"
+			if acct.Floor != nil {
+				floor = strconv.FormatInt(*acct.Floor, 10)
+			}
+			fmt.Fprintf(tw, "\t%s\t%s", floor, c(orDash(acct.Owner)))
+		}
+		fmt.Fprintln(tw)
 	}
 	if err := tw.Flush(); err != nil {
 		fmt.Fprintf(a.stderr, "transferctl: write output: %v\n", err)
@@ -153,10 +173,17 @@ func (a *app) printJSON(v any) int {
 	return exitOK
 }
 
+// Codes of 403s that report a missing operator capability: the API's, for a request only an operator may make on
+// a client route, and API Gateway's, for a principal IAM does not allow on a route (an operator route, for a client).
+const (
+	codeOperatorRequired = "OPERATOR_REQUIRED"
+	codeAccessDenied     = "ACCESS_DENIED"
+)
+
 // gatewayRefusals are the codes of API Gateway's own 403s: template.yaml's gateway responses, and no code at all
 // from an API deployed without them ({"message": …}).
 var gatewayRefusals = map[string]bool{"": true, "MISSING_AUTHENTICATION_TOKEN": true, "INVALID_SIGNATURE": true,
-	"EXPIRED_TOKEN": true, "ACCESS_DENIED": true}
+	"EXPIRED_TOKEN": true, codeAccessDenied: true}
 
 // report writes an error of the client to stderr, with the invalid fields of a VALIDATION_ERROR and a hint for
 // API Gateway's 403s, and returns its exit code.
@@ -167,7 +194,17 @@ func (a *app) report(err error) int {
 		for _, fe := range apiErr.Errors {
 			fmt.Fprintf(a.stderr, "  %s: %s\n", transferclient.Clean(fe.Field), transferclient.Clean(fe.Message))
 		}
-		if apiErr.Status == http.StatusForbidden && gatewayRefusals[apiErr.Code] {
+		switch {
+		case apiErr.Status == http.StatusForbidden && apiErr.Code == codeOperatorRequired:
+			fmt.Fprintln(a.stderr, "hint: this takes the operator routes: run it with --operator, signed as a principal allowed on them")
+		case apiErr.Status == http.StatusForbidden && apiErr.Code == codeAccessDenied && a.g.operator:
+			// IAM refused the route: the principal does not have the operator policy.
+			hint := "hint: IAM does not let this principal invoke the operator routes; sign (--sign) with an operator's credentials, or drop --operator to act as a client"
+			if u, err := url.Parse(a.g.endpoint); err == nil && isLoopback(u.Hostname()) {
+				hint += "; make run's operator is AWS_ACCESS_KEY_ID=operator AWS_SECRET_ACCESS_KEY=local transferctl --sign true --operator …"
+			}
+			fmt.Fprintln(a.stderr, hint)
+		case apiErr.Status == http.StatusForbidden && gatewayRefusals[apiErr.Code]:
 			// API Gateway's own 403: an unknown path ("Missing Authentication Token"), or a missing or bad signature.
 			fmt.Fprintln(a.stderr, "hint: API Gateway refused the request; check --endpoint (with the stage path: /v1 for this template), and for an IAM-protected API the AWS credentials, --region and --sign")
 		}

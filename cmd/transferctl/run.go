@@ -102,8 +102,9 @@ func commandList() []command {
 			"submit a transfer; retries safely with the same Idempotency-Key", (*app).submit},
 		{"get", "TRANSFER_ID [--wait]", "show a transfer", (*app).get},
 		{"history", "TRANSFER_ID [--relative]", "show a transfer's audit trail: one timeline of its states, retries, ledger legs and outcome", (*app).history},
-		{"accounts", "get ACCOUNT_ID... | create --currency CCY [--id ID] [--kind customer|funding] [--idempotency-key KEY] | transfers ACCOUNT_ID [--limit N] [--all]",
-			"show accounts (accounts ACCOUNT_ID... is accounts get), open one, or list the transfers that touched one", (*app).accounts},
+		{"accounts", "get ACCOUNT_ID... | create --currency CCY [--id ID] [--kind customer|funding] [--floor N] [--owner ARN] [--idempotency-key KEY]\n" +
+			"            | assign-owner ACCOUNT_ID --owner ARN | transfers ACCOUNT_ID [--limit N] [--all]",
+			"show accounts (accounts ACCOUNT_ID... is accounts get), open one, give one an owner (--operator), or list the transfers that touched one", (*app).accounts},
 		{"transfers", "list --account ACCOUNT_ID [--limit N] [--all]", "list the transfers that touched an account, newest first (as accounts transfers)", (*app).transfers},
 		{"events", "tail [--follow] [--since DURATION] [--log-group NAME] [--events-endpoint URL|aws]",
 			"show the transfer outcome events (Transfer Completed, Transfer Failed); --follow until interrupted", (*app).events},
@@ -115,6 +116,7 @@ func (a *app) run(ctx context.Context, args []string) int {
 	top.SetOutput(io.Discard)
 	a.g = defaultGlobals(a.getenv)
 	a.g.bind(top)
+	args = joinSignValue(args)
 	if err := top.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			a.usage()
@@ -153,11 +155,15 @@ func (a *app) usage() {
 global flags (before or after the command):
   --endpoint URL        the API (default $TRANSFERCTL_ENDPOINT, else `+defaultEndpoint+`)
   --output text|json    json: the API's JSON on stdout, messages on stderr (default text)
-  --sign auto|true|false  SigV4-sign requests; auto signs for non-loopback endpoints (default auto)
+  --sign auto|true|false  SigV4-sign requests; auto signs for non-loopback endpoints; a bare --sign is true (default auto)
   --region REGION       region to sign for (default: from the endpoint host, else the AWS config)
   --timeout DURATION    bound on the whole command, retries and --wait included (default 60s)
   --max-attempts N      requests per call, first included (default 6)
   --quiet               no progress messages on stderr
+  --operator            use the operator routes (/operator/…): open funding accounts (--floor), open accounts for an
+                        owner (--owner), assign owners, read any account or transfer, pay out of a funding account;
+                        needs a principal IAM allows on them, signed (make run's operator: AWS_ACCESS_KEY_ID=operator
+                        AWS_SECRET_ACCESS_KEY=local transferctl --sign true --operator …)
 
 exit codes: 0 ok, 1 error, 2 usage, 3 transfer FAILED, 4 rejected (4xx), 5 not found,
             6 unavailable after retries, 7 --wait timed out, 130 interrupted
@@ -203,6 +209,7 @@ func (a *app) client(ctx context.Context) (*transferclient.Client, int) {
 		Sleep:       a.deps.sleep,
 		Jitter:      a.deps.jitter,
 		MaxAttempts: a.g.maxAttempts,
+		Operator:    a.g.operator,
 	}
 	if !a.g.quiet {
 		c.OnRetry = func(r transferclient.Retry) {

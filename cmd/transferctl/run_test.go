@@ -220,19 +220,26 @@ func TestUsageErrors(t *testing.T) {
 			for k, v := range tc.env {
 				h.env[k] = v
 			}
-			if code := h.run(tc.args...); code != exitUsage {
-				t.Errorf("exit = %d, want %d (usage); stderr:\n%s", code, exitUsage, h.stderr.String())
-			}
-			if !strings.Contains(h.stderr.String(), tc.want) {
-				t.Errorf("stderr does not contain %q:\n%s", tc.want, h.stderr.String())
-			}
-			if h.stdout.Len() != 0 {
-				t.Errorf("stdout is not empty: %s", h.stdout.String())
-			}
-			if n := len(h.api.requests()); n != 0 {
-				t.Errorf("%d requests sent", n)
-			}
+			h.wantUsageError(tc.args, tc.want)
 		})
+	}
+}
+
+// wantUsageError runs transferctl with args and checks a usage error: exit 2, want in stderr, nothing on stdout and
+// nothing sent.
+func (h *harness) wantUsageError(args []string, want string) {
+	h.t.Helper()
+	if code := h.run(args...); code != exitUsage {
+		h.t.Errorf("exit = %d, want %d (usage); stderr:\n%s", code, exitUsage, h.stderr.String())
+	}
+	if !strings.Contains(h.stderr.String(), want) {
+		h.t.Errorf("stderr does not contain %q:\n%s", want, h.stderr.String())
+	}
+	if h.stdout.Len() != 0 {
+		h.t.Errorf("stdout is not empty: %s", h.stdout.String())
+	}
+	if n := len(h.api.requests()); n != 0 {
+		h.t.Errorf("%d requests sent", n)
 	}
 }
 
@@ -421,9 +428,13 @@ func TestSigning(t *testing.T) {
 		{"loopback, auto: unsigned", "", nil, "", "-", "/transfers/tr_1"},
 		{"loopback, --sign: signed for the configured region", "", []string{"--sign"}, "/us-east-2/execute-api/aws4_request", "", "/transfers/tr_1"},
 		{"loopback, --sign=true --region", "", []string{"--sign=true", "--region", "eu-central-1"}, "/eu-central-1/execute-api/aws4_request", "eu-central-1", "/transfers/tr_1"},
+		{"loopback, --sign true (a separate value)", "", []string{"--sign", "true"}, "/us-east-2/execute-api/aws4_request", "", "/transfers/tr_1"},
+		{"loopback, --sign true --operator", "", []string{"--sign", "true", "--operator"}, "/us-east-2/execute-api/aws4_request", "", "/operator/transfers/tr_1"},
 		{"execute-api host, auto: signed for the host's region", "https://abc123.execute-api.eu-west-1.amazonaws.com/Prod", nil, "/eu-west-1/execute-api/aws4_request", "eu-west-1", "/Prod/transfers/tr_1"},
 		{"custom domain, auto: signed for the configured region", "https://payments.example.com", nil, "/us-east-2/execute-api/aws4_request", "", "/transfers/tr_1"},
 		{"execute-api host, --sign=false: unsigned", "https://abc123.execute-api.eu-west-1.amazonaws.com/Prod", []string{"--sign=false"}, "", "-", "/Prod/transfers/tr_1"},
+		{"execute-api host, --sign false: unsigned", "https://abc123.execute-api.eu-west-1.amazonaws.com/Prod", []string{"--sign", "false"}, "", "-", "/Prod/transfers/tr_1"},
+		{"execute-api host, --operator: under the stage", "https://abc123.execute-api.eu-west-1.amazonaws.com/v1", []string{"--operator"}, "/eu-west-1/execute-api/aws4_request", "eu-west-1", "/v1/operator/transfers/tr_1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -70,7 +70,15 @@ type Client struct {
 	MaxRetryAfter time.Duration
 	// OnRetry, when set, is told about each retry before the client waits.
 	OnRetry func(Retry)
+	// Operator sends every request to the operator routes: OperatorPrefix before each path (POST
+	// /operator/transfers, GET /operator/accounts/{id}, …). There the caller has the operator's rights: open funding
+	// accounts, assign owners, read any account or transfer, move money out of a funding account. API Gateway lets
+	// only the principals IAM allows invoke them.
+	Operator bool
 }
+
+// OperatorPrefix begins the path of every operator route, after the endpoint's stage path.
+const OperatorPrefix = "/operator"
 
 // Retry describes a retry about to happen.
 type Retry struct {
@@ -208,11 +216,37 @@ func (c *Client) Account(ctx context.Context, accountID string) (Account, error)
 	if err != nil {
 		return Account{}, fmt.Errorf("get account %s: %w", accountID, err)
 	}
-	var a Account
-	if err := json.Unmarshal(res.body, &a); err != nil {
-		return Account{}, fmt.Errorf("decode account %s: %w", accountID, err)
+	a, err := decodeAccount(res.body)
+	if err != nil {
+		return Account{}, fmt.Errorf("get account %s: %w", accountID, err)
 	}
-	a.Raw = res.body
+	return a, nil
+}
+
+// AssignOwner sends PUT /operator/accounts/{id}/owner: it gives the account, which has no owner, the owner named by
+// ownerARN (a principal ARN, such as arn:aws:iam::123456789012:user/alice), and returns the account as operators
+// see it. Assigning the owner it already has answers the same again, so the request is retried as a GET is. It is
+// an operator route only: without Operator nothing is sent.
+func (c *Client) AssignOwner(ctx context.Context, accountID, ownerARN string) (Account, error) {
+	if !c.Operator {
+		return Account{}, fmt.Errorf("assign owner of %s: an operator route: set Client.Operator", accountID)
+	}
+	body, err := json.Marshal(struct {
+		Owner string `json:"owner"`
+	}{ownerARN})
+	if err != nil {
+		return Account{}, fmt.Errorf("encode owner of %s: %w", accountID, err)
+	}
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	res, _, err := c.do(ctx, http.MethodPut, "/accounts/"+url.PathEscape(accountID)+"/owner", nil, h, body)
+	if err != nil {
+		return Account{}, fmt.Errorf("assign owner of %s: %w", accountID, err)
+	}
+	a, err := decodeAccount(res.body)
+	if err != nil {
+		return Account{}, fmt.Errorf("assign owner of %s: %w", accountID, err)
+	}
 	return a, nil
 }
 
@@ -233,11 +267,10 @@ func (c *Client) OpenAccount(ctx context.Context, key string, req OpenAccountReq
 	if err != nil {
 		return OpenAccountResult{Attempts: attempts}, fmt.Errorf("open account: %w", err)
 	}
-	var a Account
-	if err := json.Unmarshal(res.body, &a); err != nil || a.AccountID == "" {
-		return OpenAccountResult{Attempts: attempts}, fmt.Errorf("open account: decode the answer: %w", errors.Join(err, errors.New("no accountId")))
+	a, err := decodeAccount(res.body)
+	if err != nil {
+		return OpenAccountResult{Attempts: attempts}, fmt.Errorf("open account: %w", err)
 	}
-	a.Raw = res.body
 	return OpenAccountResult{
 		Account:  a,
 		Status:   res.status,
@@ -299,6 +332,19 @@ func (c *Client) AllAccountTransfers(ctx context.Context, accountID string, limi
 		}
 		token = p.NextToken
 	}
+}
+
+// decodeAccount decodes an account the API answered with and keeps its JSON.
+func decodeAccount(b []byte) (Account, error) {
+	var a Account
+	if err := json.Unmarshal(b, &a); err != nil {
+		return Account{}, fmt.Errorf("decode account: %w", err)
+	}
+	if a.AccountID == "" {
+		return Account{}, errors.New("decode account: the answer has no accountId")
+	}
+	a.Raw = b
+	return a, nil
 }
 
 func decodeTransfer(b []byte) (Transfer, error) {
@@ -505,6 +551,9 @@ func (c *Client) url(path string, query url.Values) (*url.URL, error) {
 	}
 	if base.Scheme != "http" && base.Scheme != "https" || base.Host == "" {
 		return nil, fmt.Errorf("endpoint %q: want http(s)://host[:port][/stage]", c.Endpoint)
+	}
+	if c.Operator {
+		path = OperatorPrefix + path
 	}
 	// path is already escaped (ids go through url.PathEscape), so RawPath keeps an escaped "/" inside an id.
 	unescaped, err := url.PathUnescape(path)

@@ -73,6 +73,9 @@ const (
 )
 
 // Account is an account as GET /accounts/{id} and POST /accounts show it. Balance is in minor units of Currency.
+// Owner and Floor are in the operator view only (the operator routes): Owner is the owner's caller scope, such as
+// iam:arn:aws:iam::123456789012:user/alice, empty for an account without owner; Floor is a funding account's
+// lowest balance, nil for a customer account.
 type Account struct {
 	AccountID string `json:"accountId"`
 	Kind      string `json:"kind,omitempty"`
@@ -81,16 +84,25 @@ type Account struct {
 	Version   int64  `json:"version"`
 	CreatedAt string `json:"createdAt,omitempty"`
 	UpdatedAt string `json:"updatedAt,omitempty"`
+	Owner     string `json:"owner,omitempty"`
+	Floor     *int64 `json:"floor,omitempty"`
 
 	Raw json.RawMessage `json:"-"`
 }
 
+// MinFundingFloor is the lowest Floor the API accepts for a funding account (docs/api.md); the highest is 0.
+const MinFundingFloor int64 = -1_000_000_000_000_000
+
 // OpenAccountRequest is the body of POST /accounts. An empty AccountID lets the API choose one; an empty Kind is
-// a customer account.
+// a customer account. Floor (a funding account's, MinFundingFloor to 0; nil: the API's default) and Owner (a
+// customer account's owner, as a principal ARN; empty: none) are for the operator route only: the client route
+// refuses them.
 type OpenAccountRequest struct {
 	AccountID string `json:"accountId,omitempty"`
 	Currency  string `json:"currency"`
 	Kind      string `json:"kind,omitempty"`
+	Floor     *int64 `json:"floor,omitempty"`
+	Owner     string `json:"owner,omitempty"`
 }
 
 // OpenAccountResult is the outcome of OpenAccount.
