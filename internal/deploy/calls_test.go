@@ -280,12 +280,6 @@ func (r *recorder) recorded() ([]call, []string) {
 	return slices.Clone(r.calls), slices.Clone(r.unmapped)
 }
 
-// iamMatch reports whether s matches pattern with IAM's wildcards: "*" any run of characters, "?" any one.
-func iamMatch(pattern, s string) bool {
-	re := strings.NewReplacer(`\*`, ".*", `\?`, ".").Replace(regexp.QuoteMeta(pattern))
-	return regexp.MustCompile("^" + re + "$").MatchString(s)
-}
-
 // exemptFromUse reports why a grant need not be called by the function's code, or "" when it must be: logs and X-Ray
 // are written by the Lambda service and the X-Ray daemon with the function's role, and the destinations of the
 // function's asynchronous invocations (AWS::Lambda::EventInvokeConfig) are sent to by Lambda itself.

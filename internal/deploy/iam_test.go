@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/transferflow/orchestrator/internal/iampolicy"
 )
 
 // forbiddenActions are DynamoDB actions the design never uses: a role that has one can destroy or bulk-read the
@@ -129,8 +131,8 @@ func (g grant) String() string {
 // matches it: an access with no key (a Scan, an index Query) would pass the condition on AWS (ForAllValues of
 // nothing), but what that allows is not what the condition was written for, so it does not count here.
 func (g grant) covers(a access) bool {
-	return iamMatch(g.action, a.action) && iamMatch(g.resource, a.resource) &&
-		(g.key == "" || a.key != "" && iamMatch(g.key, a.key))
+	return iampolicy.Match(g.action, a.action) && iampolicy.Match(g.resource, a.resource) &&
+		(g.key == "" || a.key != "" && iampolicy.Match(g.key, a.key))
 }
 
 func compareGrants(a, b grant) int { return strings.Compare(a.String(), b.String()) }
