@@ -2,7 +2,6 @@ package samtemplate
 
 import (
 	"fmt"
-	"sort"
 
 	"gopkg.in/yaml.v3"
 )
@@ -37,23 +36,11 @@ func (t *Template) ManagedPolicy(id string, env Env, r Resolver) (map[string]any
 // is never evaluated locally without them. More than one API declaring a resource policy is an error: the local
 // stack serves one API.
 func (t *Template) APIResourcePolicy(env Env, r Resolver) (map[string]any, error) {
-	var ids []string
-	for id, res := range t.Resources {
-		if res.Type == "AWS::Serverless::Api" && mapping(mapping(&res.Properties, "Auth"), "ResourcePolicy") != nil {
-			ids = append(ids, id)
-		}
+	api, rp, err := t.apiProperty("Auth", "ResourcePolicy")
+	if rp == nil || err != nil {
+		return nil, err
 	}
-	switch len(ids) {
-	case 0:
-		return nil, nil
-	case 1:
-	default:
-		sort.Strings(ids)
-		return nil, fmt.Errorf("APIs %v declare a ResourcePolicy: the local stack serves one API", ids)
-	}
-	res := t.Resources[ids[0]]
-	rp := mapping(mapping(&res.Properties, "Auth"), "ResourcePolicy")
-	where := ids[0] + ".Auth.ResourcePolicy"
+	where := api + ".Auth.ResourcePolicy"
 	if rp.Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("%s: line %d: want a mapping", where, rp.Line)
 	}

@@ -115,6 +115,14 @@ func TestAPIResourcePolicyRefuses(t *testing.T) {
         ResourcePolicy:
           IpRangeBlacklist: ["10.0.0.0/8"]
 `, want: "Api.Auth.ResourcePolicy.IpRangeBlacklist: not evaluated locally (write it as CustomStatements)"},
+		{name: "two APIs", template: `Resources:
+  B:
+    Type: AWS::Serverless::Api
+    Properties: {Auth: {ResourcePolicy: {CustomStatements: []}}}
+  A:
+    Type: AWS::Serverless::Api
+    Properties: {Auth: {ResourcePolicy: {CustomStatements: []}}}
+`, want: "APIs [A B] declare Auth.ResourcePolicy: the local stack serves one API"},
 		{name: "an intrinsic not resolved locally", template: `Resources:
   Api:
     Type: AWS::Serverless::Api
