@@ -2,9 +2,10 @@
 // against the routes of template.yaml, authenticates the caller (a SigV4 header, not verified), authorizes it with
 // its IAM policies and the API's resource policy as API Gateway does for AWS_IAM methods, builds an
 // events.APIGatewayProxyRequest (with a request context and a caller identity), invokes the route's function
-// through the same JSON round trip Lambda does, and writes the function's proxy response. Its own errors (no route, a refused signature, a body over 10 MB, a failed function, no answer
-// within the integration timeout) are answered with the API's gateway responses (template.yaml's GatewayResponses),
-// rendered as API Gateway renders them, or API Gateway's default {"message": …} without them.
+// through the same JSON round trip Lambda does, and writes the function's proxy response. Its own errors (no route,
+// a refused signature, a caller not authorized, a body over 10 MB, a failed function, no answer within the
+// integration timeout) are answered with the API's gateway responses (template.yaml's GatewayResponses), rendered as
+// API Gateway renders them, or API Gateway's default {"message": …} without them.
 package gateway
 
 import (
