@@ -244,9 +244,10 @@ deploy-guided: sam-build
 # Builds and starts the local stack on the spec's default ports with the demo accounts of events/local-accounts.json
 # and the example transfers the sam local invoke events use (events/local-transfers.json). ARGS adds flags
 # (docs/local-stack.md), e.g. make run ARGS='--api-addr 127.0.0.1:0 --data-dir .local'. Once ready, the stack
-# prints example commands against the addresses it really serves (--hints).
+# prints example commands against the addresses it really serves (--hints). The IAM user operator (a SigV4 key
+# "operator") has TransferOperatorPolicy; every other caller, the unsigned one included, TransferClientPolicy.
 run: deps build
-	bin/local --hints --seed-transfers events/local-transfers.json $(ARGS)
+	bin/local --hints --seed-transfers events/local-transfers.json --operator arn:aws:iam::000000000000:user/operator $(ARGS)
 
 # Issue 11's measuring instrument, not part of make test (bench/README.md): cmd/bench builds ./cmd/local, runs it as
 # its own process on a fresh in-memory store with Dynoxide, and prints one table (throughput and failures at

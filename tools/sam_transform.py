@@ -1,6 +1,9 @@
 """Print the CloudFormation that `sam deploy` would create from a SAM template.
 
-Usage: .venv/bin/python tools/sam_transform.py TEMPLATE > transformed.json
+Usage: .venv/bin/python tools/sam_transform.py TEMPLATE [PARAMETERS] > transformed.json
+
+PARAMETERS, a JSON object, gives parameter values as CloudFormation hands them to the transform on deploy (a
+CommaDelimitedList as a list of strings); parameters it does not name take their defaults.
 
 AWS's own aws-sam-translator (pinned in tools/requirements.txt) does the work: it is the code behind the
 AWS::Serverless-2016-10-31 transform that CloudFormation runs on deploy. This script is only the glue that runs it
@@ -58,15 +61,21 @@ def use_placeholder_artifacts(template):
 
 
 def main(argv):
-    if len(argv) != 2:
-        print("usage: sam_transform.py TEMPLATE", file=sys.stderr)
+    if len(argv) not in (2, 3):
+        print("usage: sam_transform.py TEMPLATE [PARAMETERS]", file=sys.stderr)
         return 2
+    parameters = {}
+    if len(argv) == 3:
+        parameters = json.loads(argv[2])
+        if not isinstance(parameters, dict):
+            print("sam_transform: PARAMETERS is a JSON object", file=sys.stderr)
+            return 2
     os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
     with open(argv[1], encoding="utf-8") as f:
         template = yaml_parse(f.read())
     use_placeholder_artifacts(template)
     try:
-        output = Translator(None, Parser()).translate(template, parameter_values={},
+        output = Translator(None, Parser()).translate(template, parameter_values=parameters,
                                                       get_managed_policy_map=lambda: {})
     except InvalidDocumentException as err:
         print(err.message, file=sys.stderr)

@@ -227,3 +227,11 @@ func subString(v any) (string, bool) {
 	}
 	return "", false
 }
+
+// ResourcePolicy returns the resource policy of the AWS::ApiGateway::RestApi api as SAM writes it into the API's
+// OpenAPI body (x-amazon-apigateway-policy), intrinsics as CloudFormation will resolve them, or nil without one.
+func (t *Template) ResourcePolicy(api string) map[string]any {
+	body, _ := t.Resources[api].Properties["Body"].(map[string]any)
+	policy, _ := body["x-amazon-apigateway-policy"].(map[string]any)
+	return policy
+}

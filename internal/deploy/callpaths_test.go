@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -100,10 +101,13 @@ func newCallEnv(t *testing.T, tmpl *Template) *callEnv {
 		sfn:        api.Client(),
 	}
 	names := resourceNames{tables: map[string]string{}, machines: map[string]string{e.machineArn: e.machineID},
-		buses: map[string]string{e.bus: e.bus}}
+		buses: map[string]string{e.bus: e.bus}, hashKeys: map[string]string{}}
 	for id, name := range tables {
 		e.table = name
 		names.tables[name] = id
+		if names.hashKeys[name] = tmpl.PartitionKey(id); names.hashKeys[name] == "" {
+			t.Fatalf("table %s: no partition key in the template", id)
+		}
 	}
 	e.rec = &recorder{names: names}
 	db := ddblocal.NewClient(srv.URL, nil)
@@ -370,7 +374,17 @@ func orchestratorPaths(t *testing.T, env *callEnv, cfg aws.Config) {
 
 	listing := apiRequest(http.MethodGet, "/accounts/{accountId}/transfers", map[string]string{"accountId": "acc-alice"})
 	listing.QueryStringParameters = map[string]string{"limit": "1"}
-	do("GET an account's transfers: 200", listing, http.StatusOK)
+	resp = do("GET an account's transfers: 200", listing, http.StatusOK)
+	var page struct {
+		NextToken string `json:"nextToken"`
+	}
+	if err := json.Unmarshal([]byte(resp.Body), &page); err != nil || page.NextToken == "" {
+		t.Fatalf("a page of one entry without a nextToken (%v): %s", err, resp.Body)
+	}
+	listing.QueryStringParameters = map[string]string{"limit": "1", "nextToken": page.NextToken}
+	do("GET the next page of an account's transfers, its cursor's entry read: 200", listing, http.StatusOK)
+	do("GET the credited account's transfers, the DEBIT entry read for the counterparty: 200",
+		apiRequest(http.MethodGet, "/accounts/{accountId}/transfers", map[string]string{"accountId": "acc-bob"}), http.StatusOK)
 	do("GET an unknown account's transfers: 404",
 		apiRequest(http.MethodGet, "/accounts/{accountId}/transfers", map[string]string{"accountId": "acc-nobody"}), http.StatusNotFound)
 }
@@ -427,6 +441,13 @@ func debitPaths(t *testing.T, env *callEnv, cfg aws.Config) {
 	}
 	funded := env.operatorTransfer(t, "funding-EUR", "acc-dst", 100, env.t0)
 	operatorOwned := env.operatorTransfer(t, "acc-src", "acc-dst", 100, env.t0)
+	// A transfer whose record is gone: the refusal carries no image of it, so the record is read.
+	id, err := ledger.NewTransferID(ledger.KeyHash("setup", "no-record"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noRecord := ledger.NewTransferRecord(ledger.Transfer{TransferID: id, Scope: "setup", SourceAccountID: "acc-src",
+		DestinationAccountID: "acc-dst", Amount: 100, Currency: "EUR", ExecutionArn: transfer.ExecutionArn(env.machineArn, id)}, env.t0, 0)
 	runLegPaths(t, d.Handle, []legPath{
 		{name: "DEBIT applied", in: legInput(debited, ledger.LegDebit)},
 		{name: "DEBIT replayed", in: legInput(debited, ledger.LegDebit)},
@@ -437,6 +458,7 @@ func debitPaths(t *testing.T, env *callEnv, cfg aws.Config) {
 		{name: "DEBIT by an operator, out of an owned account (refused after the read)", in: legInput(operatorOwned, ledger.LegDebit),
 			want: new(*transfer.AccountNotFound)},
 		{name: "DEBIT of a settled transfer (fenced)", in: legInput(settled, ledger.LegDebit), want: new(*transfer.TransferNotInProgress)},
+		{name: "DEBIT of a transfer without a record (fenced)", in: legInput(noRecord, ledger.LegDebit), want: new(*transfer.TransferNotInProgress)},
 	})
 }
 

@@ -24,8 +24,11 @@ import (
 
 // access is one IAM action on one resource, the resource written as the template writes it once transformed and
 // rendered (see Render): "${TransfersTable.Arn}", "${TransfersTable.Arn}/index/InProgress", "${TransferStateMachine}",
-// "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:${TransferStateMachine.Name}:tr_…".
-type access struct{ action, resource string }
+// "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:${TransferStateMachine.Name}:tr_…". key
+// is what IAM evaluates dynamodb:LeadingKeys against for an item of a table: the partition key value of the item
+// (a GetItem, PutItem, UpdateItem, DeleteItem or ConditionCheckItem, alone or in a transaction) or of the table
+// Query; "" for everything else, an index Query included.
+type access struct{ action, resource, key string }
 
 // call is an access a function's code made, and the path of the function that made it.
 type call struct {
@@ -41,6 +44,43 @@ type resourceNames struct {
 	machines map[string]string
 	// buses maps an event bus's name to its logical id.
 	buses map[string]string
+	// hashKeys maps a table's name to the name of its partition key attribute.
+	hashKeys map[string]string
+}
+
+// itemKey is the partition key value of an item of table, given by its key or its whole item, or "" when the table
+// or its key is not known.
+func (n resourceNames) itemKey(table *string, item map[string]ddbtypes.AttributeValue) string {
+	attr, ok := n.hashKeys[aws.ToString(table)]
+	if !ok {
+		return ""
+	}
+	if v, ok := item[attr].(*ddbtypes.AttributeValueMemberS); ok {
+		return v.Value
+	}
+	return ""
+}
+
+// keyEquality finds "name = :value" in a key condition expression.
+var keyEquality = regexp.MustCompile(`(#?[A-Za-z0-9_]+)\s*=\s*(:[A-Za-z0-9_]+)`)
+
+// queryKey is the partition key value a Query of a table names in its key condition; "" for a Query of an index
+// (whose partition key is the index's, not the table's) or a condition it cannot read.
+func (n resourceNames) queryKey(in *dynamodb.QueryInput) string {
+	attr, ok := n.hashKeys[aws.ToString(in.TableName)]
+	if !ok || in.IndexName != nil {
+		return ""
+	}
+	for _, m := range keyEquality.FindAllStringSubmatch(aws.ToString(in.KeyConditionExpression), -1) {
+		name := m[1]
+		if alias, ok := in.ExpressionAttributeNames[name]; ok {
+			name = alias
+		}
+		if v, ok := in.ExpressionAttributeValues[m[2]].(*ddbtypes.AttributeValueMemberS); ok && name == attr {
+			return v.Value
+		}
+	}
+	return ""
 }
 
 // eventBus renders an event bus given by name or ARN; one of no logical id stays as given, which no grant covers.
@@ -59,7 +99,7 @@ func (n resourceNames) eventBus(nameOrArn *string) string {
 func putEvents(input any, n resourceNames) []access {
 	var out []access
 	for _, e := range input.(*eventbridge.PutEventsInput).Entries {
-		out = append(out, access{"events:PutEvents", n.eventBus(e.EventBusName)})
+		out = append(out, access{"events:PutEvents", n.eventBus(e.EventBusName), ""})
 	}
 	return out
 }
@@ -104,7 +144,16 @@ type accessesOf func(input any, n resourceNames) []access
 // single is the accessesOf of an operation that is one action on one resource.
 func single[In any](action string, resource func(In, resourceNames) string) accessesOf {
 	return func(input any, n resourceNames) []access {
-		return []access{{action, resource(input.(In), n)}}
+		return []access{{action, resource(input.(In), n), ""}}
+	}
+}
+
+// item is the accessesOf of an operation on one item of a table: one action on the table, with the item's
+// partition key.
+func item[In any](action string, table func(In) (*string, map[string]ddbtypes.AttributeValue)) accessesOf {
+	return func(input any, n resourceNames) []access {
+		name, key := table(input.(In))
+		return []access{{action, n.table(name, nil), n.itemKey(name, key)}}
 	}
 }
 
@@ -116,13 +165,14 @@ func transactWrite(input any, n resourceNames) []access {
 	for _, item := range input.(*dynamodb.TransactWriteItemsInput).TransactItems {
 		switch {
 		case item.Put != nil:
-			out = append(out, access{"dynamodb:PutItem", n.table(item.Put.TableName, nil)})
+			out = append(out, access{"dynamodb:PutItem", n.table(item.Put.TableName, nil), n.itemKey(item.Put.TableName, item.Put.Item)})
 		case item.Update != nil:
-			out = append(out, access{"dynamodb:UpdateItem", n.table(item.Update.TableName, nil)})
+			out = append(out, access{"dynamodb:UpdateItem", n.table(item.Update.TableName, nil), n.itemKey(item.Update.TableName, item.Update.Key)})
 		case item.ConditionCheck != nil:
-			out = append(out, access{"dynamodb:ConditionCheckItem", n.table(item.ConditionCheck.TableName, nil)})
+			out = append(out, access{"dynamodb:ConditionCheckItem", n.table(item.ConditionCheck.TableName, nil),
+				n.itemKey(item.ConditionCheck.TableName, item.ConditionCheck.Key)})
 		case item.Delete != nil:
-			out = append(out, access{"dynamodb:DeleteItem", n.table(item.Delete.TableName, nil)})
+			out = append(out, access{"dynamodb:DeleteItem", n.table(item.Delete.TableName, nil), n.itemKey(item.Delete.TableName, item.Delete.Key)})
 		}
 	}
 	return out
@@ -133,7 +183,7 @@ func transactGet(input any, n resourceNames) []access {
 	var out []access
 	for _, item := range input.(*dynamodb.TransactGetItemsInput).TransactItems {
 		if item.Get != nil {
-			out = append(out, access{"dynamodb:GetItem", n.table(item.Get.TableName, nil)})
+			out = append(out, access{"dynamodb:GetItem", n.table(item.Get.TableName, nil), n.itemKey(item.Get.TableName, item.Get.Key)})
 		}
 	}
 	return out
@@ -142,22 +192,23 @@ func transactGet(input any, n resourceNames) []access {
 // iamAccesses maps an SDK operation, "<ServiceID>.<Operation>", to what IAM authorizes for it. An operation that is
 // not here fails the test, so that a new call is mapped before its grant can be judged.
 var iamAccesses = map[string]accessesOf{
-	"DynamoDB.GetItem": single("dynamodb:GetItem", func(in *dynamodb.GetItemInput, n resourceNames) string {
-		return n.table(in.TableName, nil)
+	"DynamoDB.GetItem": item("dynamodb:GetItem", func(in *dynamodb.GetItemInput) (*string, map[string]ddbtypes.AttributeValue) {
+		return in.TableName, in.Key
 	}),
-	"DynamoDB.PutItem": single("dynamodb:PutItem", func(in *dynamodb.PutItemInput, n resourceNames) string {
-		return n.table(in.TableName, nil)
+	"DynamoDB.PutItem": item("dynamodb:PutItem", func(in *dynamodb.PutItemInput) (*string, map[string]ddbtypes.AttributeValue) {
+		return in.TableName, in.Item
 	}),
-	"DynamoDB.UpdateItem": single("dynamodb:UpdateItem", func(in *dynamodb.UpdateItemInput, n resourceNames) string {
-		return n.table(in.TableName, nil)
+	"DynamoDB.UpdateItem": item("dynamodb:UpdateItem", func(in *dynamodb.UpdateItemInput) (*string, map[string]ddbtypes.AttributeValue) {
+		return in.TableName, in.Key
 	}),
-	"DynamoDB.DeleteItem": single("dynamodb:DeleteItem", func(in *dynamodb.DeleteItemInput, n resourceNames) string {
-		return n.table(in.TableName, nil)
+	"DynamoDB.DeleteItem": item("dynamodb:DeleteItem", func(in *dynamodb.DeleteItemInput) (*string, map[string]ddbtypes.AttributeValue) {
+		return in.TableName, in.Key
 	}),
 	// A Query or Scan of an index is authorized on the index's ARN, not the table's.
-	"DynamoDB.Query": single("dynamodb:Query", func(in *dynamodb.QueryInput, n resourceNames) string {
-		return n.table(in.TableName, in.IndexName)
-	}),
+	"DynamoDB.Query": func(input any, n resourceNames) []access {
+		in := input.(*dynamodb.QueryInput)
+		return []access{{"dynamodb:Query", n.table(in.TableName, in.IndexName), n.queryKey(in)}}
+	},
 	"DynamoDB.Scan": single("dynamodb:Scan", func(in *dynamodb.ScanInput, n resourceNames) string {
 		return n.table(in.TableName, in.IndexName)
 	}),
@@ -229,12 +280,6 @@ func (r *recorder) recorded() ([]call, []string) {
 	return slices.Clone(r.calls), slices.Clone(r.unmapped)
 }
 
-// iamMatch reports whether s matches pattern with IAM's wildcards: "*" any run of characters, "?" any one.
-func iamMatch(pattern, s string) bool {
-	re := strings.NewReplacer(`\*`, ".*", `\?`, ".").Replace(regexp.QuoteMeta(pattern))
-	return regexp.MustCompile("^" + re + "$").MatchString(s)
-}
-
 // exemptFromUse reports why a grant need not be called by the function's code, or "" when it must be: logs and X-Ray
 // are written by the Lambda service and the X-Ray daemon with the function's role, and the destinations of the
 // function's asynchronous invocations (AWS::Lambda::EventInvokeConfig) are sent to by Lambda itself.
@@ -276,7 +321,7 @@ func asyncDestinations(tmpl *Template, fn string) []grant {
 			d, _ := config[on].(map[string]any)
 			dest := ref(d["Destination"])
 			if action, ok := destinationActions[tmpl.Resources[dest].Type]; ok {
-				out = append(out, grant{action, Render(d["Destination"])})
+				out = append(out, grant{action, Render(d["Destination"]), ""})
 			}
 		}
 	}
@@ -285,44 +330,69 @@ func asyncDestinations(tmpl *Template, fn string) []grant {
 
 // callProblems compares the calls fn's code made with the grants of its role: a call no grant covers would be
 // denied on AWS; a grant no call uses is more than the code needs, unless exemptFromUse says why the code need not
-// use it. The notes say, for each grant, which paths use it or why none need to.
+// use it. A grant with a LeadingKeys condition covers only the items whose partition key it matches, so each
+// prefix of keys a role may use is a grant of its own that some path must use. The notes say, for each grant,
+// which paths use it or why none need to. Calls are reported by the shape of their key (keyShape): one line for
+// all the transfer records a path writes.
 func callProblems(tmpl *Template, fn, role string, granted []grant, calls []call) (problems, notes []string) {
-	paths := map[access][]string{}
+	uncovered := map[access][]string{}
+	used := map[grant][]string{}
 	for _, c := range calls {
-		if !slices.Contains(paths[c.access], c.path) {
-			paths[c.access] = append(paths[c.access], c.path)
+		covered := false
+		for _, g := range granted {
+			if g.covers(c.access) {
+				covered = true
+				used[g] = appendNew(used[g], c.path)
+			}
+		}
+		if !covered {
+			shape := c.access
+			shape.key = keyShape(c.key)
+			uncovered[shape] = appendNew(uncovered[shape], c.path)
 		}
 	}
-	covers := func(g grant, a access) bool { return iamMatch(g.action, a.action) && iamMatch(g.resource, a.resource) }
-	accesses := slices.SortedFunc(maps.Keys(paths), func(a, b access) int {
-		return strings.Compare(a.action+" "+a.resource, b.action+" "+b.resource)
-	})
-	for _, a := range accesses {
-		if !slices.ContainsFunc(granted, func(g grant) bool { return covers(g, a) }) {
-			problems = append(problems, fmt.Sprintf("%s calls %s on %s, which its role %s does not grant (AccessDenied on AWS), on the paths:\n\t%s",
-				fn, a.action, a.resource, role, strings.Join(paths[a], "\n\t")))
-		}
+	for _, a := range slices.SortedFunc(maps.Keys(uncovered), func(a, b access) int { return strings.Compare(a.String(), b.String()) }) {
+		problems = append(problems, fmt.Sprintf("%s calls %s, which its role %s does not grant (AccessDenied on AWS), on the paths:\n\t%s",
+			fn, a, role, strings.Join(uncovered[a], "\n\t")))
 	}
 	for _, g := range granted {
 		if why := exemptFromUse(tmpl, fn, g); why != "" {
-			notes = append(notes, fmt.Sprintf("%s on %s need not be called by the code: %s", g.action, g.resource, why))
+			notes = append(notes, fmt.Sprintf("%s need not be called by the code: %s", g, why))
 			continue
 		}
-		var used []string
-		for _, a := range accesses {
-			if covers(g, a) {
-				used = append(used, paths[a]...)
-			}
-		}
-		slices.Sort(used)
-		if used = slices.Compact(used); len(used) == 0 {
-			problems = append(problems, fmt.Sprintf("%s's role %s grants %s on %s, which no path of %s calls: more than the code needs",
-				fn, role, g.action, g.resource, fn))
+		paths := slices.Sorted(slices.Values(used[g]))
+		if len(paths) == 0 {
+			problems = append(problems, fmt.Sprintf("%s's role %s grants %s, which no path of %s calls: more than the code needs",
+				fn, role, g, fn))
 			continue
 		}
-		notes = append(notes, fmt.Sprintf("%s on %s is called on %d paths:\n\t%s", g.action, g.resource, len(used), strings.Join(used, "\n\t")))
+		notes = append(notes, fmt.Sprintf("%s is called on %d paths:\n\t%s", g, len(paths), strings.Join(paths, "\n\t")))
 	}
 	return problems, notes
+}
+
+func (a access) String() string {
+	if a.key == "" {
+		return a.action + " on " + a.resource
+	}
+	return a.action + " on " + a.resource + " for the item " + a.key
+}
+
+// keyShape is a partition key as far as its prefix, "TRANSFER#…" for every transfer record; a key without a prefix
+// stays whole.
+func keyShape(key string) string {
+	if i := strings.IndexByte(key, '#'); i >= 0 {
+		return key[:i+1] + "…"
+	}
+	return key
+}
+
+// appendNew appends s to list unless list has it.
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
 }
 
 // functionPaths runs every path of one function's handler, built by its exported constructor from cfg, against env.
@@ -339,9 +409,10 @@ var pathsByFunction = map[string]functionPaths{
 // TestRolesGrantWhatTheCodeCalls proves TestLeastPrivilege's table against the code: it runs each function's real
 // handler, wired by internal/transfer's constructors from an aws.Config, through every path it has against Dynoxide
 // and the local Step Functions API, records every operation its SDK clients send as the IAM actions and resources
-// AWS authorizes it by, and compares them with the grants of the function's role in the transformed template.
-// Every call must be granted, and every grant called on some path, except logs, X-Ray and asynchronous invocation
-// destinations, which Lambda uses on the function's behalf.
+// AWS authorizes it by, with the partition key of each item (dynamodb:LeadingKeys), and compares them with the
+// grants of the function's role in the transformed template. Every call must be granted, its item's key matching
+// the grant's LeadingKeys condition, and every grant (each key prefix of it) called on some path, except logs,
+// X-Ray and asynchronous invocation destinations, which Lambda uses on the function's behalf.
 func TestRolesGrantWhatTheCodeCalls(t *testing.T) {
 	tmpl := TransformT(t)
 	stmts := tmpl.RoleStatements()
@@ -398,25 +469,43 @@ func TestCallProblems(t *testing.T) {
 		want    []string
 	}{
 		{name: "exactly what is called",
-			granted: []grant{{"dynamodb:GetItem", table}, {"states:DescribeExecution", exec + "*"}},
-			calls:   []call{{access{"dynamodb:GetItem", table}, "read"}, {access{"states:DescribeExecution", exec + "tr_1"}, "sweep"}}},
+			granted: []grant{{"dynamodb:GetItem", table, ""}, {"states:DescribeExecution", exec + "*", ""}},
+			calls:   []call{{access{"dynamodb:GetItem", table, "A#1"}, "read"}, {access{"states:DescribeExecution", exec + "tr_1", ""}, "sweep"}}},
 		{name: "a call not granted",
-			granted: []grant{{"dynamodb:GetItem", table}},
-			calls:   []call{{access{"dynamodb:GetItem", table}, "read"}, {access{"dynamodb:PutItem", table}, "write"}},
+			granted: []grant{{"dynamodb:GetItem", table, ""}},
+			calls:   []call{{access{"dynamodb:GetItem", table, ""}, "read"}, {access{"dynamodb:PutItem", table, ""}, "write"}},
 			want:    []string{"Fn calls dynamodb:PutItem on ${T.Arn}, which its role R does not grant (AccessDenied on AWS), on the paths:\n\twrite"}},
 		{name: "granted on the table, called on an index",
-			granted: []grant{{"dynamodb:Query", table}},
-			calls:   []call{{access{"dynamodb:Query", table + "/index/I"}, "sweep"}},
+			granted: []grant{{"dynamodb:Query", table, ""}},
+			calls:   []call{{access{"dynamodb:Query", table + "/index/I", ""}, "sweep"}},
 			want: []string{"Fn calls dynamodb:Query on ${T.Arn}/index/I, which its role R does not grant (AccessDenied on AWS), on the paths:\n\tsweep",
 				"Fn's role R grants dynamodb:Query on ${T.Arn}, which no path of Fn calls: more than the code needs"}},
 		{name: "a grant not called",
-			granted: []grant{{"dynamodb:GetItem", table}, {"dynamodb:ConditionCheckItem", table}},
-			calls:   []call{{access{"dynamodb:GetItem", table}, "read"}},
+			granted: []grant{{"dynamodb:GetItem", table, ""}, {"dynamodb:ConditionCheckItem", table, ""}},
+			calls:   []call{{access{"dynamodb:GetItem", table, ""}, "read"}},
 			want:    []string{"Fn's role R grants dynamodb:ConditionCheckItem on ${T.Arn}, which no path of Fn calls: more than the code needs"}},
+		{name: "keys within their prefixes",
+			granted: []grant{{"dynamodb:PutItem", table, "A#*"}, {"dynamodb:PutItem", table, "B#*"}, {"dynamodb:GetItem", table, "A#*"}},
+			calls: []call{{access{"dynamodb:PutItem", table, "A#1"}, "open"}, {access{"dynamodb:PutItem", table, "B#1"}, "open"},
+				{access{"dynamodb:GetItem", table, "A#2"}, "read"}}},
+		{name: "a key outside the grant's prefixes, reported by its shape",
+			granted: []grant{{"dynamodb:PutItem", table, "A#*"}},
+			calls: []call{{access{"dynamodb:PutItem", table, "A#1"}, "open"}, {access{"dynamodb:PutItem", table, "B#1"}, "open"},
+				{access{"dynamodb:PutItem", table, "B#2"}, "retry"}},
+			want: []string{"Fn calls dynamodb:PutItem on ${T.Arn} for the item B#…, which its role R does not grant (AccessDenied on AWS), on the paths:\n\topen\n\tretry"}},
+		{name: "a prefix no path uses",
+			granted: []grant{{"dynamodb:GetItem", table, "A#*"}, {"dynamodb:GetItem", table, "B#*"}},
+			calls:   []call{{access{"dynamodb:GetItem", table, "A#1"}, "read"}},
+			want:    []string{"Fn's role R grants dynamodb:GetItem on ${T.Arn} for keys B#*, which no path of Fn calls: more than the code needs"}},
+		{name: "a key condition does not cover an access without a key",
+			granted: []grant{{"dynamodb:Query", table + "/index/I", "A#*"}},
+			calls:   []call{{access{"dynamodb:Query", table + "/index/I", ""}, "sweep"}},
+			want: []string{"Fn calls dynamodb:Query on ${T.Arn}/index/I, which its role R does not grant (AccessDenied on AWS), on the paths:\n\tsweep",
+				"Fn's role R grants dynamodb:Query on ${T.Arn}/index/I for keys A#*, which no path of Fn calls: more than the code needs"}},
 		{name: "logs, tracing and the failure destination are Lambda's",
-			granted: []grant{{"logs:PutLogEvents", "${G.Arn}"}, {"xray:PutTraceSegments", "*"}, {"sqs:SendMessage", "${Queue.Arn}"}}},
+			granted: []grant{{"logs:PutLogEvents", "${G.Arn}", ""}, {"xray:PutTraceSegments", "*", ""}, {"sqs:SendMessage", "${Queue.Arn}", ""}}},
 		{name: "another queue is not the destination",
-			granted: []grant{{"sqs:SendMessage", "${Other.Arn}"}},
+			granted: []grant{{"sqs:SendMessage", "${Other.Arn}", ""}},
 			want:    []string{"Fn's role R grants sqs:SendMessage on ${Other.Arn}, which no path of Fn calls: more than the code needs"}},
 	}
 	for _, tt := range tests {
@@ -436,7 +525,8 @@ func (notSent) Do(*http.Request) (*http.Response, error) { return nil, errors.Ne
 
 func TestRecorderAccesses(t *testing.T) {
 	const machine = "arn:aws:states:us-east-1:123456789012:stateMachine:Machine"
-	rec := &recorder{names: resourceNames{tables: map[string]string{"table-1": "Table"}, machines: map[string]string{machine: "M"}}}
+	rec := &recorder{names: resourceNames{tables: map[string]string{"table-1": "Table"}, machines: map[string]string{machine: "M"},
+		hashKeys: map[string]string{"table-1": "pk"}}}
 	cfg := aws.Config{
 		Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("a", "b", ""),
 		BaseEndpoint: aws.String("http://127.0.0.1:1"), HTTPClient: notSent{}, RetryMaxAttempts: 1,
@@ -452,8 +542,16 @@ func TestRecorderAccesses(t *testing.T) {
 		{ConditionCheck: &ddbtypes.ConditionCheck{TableName: table, Key: key, ConditionExpression: aws.String("attribute_exists(pk)")}},
 		{Delete: &ddbtypes.Delete{TableName: table, Key: key}},
 	}})
-	_, _ = db.Query(ctx, &dynamodb.QueryInput{TableName: table, IndexName: aws.String("ByShard")})
-	_, _ = db.Query(ctx, &dynamodb.QueryInput{TableName: table})
+	_, _ = db.Query(ctx, &dynamodb.QueryInput{TableName: table, IndexName: aws.String("ByShard"),
+		KeyConditionExpression:    aws.String("pk = :s"),
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":s": &ddbtypes.AttributeValueMemberS{Value: "S#1"}}})
+	_, _ = db.Query(ctx, &dynamodb.QueryInput{TableName: table, KeyConditionExpression: aws.String("#k = :k AND begins_with(sk, :p)"),
+		ExpressionAttributeNames: map[string]string{"#k": "pk"},
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
+			":k": &ddbtypes.AttributeValueMemberS{Value: "L#1"}, ":p": &ddbtypes.AttributeValueMemberS{Value: "D"}}})
+	_, _ = db.TransactGetItems(ctx, &dynamodb.TransactGetItemsInput{TransactItems: []ddbtypes.TransactGetItem{
+		{Get: &ddbtypes.Get{TableName: table, Key: key}},
+	}})
 	_, _ = db.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String("other"), Key: key})
 	_, _ = states.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(machine)})
 	_, _ = states.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(
@@ -462,15 +560,16 @@ func TestRecorderAccesses(t *testing.T) {
 
 	calls, unmapped := rec.recorded()
 	want := []call{
-		{access{"dynamodb:PutItem", "${Table.Arn}"}, "p"},
-		{access{"dynamodb:UpdateItem", "${Table.Arn}"}, "p"},
-		{access{"dynamodb:ConditionCheckItem", "${Table.Arn}"}, "p"},
-		{access{"dynamodb:DeleteItem", "${Table.Arn}"}, "p"},
-		{access{"dynamodb:Query", "${Table.Arn}/index/ByShard"}, "p"},
-		{access{"dynamodb:Query", "${Table.Arn}"}, "p"},
-		{access{"dynamodb:GetItem", "table/other"}, "(a call without the handler's context)"},
-		{access{"states:StartExecution", "${M}"}, "p"},
-		{access{"states:DescribeExecution", "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:${M.Name}:tr_1"}, "p"},
+		{access{"dynamodb:PutItem", "${Table.Arn}", "k"}, "p"},
+		{access{"dynamodb:UpdateItem", "${Table.Arn}", "k"}, "p"},
+		{access{"dynamodb:ConditionCheckItem", "${Table.Arn}", "k"}, "p"},
+		{access{"dynamodb:DeleteItem", "${Table.Arn}", "k"}, "p"},
+		{access{"dynamodb:Query", "${Table.Arn}/index/ByShard", ""}, "p"},
+		{access{"dynamodb:Query", "${Table.Arn}", "L#1"}, "p"},
+		{access{"dynamodb:GetItem", "${Table.Arn}", "k"}, "p"},
+		{access{"dynamodb:GetItem", "table/other", ""}, "(a call without the handler's context)"},
+		{access{"states:StartExecution", "${M}", ""}, "p"},
+		{access{"states:DescribeExecution", "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:${M.Name}:tr_1", ""}, "p"},
 	}
 	if !slices.Equal(calls, want) {
 		t.Errorf("calls:\n%v\nwant:\n%v", calls, want)

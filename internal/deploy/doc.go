@@ -7,7 +7,9 @@
 // the CloudFormation as a Template; TransformT and TransformFileT do the same for a test, skipping it (or failing it
 // under CI=true) when the translator is not installed.
 //
-// Assertions about the deployed application (how its API is authorized and invokes its functions, least-privilege
-// IAM, alarms, logging) go in this package's tests; the helpers that find things in a Template (APIMethods,
-// LambdaPermissions, Stages) are here so that each assertion stays short.
+// Assertions about the deployed application (how its API is authorized and invokes its functions, who may call it,
+// least-privilege IAM down to the partition keys of the table's items, alarms, logging) go in this package's tests;
+// the helpers that find things in a Template (APIMethods, LambdaPermissions, Stages, ResourcePolicy, RoleStatements,
+// PartitionKey) are here so that each assertion stays short. TransformWithParametersT transforms the template with
+// parameter values, for what SAM itself resolves from them.
 package deploy

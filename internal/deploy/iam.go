@@ -18,11 +18,27 @@ type Statement struct {
 	Effect   string
 	Action   []string
 	Resource []string
+	// Condition is the statement's Condition block as decoded from JSON (nil without one).
+	Condition map[string]any
+	// LeadingKeys are the patterns of a ForAllValues:StringLike condition on dynamodb:LeadingKeys: the statement
+	// applies only to items whose partition key matches one of them. Nil without that condition.
+	LeadingKeys []string
 }
 
 func (s Statement) String() string {
-	return fmt.Sprintf("%s/%s/%s %s %v on %v", s.Role, s.Policy, s.Sid, s.Effect, s.Action, s.Resource)
+	str := fmt.Sprintf("%s/%s/%s %s %v on %v", s.Role, s.Policy, s.Sid, s.Effect, s.Action, s.Resource)
+	if s.LeadingKeys != nil {
+		str += fmt.Sprintf(" for keys %v", s.LeadingKeys)
+	}
+	return str
 }
+
+// leadingKeysCondition is the condition operator and key of a LeadingKeys condition: every partition key the
+// request names must match one of the patterns (a request that names none, such as a Scan, passes it).
+const (
+	leadingKeysOperator = "ForAllValues:StringLike"
+	leadingKeysKey      = "dynamodb:LeadingKeys"
+)
 
 // RoleStatements returns the statements of the inline policies of every AWS::IAM::Role, by role and policy in
 // template order. Statements written as a single object rather than a list are returned too.
@@ -42,9 +58,12 @@ func (t *Template) RoleStatements() []Statement {
 				sm, _ := st.(map[string]any)
 				sid, _ := sm["Sid"].(string)
 				effect, _ := sm["Effect"].(string)
+				cond, _ := sm["Condition"].(map[string]any)
+				like, _ := cond[leadingKeysOperator].(map[string]any)
 				out = append(out, Statement{
 					Role: role, Policy: name, Sid: sid, Effect: effect,
 					Action: stringList(sm["Action"]), Resource: stringList(sm["Resource"]),
+					Condition: cond, LeadingKeys: stringList(like[leadingKeysKey]),
 				})
 			}
 		}
@@ -113,4 +132,18 @@ func Actions(stmts []Statement, role string) []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// PartitionKey returns the name of the partition (HASH) key attribute of the AWS::DynamoDB::Table table, the
+// attribute whose value dynamodb:LeadingKeys is, or "" when the table or its key schema is not in the template.
+func (t *Template) PartitionKey(table string) string {
+	schema, _ := t.Resources[table].Properties["KeySchema"].([]any)
+	for _, e := range schema {
+		m, _ := e.(map[string]any)
+		if m["KeyType"] == "HASH" {
+			name, _ := m["AttributeName"].(string)
+			return name
+		}
+	}
+	return ""
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/transferflow/orchestrator/internal/iampolicy"
 )
 
 // forbiddenActions are DynamoDB actions the design never uses: a role that has one can destroy or bulk-read the
@@ -67,8 +69,73 @@ func TestPolicyProblems(t *testing.T) {
 	}
 }
 
-// grant is one action on one resource.
-type grant struct{ action, resource string }
+// unconfinedItemGrants returns the Allow statements on table (its items, not an index) that have no
+// dynamodb:LeadingKeys condition: every role's accesses to the table's items are confined to the partition keys of
+// the kinds of item it uses. A statement with another condition, or one LeadingKeys cannot narrow (a pattern of
+// only wildcards), counts as unconfined.
+func unconfinedItemGrants(stmts []Statement, table string) []string {
+	var problems []string
+	for _, s := range stmts {
+		if s.Effect != "Allow" || !slices.Contains(s.Resource, table) {
+			continue
+		}
+		switch {
+		case len(s.LeadingKeys) == 0:
+			problems = append(problems, fmt.Sprintf("%s: no %s condition on %s", s, leadingKeysKey, leadingKeysOperator))
+		case len(s.Condition) != 1:
+			problems = append(problems, fmt.Sprintf("%s: conditions %v besides %s", s, s.Condition, leadingKeysKey))
+		case slices.ContainsFunc(s.LeadingKeys, func(k string) bool { return strings.Trim(k, "*?") == "" }):
+			problems = append(problems, fmt.Sprintf("%s: a key pattern that matches any key", s))
+		}
+	}
+	return problems
+}
+
+func TestUnconfinedItemGrants(t *testing.T) {
+	const table = "${T.Arn}"
+	like := func(keys ...any) map[string]any {
+		return map[string]any{leadingKeysOperator: map[string]any{leadingKeysKey: keys}}
+	}
+	tests := []struct {
+		name string
+		stmt Statement
+		want int
+	}{
+		{name: "confined to a prefix", stmt: Statement{Effect: "Allow", Resource: []string{table}, Condition: like("A#*"), LeadingKeys: []string{"A#*"}}},
+		{name: "no condition", stmt: Statement{Effect: "Allow", Resource: []string{table}}, want: 1},
+		{name: "a pattern of any key", stmt: Statement{Effect: "Allow", Resource: []string{table}, Condition: like("*"), LeadingKeys: []string{"*"}}, want: 1},
+		{name: "an index is not the table's items", stmt: Statement{Effect: "Allow", Resource: []string{table + "/index/I"}}},
+		{name: "a deny", stmt: Statement{Effect: "Deny", Resource: []string{table}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := unconfinedItemGrants([]Statement{tt.stmt}, table); len(got) != tt.want {
+				t.Errorf("problems = %q, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+// grant is one action on one resource, for the items whose partition key matches key when key is not empty (a
+// dynamodb:LeadingKeys condition).
+type grant struct{ action, resource, key string }
+
+func (g grant) String() string {
+	if g.key == "" {
+		return g.action + " on " + g.resource
+	}
+	return g.action + " on " + g.resource + " for keys " + g.key
+}
+
+// covers reports whether g allows a. A grant with a key covers only an access to an item whose partition key
+// matches it: an access with no key (a Scan, an index Query) would pass the condition on AWS (ForAllValues of
+// nothing), but what that allows is not what the condition was written for, so it does not count here.
+func (g grant) covers(a access) bool {
+	return iampolicy.Match(g.action, a.action) && iampolicy.Match(g.resource, a.resource) &&
+		(g.key == "" || a.key != "" && iampolicy.Match(g.key, a.key))
+}
+
+func compareGrants(a, b grant) int { return strings.Compare(a.String(), b.String()) }
 
 func grants(stmts []Statement, role string) []grant {
 	var out []grant
@@ -76,20 +143,33 @@ func grants(stmts []Statement, role string) []grant {
 		if s.Role != role || s.Effect != "Allow" {
 			continue
 		}
+		keys := s.LeadingKeys
+		if keys == nil {
+			keys = []string{""}
+		}
 		for _, a := range s.Action {
 			for _, r := range s.Resource {
-				out = append(out, grant{a, r})
+				for _, k := range keys {
+					out = append(out, grant{a, r, k})
+				}
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b grant) int { return strings.Compare(a.action+" "+a.resource, b.action+" "+b.resource) })
+	slices.SortFunc(out, compareGrants)
 	return slices.Compact(out)
 }
 
 func on(resource string, actions ...string) []grant {
-	out := make([]grant, 0, len(actions))
+	return onKeys(resource, []string{""}, actions...)
+}
+
+// onKeys is on with a LeadingKeys condition: each action on each key pattern.
+func onKeys(resource string, keys []string, actions ...string) []grant {
+	out := make([]grant, 0, len(actions)*len(keys))
 	for _, a := range actions {
-		out = append(out, grant{a, resource})
+		for _, k := range keys {
+			out = append(out, grant{a, resource, k})
+		}
 	}
 	return out
 }
@@ -105,6 +185,9 @@ func TestLeastPrivilege(t *testing.T) {
 	if p := policyProblems(stmts); len(p) > 0 {
 		t.Errorf("least privilege:\n%s", strings.Join(p, "\n"))
 	}
+	if p := unconfinedItemGrants(stmts, "${TransfersTable.Arn}"); len(p) > 0 {
+		t.Errorf("item grants without a LeadingKeys condition:\n%s", strings.Join(p, "\n"))
+	}
 
 	const (
 		table      = "${TransfersTable.Arn}"
@@ -115,18 +198,35 @@ func TestLeastPrivilege(t *testing.T) {
 	)
 	tracing := on("*", "xray:PutTraceSegments", "xray:PutTelemetryRecords")
 	logsTo := func(group string) []grant { return on("${"+group+".Arn}", "logs:CreateLogStream", "logs:PutLogEvents") }
-	legs := on(table, "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem")
+	// The table's items by the prefix of their partition key (docs/data-model.md), each granted with a
+	// dynamodb:LeadingKeys condition.
+	items := func(prefix string, actions ...string) []grant {
+		return onKeys(table, []string{prefix + "#*"}, actions...)
+	}
 	want := map[string][]grant{
 		"OrchestratorFunction": slices.Concat(
-			on(table, "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"),
+			items("TRANSFER", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"),
+			items("ACCOUNT", "dynamodb:GetItem", "dynamodb:PutItem"),
+			items("ACCOUNTKEY", "dynamodb:PutItem"),
+			items("LEDGER", "dynamodb:GetItem", "dynamodb:Query"),
 			on(activity, "dynamodb:Query"),
 			on(machine, "states:StartExecution"),
 			on(executions, "states:GetExecutionHistory"),
 			logsTo("OrchestratorLogGroup"), tracing),
-		"DebitFunction":  slices.Concat(legs, logsTo("DebitLogGroup"), tracing),
-		"CreditFunction": slices.Concat(legs, logsTo("CreditLogGroup"), tracing),
+		"DebitFunction": slices.Concat(
+			items("LEDGER", "dynamodb:PutItem"),
+			items("ACCOUNT", "dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"),
+			items("TRANSFER", "dynamodb:GetItem", "dynamodb:UpdateItem"),
+			logsTo("DebitLogGroup"), tracing),
+		"CreditFunction": slices.Concat(
+			items("LEDGER", "dynamodb:PutItem", "dynamodb:ConditionCheckItem"),
+			items("ACCOUNT", "dynamodb:GetItem", "dynamodb:UpdateItem"),
+			items("TRANSFER", "dynamodb:GetItem", "dynamodb:UpdateItem"),
+			logsTo("CreditLogGroup"), tracing),
 		"TimeoutReconcilerFunction": slices.Concat(
-			on(table, "dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"),
+			items("TRANSFER", "dynamodb:GetItem", "dynamodb:UpdateItem"),
+			items("LEDGER", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:ConditionCheckItem"),
+			items("ACCOUNT", "dynamodb:UpdateItem"),
 			on(index, "dynamodb:Query"),
 			on(machine, "states:StartExecution"),
 			on(executions, "states:DescribeExecution"),
@@ -158,7 +258,7 @@ func TestLeastPrivilege(t *testing.T) {
 	smWant := slices.Concat(
 		on("${DebitFunction.Arn}", "lambda:InvokeFunction"),
 		on("${CreditFunction.Arn}", "lambda:InvokeFunction"),
-		on(table, "dynamodb:UpdateItem"),
+		items("TRANSFER", "dynamodb:UpdateItem"),
 		on("${TransferEventBus.Arn}", "events:PutEvents"),
 		on("*", "logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery", "logs:DeleteLogDelivery",
 			"logs:ListLogDeliveries", "logs:PutResourcePolicy", "logs:DescribeResourcePolicies", "logs:DescribeLogGroups"),
@@ -178,15 +278,15 @@ func TestLeastPrivilege(t *testing.T) {
 
 func checkGrants(t *testing.T, who, role string, got, want []grant) {
 	t.Helper()
-	slices.SortFunc(want, func(a, b grant) int { return strings.Compare(a.action+" "+a.resource, b.action+" "+b.resource) })
+	slices.SortFunc(want, compareGrants)
 	for _, g := range got {
 		if !slices.Contains(want, g) {
-			t.Errorf("%s (%s) may %s on %s, which its code never calls", who, role, g.action, g.resource)
+			t.Errorf("%s (%s) may %s, which its code never calls", who, role, g)
 		}
 	}
 	for _, w := range want {
 		if !slices.Contains(got, w) {
-			t.Errorf("%s (%s) may not %s on %s, which its code calls", who, role, w.action, w.resource)
+			t.Errorf("%s (%s) may not %s, which its code calls", who, role, w)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -19,9 +20,9 @@ type Tester interface {
 // transformTimeout bounds one run of the translator (about a second on two cores).
 const transformTimeout = 2 * time.Minute
 
-// transformed caches the translator's output by absolute template path for the life of the test binary: the files
-// do not change while tests run, and each run of the translator costs a Python start. Each caller decodes its own
-// copy, so tests cannot change one another's Template.
+// transformed caches the translator's output by absolute template path and parameter values for the life of the
+// test binary: the files do not change while tests run, and each run of the translator costs a Python start. Each
+// caller decodes its own copy, so tests cannot change one another's Template.
 var transformed struct {
 	sync.Mutex
 	out map[string][]byte
@@ -42,17 +43,45 @@ func TransformT(t Tester) *Template {
 // transformed as Transform does, skipping or failing the test as TransformT does when the translator is missing.
 func TransformFileT(t Tester, path string) *Template {
 	t.Helper()
+	return transformT(t, path, nil)
+}
+
+// TransformWithParametersT returns the repository's template.yaml transformed as TransformT does, with parameter
+// values as CloudFormation hands them to the transform on deploy (a CommaDelimitedList as a list of strings); the
+// others keep their defaults.
+func TransformWithParametersT(t Tester, params map[string]any) *Template {
+	t.Helper()
+	path, err := ProjectTemplate()
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if params == nil {
+		params = map[string]any{}
+	}
+	return transformT(t, path, params)
+}
+
+func transformT(t Tester, path string, params map[string]any) *Template {
+	t.Helper()
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
+	key := abs
+	if params != nil {
+		b, err := json.Marshal(params)
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
+		key += " " + string(b)
+	}
 	transformed.Lock()
 	defer transformed.Unlock()
-	out, ok := transformed.out[abs]
+	out, ok := transformed.out[key]
 	if !ok {
 		ctx, cancel := context.WithTimeout(context.Background(), transformTimeout)
 		defer cancel()
-		out, err = transformJSON(ctx, abs)
+		out, err = transformJSON(ctx, abs, params)
 		if errors.Is(err, ErrNoTranslator) {
 			if os.Getenv("CI") != "" {
 				t.Fatalf("%v", err)
@@ -65,7 +94,7 @@ func TransformFileT(t Tester, path string) *Template {
 		if transformed.out == nil {
 			transformed.out = map[string][]byte{}
 		}
-		transformed.out[abs] = out
+		transformed.out[key] = out
 	}
 	tmpl, err := decode(path, out)
 	if err != nil {

@@ -31,7 +31,17 @@ const region = "us-east-1"
 // Template is a CloudFormation template as the SAM transform leaves it: no AWS::Serverless::* resources, only the
 // CloudFormation resources SAM generates for them and the template's own.
 type Template struct {
-	Resources map[string]Resource `json:"Resources"`
+	Parameters map[string]map[string]any `json:"Parameters"`
+	// Conditions are the template's conditions, as decoded from JSON ({"Fn::Not": […]}).
+	Conditions map[string]any      `json:"Conditions"`
+	Resources  map[string]Resource `json:"Resources"`
+	Outputs    map[string]Output   `json:"Outputs"`
+}
+
+// Output is one entry of a template's Outputs.
+type Output struct {
+	Description string `json:"Description"`
+	Value       any    `json:"Value"`
 }
 
 // Resource is one entry of a template's Resources, its properties as decoded from JSON (maps, slices, strings,
@@ -64,7 +74,7 @@ func (t *Template) OfType(typ string) []string {
 // configuration, so its result does not depend on who runs it. It returns ErrNoTranslator (wrapped) when the
 // translator is not installed, and the translator's messages when it rejects the template.
 func Transform(ctx context.Context, path string) (*Template, error) {
-	out, err := transformJSON(ctx, path)
+	out, err := transformJSON(ctx, path, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -93,8 +103,10 @@ func repoRoot() (string, error) {
 	return root, nil
 }
 
-// transformJSON runs tools/sam_transform.py on path and returns its stdout, the CloudFormation as JSON.
-func transformJSON(ctx context.Context, path string) ([]byte, error) {
+// transformJSON runs tools/sam_transform.py on path, with the parameter values params when not nil (as
+// CloudFormation hands them to the transform: a CommaDelimitedList as a list), and returns its stdout, the
+// CloudFormation as JSON.
+func transformJSON(ctx context.Context, path string, params map[string]any) ([]byte, error) {
 	root, err := repoRoot()
 	if err != nil {
 		return nil, err
@@ -107,7 +119,15 @@ func transformJSON(ctx context.Context, path string) ([]byte, error) {
 	if _, err := os.Stat(python); errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: no %s", ErrNoTranslator, python)
 	}
-	cmd := exec.CommandContext(ctx, python, filepath.Join(root, "tools", "sam_transform.py"), abs)
+	args := []string{filepath.Join(root, "tools", "sam_transform.py"), abs}
+	if params != nil {
+		b, err := json.Marshal(params)
+		if err != nil {
+			return nil, fmt.Errorf("transform %s: parameters: %w", path, err)
+		}
+		args = append(args, string(b))
+	}
+	cmd := exec.CommandContext(ctx, python, args...)
 	cmd.Dir = root
 	cmd.Env = hermeticEnv(os.Environ())
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }

@@ -62,6 +62,8 @@ var (
 	signatureRe     = regexp.MustCompile(`^[0-9a-f]{64}$`)
 	// roleNameRe is IAM's pattern for a role name.
 	roleNameRe = regexp.MustCompile(`^[\w+=,.@-]{1,64}$`)
+	// roleArnRe is a role's ARN in the aws partition: its account, its path (/ or /a/b/) and its name.
+	roleArnRe = regexp.MustCompile(`^arn:aws:iam::([0-9]{12}):role(/(?:[\x21-\x7e]*/)?)([\w+=,.@-]{1,64})$`)
 )
 
 // parseSigV4 reads an Authorization header
@@ -136,58 +138,69 @@ func parseSigV4(header string, hasDate bool) (accessKey string, err error) {
 	return scope[0], nil
 }
 
-// caller is the identity API Gateway would report for r. The template protects the API with AWS_IAM. Locally the
-// caller is read from the SigV4 Authorization header, which must be well formed but whose signature is not verified
-// (no secret key is known):
+// caller is the identity API Gateway would report for r, and its principal. The template protects the API with
+// AWS_IAM. Locally the caller is read from the SigV4 Authorization header, which must be well formed but whose
+// signature is not verified (no secret key is known):
 //
 //   - no Authorization header: the IAM user "local";
 //   - temporary credentials (an access key id starting ASIA) with an X-Amz-Security-Token header: the role named by
-//     the token (or "local-role" when the token is not a role name), in a session named by the access key id, so
-//     fresh credentials are a new session of the same role, as on AWS;
+//     the token, in a session named by the access key id, so fresh credentials are a new session of the same role,
+//     as on AWS. A token that is a role's ARN, arn:aws:iam::ACCOUNT:role/[PATH/]NAME, names a role of that account
+//     (another account's principal); a role name, a role of the local account; anything else, "local-role";
 //   - temporary credentials without a token: refused, as API Gateway refuses them;
 //   - any other access key id: the IAM user of that name.
 //
 // A header API Gateway would refuse is an authError.
-func (g *Gateway) caller(r *http.Request) (events.APIGatewayRequestIdentity, error) {
+func (g *Gateway) caller(r *http.Request) (events.APIGatewayRequestIdentity, Principal, error) {
 	ip, _, _ := net.SplitHostPort(r.RemoteAddr)
 	id := events.APIGatewayRequestIdentity{SourceIP: ip, UserAgent: r.UserAgent(), AccountID: g.account}
+	user := func(name string) (events.APIGatewayRequestIdentity, Principal, error) {
+		id.User, id.Caller = name, name
+		id.UserArn = "arn:aws:iam::" + g.account + ":user/" + name
+		return id, Principal{UserARN: id.UserArn, ARN: id.UserArn, Account: g.account}, nil
+	}
 	auth := r.Header.Values("Authorization")
 	if len(auth) == 0 {
-		id.User, id.Caller = "local", "local"
-		id.UserArn = "arn:aws:iam::" + g.account + ":user/local"
-		return id, nil
+		return user("local")
 	}
 	if len(auth) > 1 {
-		return id, invalid(msgSignatureMismatch)
+		return id, Principal{}, invalid(msgSignatureMismatch)
 	}
 	hasDate := r.Header.Get("X-Amz-Date") != "" || r.Header.Get("Date") != ""
 	key, err := parseSigV4(auth[0], hasDate)
 	if err != nil {
-		return id, err
+		return id, Principal{}, err
 	}
 	id.AccessKey = key
 	if !strings.HasPrefix(key, "ASIA") {
-		id.User, id.Caller = key, key
-		id.UserArn = "arn:aws:iam::" + g.account + ":user/" + key
-		return id, nil
+		return user(key)
 	}
 	token := r.Header.Get("X-Amz-Security-Token")
 	if token == "" {
-		return id, invalid(msgInvalidToken)
+		return id, Principal{}, invalid(msgInvalidToken)
 	}
-	role := localRole
-	if roleNameRe.MatchString(token) {
+	account, path, role := g.account, "/", localRole
+	if m := roleArnRe.FindStringSubmatch(token); m != nil {
+		account, path, role = m[1], m[2], m[3]
+	} else if roleNameRe.MatchString(token) {
 		role = token
 	}
+	roleArn := "arn:aws:iam::" + account + ":role" + path + role
+	// A role of the local account without a path keeps the id of its name, whichever way the token names it.
+	unique := roleID(role)
+	if account != g.account || path != "/" {
+		unique = roleID(roleArn)
+	}
 	session := key
-	id.User = roleID(role) + ":" + session
+	id.AccountID = account
+	id.User = unique + ":" + session
 	id.Caller = id.User
-	id.UserArn = "arn:aws:sts::" + g.account + ":assumed-role/" + role + "/" + session
-	return id, nil
+	id.UserArn = "arn:aws:sts::" + account + ":assumed-role/" + role + "/" + session
+	return id, Principal{UserARN: id.UserArn, ARN: roleArn, Account: account}, nil
 }
 
 // roleID is a stable stand-in for the role's unique id (AROA and 17 characters of base32, as IAM's look), derived
-// from its name.
+// from its name (or its ARN, for a role of another account or under a path).
 func roleID(role string) string {
 	sum := sha256.Sum256([]byte(role))
 	return "AROA" + base32.StdEncoding.EncodeToString(sum[:])[:17]

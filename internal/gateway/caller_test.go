@@ -41,6 +41,10 @@ func TestCallerIdentity(t *testing.T) {
 		return events.APIGatewayRequestIdentity{UserArn: "arn:aws:sts::" + account + ":assumed-role/" + name + "/" + session,
 			User: roleID + ":" + session, Caller: roleID + ":" + session, AccessKey: session}
 	}
+	foreignRole := func(account, name, roleID, session string) events.APIGatewayRequestIdentity {
+		return events.APIGatewayRequestIdentity{UserArn: "arn:aws:sts::" + account + ":assumed-role/" + name + "/" + session,
+			User: roleID + ":" + session, Caller: roleID + ":" + session, AccessKey: session, AccountID: account}
+	}
 	date := map[string]string{"X-Amz-Date": "20261121T100000Z"}
 	with := func(auth string, extra ...string) map[string]string {
 		h := map[string]string{"Authorization": auth, "X-Amz-Date": "20261121T100000Z"}
@@ -71,6 +75,14 @@ func TestCallerIdentity(t *testing.T) {
 		{name: "a real-looking session token: local-role", headers: with(sigv4("ASIAQNZGKIQY56JQ7WML"), "X-Amz-Security-Token", "IQoJb3JpZ2luX2VjEJr//////////wEaCXVzLWVhc3QtMSJHMEUCIQ=="),
 			want: role("local-role", roleID("local-role"), "ASIAQNZGKIQY56JQ7WML")},
 		{name: "a token over 64 characters: local-role", headers: with(sigv4("ASIAQNZGKIQY56JQ7WML"), "X-Amz-Security-Token", strings.Repeat("r", 65)),
+			want: role("local-role", roleID("local-role"), "ASIAQNZGKIQY56JQ7WML")},
+		{name: "a role ARN token: a role of another account", headers: with(sigv4("ASIAQNZGKIQY56JQ7WML"), "X-Amz-Security-Token", "arn:aws:iam::111122223333:role/intruder"),
+			want: foreignRole("111122223333", "intruder", roleID("arn:aws:iam::111122223333:role/intruder"), "ASIAQNZGKIQY56JQ7WML")},
+		{name: "a role ARN with a path: the session's ARN has none", headers: with(sigv4("ASIAQNZGKIQY56JQ7WML"), "X-Amz-Security-Token", "arn:aws:iam::111122223333:role/ops/batch/intruder"),
+			want: foreignRole("111122223333", "intruder", roleID("arn:aws:iam::111122223333:role/ops/batch/intruder"), "ASIAQNZGKIQY56JQ7WML")},
+		{name: "the local account's role by its ARN: the same role as by its name", headers: with(sigv4("ASIAQNZGKIQY56JQ7WML"), "X-Amz-Security-Token", "arn:aws:iam::000000000000:role/payments-writer"),
+			want: role("payments-writer", paymentsWriterID, "ASIAQNZGKIQY56JQ7WML")},
+		{name: "a role ARN of another partition: local-role", headers: with(sigv4("ASIAQNZGKIQY56JQ7WML"), "X-Amz-Security-Token", "arn:aws-cn:iam::111122223333:role/intruder"),
 			want: role("local-role", roleID("local-role"), "ASIAQNZGKIQY56JQ7WML")},
 		{name: "Date instead of X-Amz-Date", headers: map[string]string{"Authorization": sigv4("alice"), "Date": "Sat, 21 Nov 2026 10:00:00 GMT"},
 			want: withKey(user("alice"), "alice")},
@@ -154,7 +166,10 @@ func TestCallerIdentity(t *testing.T) {
 				t.Fatalf("status %d body %s", resp.StatusCode, body)
 			}
 			want := tt.want
-			want.AccountID, want.SourceIP, want.UserAgent = account, "127.0.0.1", "test-agent"
+			want.SourceIP, want.UserAgent = "127.0.0.1", "test-agent"
+			if want.AccountID == "" {
+				want.AccountID = account
+			}
 			if got := fn.got.RequestContext.Identity; got != want {
 				t.Errorf("identity\n got %+v\nwant %+v", got, want)
 			}

@@ -1,9 +1,11 @@
 // Package gateway serves HTTP as API Gateway's REST API with Lambda proxy integration does: it matches the request
-// against the routes of template.yaml, builds an events.APIGatewayProxyRequest (with a request context and a caller
-// identity), invokes the route's function through the same JSON round trip Lambda does, and writes the function's
-// proxy response. Its own errors (no route, a refused signature, a body over 10 MB, a failed function, no answer
-// within the integration timeout) are answered with the API's gateway responses (template.yaml's GatewayResponses),
-// rendered as API Gateway renders them, or API Gateway's default {"message": …} without them.
+// against the routes of template.yaml, authenticates the caller (a SigV4 header, not verified), authorizes it with
+// its IAM policies and the API's resource policy as API Gateway does for AWS_IAM methods, builds an
+// events.APIGatewayProxyRequest (with a request context and a caller identity), invokes the route's function
+// through the same JSON round trip Lambda does, and writes the function's proxy response. Its own errors (no route,
+// a refused signature, a caller not authorized, a body over 10 MB, a failed function, no answer within the
+// integration timeout) are answered with the API's gateway responses (template.yaml's GatewayResponses), rendered as
+// API Gateway renders them, or API Gateway's default {"message": …} without them.
 package gateway
 
 import (
@@ -24,6 +26,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/transferflow/orchestrator/internal/iampolicy"
 	"github.com/transferflow/orchestrator/internal/sfnlocal"
 )
 
@@ -53,7 +56,9 @@ type Gateway struct {
 	lambda    invoker
 	stage     string
 	account   string
+	region    string
 	apiID     string
+	authz     authorizer
 	newID     func() string
 	now       func() time.Time
 	logger    *slog.Logger
@@ -69,10 +74,15 @@ type compiled struct {
 	params []string
 }
 
+// DefaultAPIID is the API's id when Options give none: requestContext.apiId and the id in its execute-api ARNs.
+const DefaultAPIID = "local"
+
 // Options configures New.
 type Options struct {
 	Stage     string // default "local"
 	AccountID string // default 000000000000
+	Region    string // default us-east-1, in the API's execute-api ARNs
+	APIID     string // default DefaultAPIID
 	NewID     func() string
 	Now       func() time.Time
 	Logger    *slog.Logger
@@ -81,12 +91,20 @@ type Options struct {
 	Responses map[string]Response
 	// IntegrationTimeout bounds a function's answer (default DefaultIntegrationTimeout).
 	IntegrationTimeout time.Duration
+	// IdentityPolicies gives the IAM policies of a caller, evaluated with ResourcePolicy for execute-api:Invoke on
+	// the method's ARN before the function is invoked; nil: IAM allows every caller every route. Without either,
+	// nothing is evaluated: every caller, of any account, may invoke every route.
+	IdentityPolicies func(Principal) []*iampolicy.Policy
+	// ResourcePolicy is the API's resource policy document as decoded JSON (samtemplate.APIResourcePolicy), its
+	// resources written as ARNs or with API Gateway's shorthand for this API's methods, execute-api:/STAGE/METHOD/PATH;
+	// nil: none.
+	ResourcePolicy map[string]any
 }
 
 // New returns a Gateway for the routes. A resource may use {name} segments and a final greedy {name+}.
 func New(routes []Route, lambda invoker, opts Options) (*Gateway, error) {
-	g := &Gateway{lambda: lambda, stage: opts.Stage, account: opts.AccountID, apiID: "local", newID: opts.NewID, now: opts.Now, logger: opts.Logger,
-		timeout: opts.IntegrationTimeout, closed: make(chan struct{})}
+	g := &Gateway{lambda: lambda, stage: opts.Stage, account: opts.AccountID, region: opts.Region, apiID: opts.APIID, newID: opts.NewID,
+		now: opts.Now, logger: opts.Logger, timeout: opts.IntegrationTimeout, closed: make(chan struct{})}
 	if g.timeout <= 0 {
 		g.timeout = DefaultIntegrationTimeout
 	}
@@ -99,6 +117,18 @@ func New(routes []Route, lambda invoker, opts Options) (*Gateway, error) {
 	}
 	if g.account == "" {
 		g.account = "000000000000"
+	}
+	if g.region == "" {
+		g.region = "us-east-1"
+	}
+	if g.apiID == "" {
+		g.apiID = DefaultAPIID
+	}
+	g.authz = authorizer{identity: opts.IdentityPolicies, account: g.account}
+	if opts.ResourcePolicy != nil {
+		if g.authz.resource, err = expandResourcePolicy(opts.ResourcePolicy, g.apiARNPrefix()); err != nil {
+			return nil, err
+		}
 	}
 	if g.now == nil {
 		g.now = time.Now
@@ -184,7 +214,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.fail(w, requestID, gatewayError{ResponseMissingAuthenticationToken, http.StatusForbidden, msgMissingAuthenticationToken})
 		return
 	}
-	id, err := g.caller(r)
+	id, principal, err := g.caller(r)
 	if err != nil {
 		// A request API Gateway cannot authenticate never reaches the function.
 		var ae authError
@@ -193,6 +223,13 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			typ = ResponseInvalidSignature
 		}
 		g.fail(w, requestID, gatewayError{typ, http.StatusForbidden, err.Error()})
+		return
+	}
+	if denied := g.authz.decide(principal, g.methodARN(r.Method, r.URL.Path)); denied != nil {
+		// Nor does one that IAM or the resource policy does not allow.
+		g.logger.InfoContext(r.Context(), "access denied", "requestId", requestID, "caller", principal.UserARN, "method", r.Method,
+			"resource", route.Resource)
+		g.fail(w, requestID, *denied)
 		return
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))

@@ -100,6 +100,9 @@ type Config struct {
 	LambdaConcurrency int
 	// PprofAddr, when set, is where net/http/pprof is served (the ready line then names it).
 	PprofAddr string
+	// Operators are the --operator patterns: a caller whose principal ARN matches one has the template's
+	// TransferOperatorPolicy, every other caller its TransferClientPolicy.
+	Operators []string
 }
 
 // usage is the first lines of the local stack's --help, before the flags.
@@ -140,6 +143,14 @@ the default is read next to the template, a path given relative to the current d
 	fs.BoolVar(&c.Metrics, "metrics", false, "write the functions' metrics (CloudWatch EMF lines) to stderr with the logs")
 	fs.IntVar(&c.LambdaConcurrency, "lambda-concurrency", lambdalocal.DefaultAccountConcurrency, "the account's Lambda concurrency: in-flight invocations the functions without ReservedConcurrentExecutions share; beyond it (or a function's reservation) invocations are throttled (0: no limit)")
 	fs.StringVar(&c.PprofAddr, "pprof-addr", "", "serve Go's net/http/pprof profiles (/debug/pprof/) on this address, e.g. 127.0.0.1:6060 or :0 (default: off)")
+	fs.Func("operator", "a principal with the template's TransferOperatorPolicy, repeatable: an ARN, * and ? wildcards allowed, matched against the caller's\n"+
+		"userArn and, for a role session, its role's ARN arn:aws:iam::ACCOUNT:role/NAME; every other caller has TransferClientPolicy", func(s string) error {
+		if s == "" {
+			return errors.New("an empty pattern names no principal")
+		}
+		c.Operators = append(c.Operators, s)
+		return nil
+	})
 	fs.Func("fault", "inject a fault, repeatable: FUNCTION:error=NAME|delay=D|crash=POINT[:times=N][:leg=LEG], or events:error=CODE|failed-entry=CODE[:times=N] for the local EventBridge's PutEvents", func(s string) error {
 		if strings.HasPrefix(s, eventbus.FaultTarget+":") {
 			f, err := eventbus.ParseFault(s)
@@ -524,8 +535,16 @@ func (s *stack) gateway() (*gateway.Gateway, error) {
 	for typ, gr := range grs {
 		responses[typ] = gateway.Response{StatusCode: gr.StatusCode, Headers: gr.Headers, Templates: gr.Templates}
 	}
-	return gateway.New(routes, s.invoker, gateway.Options{Stage: "v1", AccountID: AccountID, NewID: s.newID, Logger: s.logger,
-		Responses: responses})
+	resource, err := s.tmpl.APIResourcePolicy(s.env(), s.names)
+	if err != nil {
+		return nil, err
+	}
+	identity, err := s.identityPolicies()
+	if err != nil {
+		return nil, err
+	}
+	return gateway.New(routes, s.invoker, gateway.Options{Stage: "v1", AccountID: AccountID, Region: Region, APIID: APIID,
+		NewID: s.newID, Logger: s.logger, Responses: responses, ResourcePolicy: resource, IdentityPolicies: identity})
 }
 
 func (s *stack) env() samtemplate.Env {

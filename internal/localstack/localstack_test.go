@@ -76,6 +76,10 @@ func TestProjectTemplateWiring(t *testing.T) {
 		if f.Environment["TABLE_NAME"] != "TransfersTable" {
 			t.Errorf("%s: TABLE_NAME = %q", f.LogicalID, f.Environment["TABLE_NAME"])
 		}
+		// The orchestrator's limit comes from the parameter MaxTransferAmount, its default locally.
+		if got := f.Environment["MAX_TRANSFER_AMOUNT"]; f.LogicalID == "OrchestratorFunction" && got != "1000000000" {
+			t.Errorf("%s: MAX_TRANSFER_AMOUNT = %q, want the parameter's default 1000000000", f.LogicalID, got)
+		}
 	}
 	sms, err := tmpl.StateMachines(s.env(), s.names)
 	if err != nil {

@@ -43,8 +43,11 @@ func (n names) Ref(id string) (string, error) {
 		return "", err
 	}
 	switch kind {
-	case "AWS::DynamoDB::Table", "AWS::Serverless::Function", "AWS::Serverless::Api":
+	case "AWS::DynamoDB::Table", "AWS::Serverless::Function":
 		return id, nil
+	case "AWS::Serverless::Api":
+		// The API the gateway serves, the id of its execute-api ARNs.
+		return APIID, nil
 	case "AWS::Serverless::StateMachine":
 		return stateMachineArn(id), nil
 	case "AWS::Events::EventBus", "AWS::Events::Rule":

@@ -23,29 +23,17 @@ type GatewayResponse struct {
 // document locally and on AWS only if it needs no intrinsic function. More than one API declaring them is an
 // error: the local stack serves one API.
 func (t *Template) GatewayResponses() (map[string]GatewayResponse, error) {
-	var ids []string
-	for id, r := range t.Resources {
-		if r.Type == "AWS::Serverless::Api" && mapping(&r.Properties, "GatewayResponses") != nil {
-			ids = append(ids, id)
-		}
+	api, n, err := t.apiProperty("GatewayResponses")
+	if n == nil || err != nil {
+		return nil, err
 	}
-	switch len(ids) {
-	case 0:
-		return nil, nil
-	case 1:
-	default:
-		sort.Strings(ids)
-		return nil, fmt.Errorf("APIs %v declare GatewayResponses: the local stack serves one API", ids)
-	}
-	res := t.Resources[ids[0]]
-	n := mapping(&res.Properties, "GatewayResponses")
 	if n.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("%s.GatewayResponses: line %d: want a mapping", ids[0], n.Line)
+		return nil, fmt.Errorf("%s.GatewayResponses: line %d: want a mapping", api, n.Line)
 	}
 	out := map[string]GatewayResponse{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		typ, body := n.Content[i].Value, n.Content[i+1]
-		where := ids[0] + ".GatewayResponses." + typ
+		where := api + ".GatewayResponses." + typ
 		var gr GatewayResponse
 		var err error
 		if sc := mapping(body, "StatusCode"); sc != nil {
@@ -62,6 +50,33 @@ func (t *Template) GatewayResponses() (map[string]GatewayResponse, error) {
 		out[typ] = gr
 	}
 	return out, nil
+}
+
+// apiProperty returns the one AWS::Serverless::Api that declares the property at path (mapping keys from
+// Properties: "Auth", "ResourcePolicy"), its logical id and the property's node; a nil node when no API declares
+// it. More than one API declaring it is an error: the local stack serves one API.
+func (t *Template) apiProperty(path ...string) (string, *yaml.Node, error) {
+	property := func(r Resource) *yaml.Node {
+		n := &r.Properties
+		for _, key := range path {
+			n = mapping(n, key)
+		}
+		return n
+	}
+	var ids []string
+	for id, r := range t.Resources {
+		if r.Type == "AWS::Serverless::Api" && property(r) != nil {
+			ids = append(ids, id)
+		}
+	}
+	switch len(ids) {
+	case 0:
+		return "", nil, nil
+	case 1:
+		return ids[0], property(t.Resources[ids[0]]), nil
+	}
+	sort.Strings(ids)
+	return "", nil, fmt.Errorf("APIs %v declare %s: the local stack serves one API", ids, strings.Join(path, "."))
 }
 
 // plain returns the value of a scalar without an intrinsic function.

@@ -145,33 +145,44 @@ func (t *Template) stringMap(n *yaml.Node, env Env, r Resolver) (map[string]stri
 }
 
 // toJSONValue converts a YAML node to plain values (map[string]any, []any, string, float64, bool, nil), resolving
-// intrinsics in scalar positions. It is used for EventBridge patterns.
+// intrinsics wherever they stand (see value). It is used for EventBridge patterns and policy documents.
 func (t *Template) toJSONValue(n *yaml.Node, env Env, r Resolver) (any, error) {
-	if n.Tag == "!Ref" || n.Tag == "!GetAtt" || n.Tag == "!Sub" {
-		return t.scalar(n, env, r)
+	v, err := t.value(n, env, r)
+	if v == noValue {
+		return nil, err
+	}
+	return v, err
+}
+
+// value is toJSONValue that returns noValue for AWS::NoValue, so that the list element or mapping entry holding
+// it is dropped.
+func (t *Template) value(n *yaml.Node, env Env, r Resolver) (any, error) {
+	if fn, arg, ok := intrinsic(n); ok {
+		return t.intrinsicValue(fn, arg, env, r)
 	}
 	switch n.Kind {
 	case yaml.MappingNode:
-		if len(n.Content) == 2 && (n.Content[0].Value == "Ref" || strings.HasPrefix(n.Content[0].Value, "Fn::")) {
-			return t.scalar(n, env, r)
-		}
 		m := map[string]any{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			v, err := t.toJSONValue(n.Content[i+1], env, r)
+			v, err := t.value(n.Content[i+1], env, r)
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("%s: %w", n.Content[i].Value, err)
 			}
-			m[n.Content[i].Value] = v
+			if v != noValue {
+				m[n.Content[i].Value] = v
+			}
 		}
 		return m, nil
 	case yaml.SequenceNode:
 		s := make([]any, 0, len(n.Content))
-		for _, c := range n.Content {
-			v, err := t.toJSONValue(c, env, r)
+		for i, c := range n.Content {
+			v, err := t.value(c, env, r)
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("[%d]: %w", i, err)
 			}
-			s = append(s, v)
+			if v != noValue {
+				s = append(s, v)
+			}
 		}
 		return s, nil
 	case yaml.ScalarNode:

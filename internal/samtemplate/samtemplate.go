@@ -21,6 +21,7 @@ import (
 // Template is a parsed SAM template.
 type Template struct {
 	Parameters map[string]Parameter `yaml:"Parameters"`
+	Conditions map[string]yaml.Node `yaml:"Conditions"`
 	Globals    map[string]yaml.Node `yaml:"Globals"`
 	Resources  map[string]Resource  `yaml:"Resources"`
 }
