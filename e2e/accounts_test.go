@@ -14,6 +14,7 @@ import (
 func TestAccountsThroughTheStack(t *testing.T) {
 	dir := t.TempDir()
 	s := startStack(t, "--data-dir", dir)
+	operator := userCaller("operator")
 	open := func(key string, body map[string]any, want int) map[string]any {
 		t.Helper()
 		r := s.do(http.MethodPost, "/accounts", body, map[string]string{"Idempotency-Key": key})
@@ -22,7 +23,10 @@ func TestAccountsThroughTheStack(t *testing.T) {
 		}
 		return r.Body
 	}
-	open("e2e-open-funding", map[string]any{"accountId": "funding-e2e", "currency": "EUR", "kind": "funding"}, http.StatusCreated)
+	if r := operator.send(s, http.MethodPost, "/operator/accounts", map[string]any{"accountId": "funding-e2e", "currency": "EUR", "kind": "funding"},
+		map[string]string{"Idempotency-Key": "e2e-open-funding"}); r.Status != http.StatusCreated {
+		t.Fatalf("the operator opens funding-e2e: %d %s", r.Status, r.RawBody)
+	}
 	open("e2e-open-payer", map[string]any{"accountId": "acc-payer", "currency": "EUR"}, http.StatusCreated)
 	payee := open("e2e-open-payee", map[string]any{"currency": "EUR"}, http.StatusCreated)["accountId"].(string)
 
@@ -34,7 +38,13 @@ func TestAccountsThroughTheStack(t *testing.T) {
 		}
 		return s.waitTerminal(r.Body["transferId"].(string), settle)
 	}
-	if tr := pay("e2e-fund", "funding-e2e", "acc-payer", 5000); tr["status"] != "COMPLETED" {
+	fund := operator.send(s, http.MethodPost, "/operator/transfers", transferBody("funding-e2e", "acc-payer", 5000, "EUR"),
+		map[string]string{"Idempotency-Key": "e2e-fund"})
+	if fund.Status != http.StatusAccepted {
+		t.Fatalf("the operator funds acc-payer: %d %s", fund.Status, fund.RawBody)
+	}
+	fundID := fund.Body["transferId"].(string)
+	if tr := s.waitTerminalAs(func() response { return operator.send(s, http.MethodGet, "/operator/transfers/"+fundID, nil, nil) }, fundID, settle); tr["status"] != "COMPLETED" {
 		t.Fatalf("funding transfer: %v", tr)
 	}
 	if tr := pay("e2e-pay", "acc-payer", payee, 1250); tr["status"] != "COMPLETED" {
@@ -79,10 +89,14 @@ func TestAccountsThroughTheStack(t *testing.T) {
 		t.Fatalf("acc-alice's opening transfer: %v", seeded)
 	}
 	opening := seeded[0].(map[string]any)["transferId"].(string)
-	if tr := s.do(http.MethodGet, "/transfers/"+opening, nil, nil); tr.Status != http.StatusOK || tr.Body["reference"] != "opening balance" {
+	// The opening transfers are the seed's operator's: the account's owner sees them in its listing, not by id.
+	if tr := s.do(http.MethodGet, "/transfers/"+opening, nil, nil); tr.Status != http.StatusNotFound {
+		t.Errorf("the owner GETs the operator's opening transfer: %d %s, want 404", tr.Status, tr.RawBody)
+	}
+	if tr := operator.send(s, http.MethodGet, "/operator/transfers/"+opening, nil, nil); tr.Status != http.StatusOK || tr.Body["reference"] != "opening balance" {
 		t.Errorf("GET the opening transfer: %d %s", tr.Status, tr.RawBody)
 	}
-	if h := s.do(http.MethodGet, "/transfers/"+opening+"/history", nil, nil); h.Status != http.StatusOK || len(h.Body["ledger"].([]any)) != 2 {
+	if h := operator.send(s, http.MethodGet, "/operator/transfers/"+opening+"/history", nil, nil); h.Status != http.StatusOK || len(h.Body["ledger"].([]any)) != 2 {
 		t.Errorf("the opening transfer's history: %d %s", h.Status, h.RawBody)
 	}
 	funding := s.balance("funding-EUR")

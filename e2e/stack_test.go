@@ -177,7 +177,8 @@ func launchStack(t *testing.T, args []string) *stack {
 	if err := os.WriteFile(seed, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	base := []string{"--template", filepath.Join(root, "template.yaml"), "--seed", seed,
+	// The IAM user operator is an operator, as make run makes it; every other caller is a client.
+	base := []string{"--template", filepath.Join(root, "template.yaml"), "--seed", seed, "--operator", operatorCaller,
 		"--api-addr", "127.0.0.1:0", "--sfn-addr", "127.0.0.1:0", "--dynamodb-addr", "127.0.0.1:0", "--events-addr", "127.0.0.1:0"}
 	return runStack(t, "", append(base, args...))
 }

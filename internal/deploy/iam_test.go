@@ -206,7 +206,7 @@ func TestLeastPrivilege(t *testing.T) {
 	want := map[string][]grant{
 		"OrchestratorFunction": slices.Concat(
 			items("TRANSFER", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"),
-			items("ACCOUNT", "dynamodb:GetItem", "dynamodb:PutItem"),
+			items("ACCOUNT", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"),
 			items("ACCOUNTKEY", "dynamodb:PutItem"),
 			items("LEDGER", "dynamodb:GetItem", "dynamodb:Query"),
 			on(activity, "dynamodb:Query"),
