@@ -29,9 +29,9 @@ type matrixRow struct {
 
 // matrix is the state the rows share: the stack, its callers, and the transfers the rows submitted.
 type matrix struct {
-	s                                         *stack
+	s                                        *stack
 	alice, bob, operator, unsigned, outsider caller
-	t1                                        string
+	t1                                       string
 	// missingAccount, missingListing and missingTransfer are what a caller gets for an account, a listing or a
 	// transfer that does not exist: what another owner's must get, word for word.
 	missingAccount, missingListing, missingTransfer response
