@@ -125,9 +125,12 @@ func (e *callEnv) config() aws.Config {
 	}
 }
 
-// getenv is the functions' environment.
+// getenv is the functions' environment. The orchestrator keys its hashes and checks legacy records, as a stack
+// upgraded from one without the secret does, so its paths include the legacy check's ConditionCheckItem.
 func (e *callEnv) getenv(name string) string {
-	return map[string]string{"TABLE_NAME": e.table, "STATE_MACHINE_ARN": e.machineArn, "EVENT_BUS_NAME": e.bus}[name]
+	return map[string]string{"TABLE_NAME": e.table, "STATE_MACHINE_ARN": e.machineArn, "EVENT_BUS_NAME": e.bus,
+		"IDEMPOTENCY_KEY_SECRET": "callpaths-test-idempotency-key-secret-0123456789",
+		"LEGACY_KEY_HASH_UNTIL":  e.t0.Add(time.Hour).Format(time.RFC3339)}[name]
 }
 
 // createMachine creates the template's state machine, under the ARN the functions were configured with.

@@ -205,9 +205,9 @@ func TestLeastPrivilege(t *testing.T) {
 	}
 	want := map[string][]grant{
 		"OrchestratorFunction": slices.Concat(
-			items("TRANSFER", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"),
+			items("TRANSFER", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"),
 			items("ACCOUNT", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"),
-			items("ACCOUNTKEY", "dynamodb:PutItem"),
+			items("ACCOUNTKEY", "dynamodb:PutItem", "dynamodb:ConditionCheckItem"),
 			items("LEDGER", "dynamodb:GetItem", "dynamodb:Query"),
 			on(activity, "dynamodb:Query"),
 			on(machine, "states:StartExecution"),

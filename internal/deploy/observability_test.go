@@ -401,7 +401,7 @@ func TestCheckovSkipsSayWhy(t *testing.T) {
 	for id, r := range tmpl.Resources {
 		for _, s := range r.Metadata.Checkov.Skip {
 			skips++
-			if !regexp.MustCompile(`^CKV_AWS_\d+$`).MatchString(s.ID) || len(strings.Fields(s.Comment)) < 8 {
+			if !regexp.MustCompile(`^CKV2?_AWS_\d+$`).MatchString(s.ID) || len(strings.Fields(s.Comment)) < 8 {
 				t.Errorf("%s: checkov skip %q with reason %q: want a check id and a reason", id, s.ID, s.Comment)
 			}
 		}

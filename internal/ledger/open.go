@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -42,7 +44,8 @@ type AccountKeyRecord struct {
 	ExpiresAt int64 `dynamodbav:"expiresAt,omitempty"`
 }
 
-// AccountKeyPK is the partition key of the idempotency record of (scope, key) for POST /accounts.
+// AccountKeyPK is the partition key of the idempotency record of (scope, key) for POST /accounts, with the
+// unkeyed KeyHash: the key of a record written without a secret.
 func AccountKeyPK(scope, idempotencyKey string) string {
 	return accountKeyPrefix + KeyHash(scope, idempotencyKey)
 }
@@ -52,10 +55,13 @@ func AccountKeyPK(scope, idempotencyKey string) string {
 type OpenRequest struct {
 	Scope          string
 	IdempotencyKey string
-	RequestHash    string
-	AccountID      string
-	Currency       string
-	Kind           string
+	// KeyHash is the key hash of (Scope, IdempotencyKey) that keys the key record, from the deployment's
+	// KeyHasher; empty is the unkeyed KeyHash.
+	KeyHash     string
+	RequestHash string
+	AccountID   string
+	Currency    string
+	Kind        string
 	// Owner is the customer account's owner (a caller scope); empty for a funding account, which has none.
 	Owner string
 	// Floor is a funding account's floor (MinFundingFloor to 0); nil for a customer account.
@@ -83,7 +89,9 @@ const (
 // Replayed and returns the account as it is now; with another request it is ErrKeyReused. A new key for an existing
 // account with the same currency, kind, owner and (for a funding account) floor is AlreadyOpen; with other attributes,
 // or another owner, ErrAccountConflict, which returns nothing of the account. ttl is how
-// long the key record lives (0: forever). Throttling and transaction conflicts are ErrUnavailable.
+// long the key record lives (0: forever). Throttling and transaction conflicts are ErrUnavailable. While the Store
+// checks legacy keys (WithLegacyKeysUntil), the transaction also checks that no live key record is under the key's
+// unkeyed hash; one that is is the key's record.
 func (s *Store) OpenAccount(ctx context.Context, req OpenRequest, now time.Time, ttl time.Duration) (Account, OpenOutcome, error) {
 	what := "open account " + req.AccountID
 	if req.AccountID == "" || req.Currency == "" || !ValidKind(req.Kind) || req.RequestHash == "" {
@@ -95,8 +103,12 @@ func (s *Store) OpenAccount(ctx context.Context, req OpenRequest, now time.Time,
 	}
 	acct := newAccount(req.AccountID, req.Currency, req.Kind, 0, now)
 	acct.Owner, acct.Floor = req.Owner, req.Floor
+	keyHash := req.KeyHash
+	if keyHash == "" {
+		keyHash = KeyHash(req.Scope, req.IdempotencyKey)
+	}
 	keyRec := AccountKeyRecord{
-		PK: AccountKeyPK(req.Scope, req.IdempotencyKey), SK: accountKeySK,
+		PK: accountKeyPrefix + keyHash, SK: accountKeySK,
 		Scope: req.Scope, IdempotencyKey: req.IdempotencyKey, RequestHash: req.RequestHash,
 		AccountID: req.AccountID, CreatedAt: acct.CreatedAt,
 	}
@@ -113,12 +125,13 @@ func (s *Store) OpenAccount(ctx context.Context, req OpenRequest, now time.Time,
 	}
 	table := aws.String(s.table)
 	allOld := ddbtypes.ReturnValuesOnConditionCheckFailureAllOld
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
+	keyCond, keyValues := aws.String("attribute_not_exists(pk) OR expiresAt <= :now"), map[string]ddbtypes.AttributeValue{":now": numberAV(now.Unix())}
+	items := []ddbtypes.TransactWriteItem{
 		{Put: &ddbtypes.Put{
 			TableName:                           table,
 			Item:                                keyItem,
-			ConditionExpression:                 aws.String("attribute_not_exists(pk) OR expiresAt <= :now"),
-			ExpressionAttributeValues:           map[string]ddbtypes.AttributeValue{":now": numberAV(now.Unix())},
+			ConditionExpression:                 keyCond,
+			ExpressionAttributeValues:           keyValues,
 			ReturnValuesOnConditionCheckFailure: allOld,
 		}},
 		{Put: &ddbtypes.Put{
@@ -127,7 +140,19 @@ func (s *Store) OpenAccount(ctx context.Context, req OpenRequest, now time.Time,
 			ConditionExpression:                 aws.String("attribute_not_exists(pk)"),
 			ReturnValuesOnConditionCheckFailure: allOld,
 		}},
-	}})
+	}
+	keyPKs := map[int]string{0: keyRec.PK} // the key records checked, by their index in items
+	if legacy := s.legacyKey(accountKeyPrefix, req.Scope, req.IdempotencyKey, keyRec.PK, now); legacy != "" {
+		items = append(items, ddbtypes.TransactWriteItem{ConditionCheck: &ddbtypes.ConditionCheck{
+			TableName:                           table,
+			Key:                                 map[string]ddbtypes.AttributeValue{"pk": stringAV(legacy), "sk": stringAV(accountKeySK)},
+			ConditionExpression:                 keyCond,
+			ExpressionAttributeValues:           keyValues,
+			ReturnValuesOnConditionCheckFailure: allOld,
+		}})
+		keyPKs[len(items)-1] = legacy
+	}
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 	if err == nil {
 		return acct, Opened, nil
 	}
@@ -138,13 +163,19 @@ func (s *Store) OpenAccount(ctx context.Context, req OpenRequest, now time.Time,
 	failed := func(i int) bool {
 		return i < len(tce.CancellationReasons) && aws.ToString(tce.CancellationReasons[i].Code) == codeConditionFailed
 	}
+	keyFailed := -1 // the index in items of the key record (new or legacy) that exists
+	for _, i := range slices.Sorted(maps.Keys(keyPKs)) {
+		if keyFailed < 0 && failed(i) {
+			keyFailed = i
+		}
+	}
 	switch {
-	case failed(0):
+	case keyFailed >= 0:
 		var prior AccountKeyRecord
-		item := tce.CancellationReasons[0].Item
+		item := tce.CancellationReasons[keyFailed].Item
 		if len(item) == 0 {
 			out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: table, ConsistentRead: aws.Bool(true),
-				Key: map[string]ddbtypes.AttributeValue{"pk": stringAV(keyRec.PK), "sk": stringAV(accountKeySK)}})
+				Key: map[string]ddbtypes.AttributeValue{"pk": stringAV(keyPKs[keyFailed]), "sk": stringAV(accountKeySK)}})
 			if err != nil {
 				return Account{}, 0, fmt.Errorf("%s: read key record: %w", what, translate(err))
 			}

@@ -97,7 +97,9 @@ type Transfer struct {
 }
 
 // KeyHash derives the record's key from the caller's scope and Idempotency-Key: 26 base32 characters of SHA-256.
-// The same key under two scopes gives two unrelated records.
+// The same key under two scopes gives two unrelated records. It is unkeyed, so anyone who knows the scope can
+// confirm a guess of the key from it: client keys go through a KeyHasher with the deployment's secret; KeyHash is for
+// keys that are not secret (the seed's opening transfers) and for records written before the secret.
 func KeyHash(scope, idempotencyKey string) string {
 	sum := sha256.Sum256([]byte(scope + "\x00" + idempotencyKey))
 	return idEncoding.EncodeToString(sum[:16])
@@ -194,10 +196,18 @@ type dynamoAPI interface {
 type Store struct {
 	db    dynamoAPI
 	table string
+	// legacyUntil is when records under unkeyed key hashes stop being checked (WithLegacyKeysUntil); zero: never.
+	legacyUntil time.Time
 }
 
 // NewStore returns a Store on table.
-func NewStore(db dynamoAPI, table string) *Store { return &Store{db: db, table: table} }
+func NewStore(db dynamoAPI, table string, opts ...StoreOption) *Store {
+	s := &Store{db: db, table: table}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
 
 // Reserve writes rec if no live record exists for its key: one conditional PutItem. A settled record whose TTL has
 // passed is taken over (the key is reusable); a record in progress never is, whatever its attributes. When a record
@@ -208,37 +218,95 @@ func NewStore(db dynamoAPI, table string) *Store { return &Store{db: db, table: 
 // before the first attempt, so it identifies the attempt chain: an existing record in progress with the same transfer
 // id and request hash is this request's own, and Reserve reports it created. (Had it settled already, which a retry
 // arriving seconds later cannot see, it is answered as any duplicate.)
+//
+// While the Store checks legacy keys (WithLegacyKeysUntil), the PutItem is a TransactWriteItems of the same Put and a
+// ConditionCheck that no live record exists under the key's unkeyed hash, with the same condition; when one does, it
+// is the existing record.
 func (s *Store) Reserve(ctx context.Context, rec Transfer, now time.Time) (existing Transfer, created bool, err error) {
 	item, err := attributevalue.MarshalMap(rec)
 	if err != nil {
 		return Transfer{}, false, fmt.Errorf("reserve %s: %w", rec.TransferID, err)
 	}
+	names := map[string]string{"#status": "status"}
+	values := map[string]ddbtypes.AttributeValue{
+		":now":        &ddbtypes.AttributeValueMemberN{Value: fmt.Sprint(now.Unix())},
+		":inProgress": stringAV(StatusInProgress),
+	}
+	allOld := ddbtypes.ReturnValuesOnConditionCheckFailureAllOld
+	if legacy := s.legacyKey(transferPrefix, rec.Scope, rec.IdempotencyKey, rec.PK, now); legacy != "" {
+		return s.reserveChecking(ctx, rec, item, legacy, names, values)
+	}
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                aws.String(s.table),
-		Item:                     item,
-		ConditionExpression:      aws.String("attribute_not_exists(pk) OR (expiresAt <= :now AND #status <> :inProgress)"),
-		ExpressionAttributeNames: map[string]string{"#status": "status"},
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
-			":now":        &ddbtypes.AttributeValueMemberN{Value: fmt.Sprint(now.Unix())},
-			":inProgress": stringAV(StatusInProgress),
-		},
-		ReturnValuesOnConditionCheckFailure: ddbtypes.ReturnValuesOnConditionCheckFailureAllOld,
+		TableName:                           aws.String(s.table),
+		Item:                                item,
+		ConditionExpression:                 aws.String(reserveCondition),
+		ExpressionAttributeNames:            names,
+		ExpressionAttributeValues:           values,
+		ReturnValuesOnConditionCheckFailure: allOld,
 	})
 	var ccf *ddbtypes.ConditionalCheckFailedException
 	switch {
 	case err == nil:
 		return Transfer{}, true, nil
 	case errors.As(err, &ccf):
-		if err := attributevalue.UnmarshalMap(ccf.Item, &existing); err != nil {
-			return Transfer{}, false, fmt.Errorf("reserve %s: decode existing record: %w", rec.TransferID, err)
-		}
-		if existing.TransferID == rec.TransferID && existing.RequestHash == rec.RequestHash && existing.Status == StatusInProgress {
-			return Transfer{}, true, nil // a retry of this request's own write, whose first reply was lost
-		}
-		return existing, false, nil
+		return reserved(rec, ccf.Item)
 	default:
 		return Transfer{}, false, fmt.Errorf("reserve %s: %w", rec.TransferID, translate(err))
 	}
+}
+
+// reserveCondition is the condition under which Reserve writes a record: none is live under its key.
+const reserveCondition = "attribute_not_exists(pk) OR (expiresAt <= :now AND #status <> :inProgress)"
+
+// reserveChecking is Reserve's transaction while legacy keys are checked: the Put of rec (item) and a ConditionCheck
+// that no live record is under legacyPK.
+func (s *Store) reserveChecking(ctx context.Context, rec Transfer, item map[string]ddbtypes.AttributeValue, legacyPK string,
+	names map[string]string, values map[string]ddbtypes.AttributeValue) (Transfer, bool, error) {
+	table, cond := aws.String(s.table), aws.String(reserveCondition)
+	allOld := ddbtypes.ReturnValuesOnConditionCheckFailureAllOld
+	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
+		{Put: &ddbtypes.Put{TableName: table, Item: item, ConditionExpression: cond, ExpressionAttributeNames: names,
+			ExpressionAttributeValues: values, ReturnValuesOnConditionCheckFailure: allOld}},
+		{ConditionCheck: &ddbtypes.ConditionCheck{TableName: table, Key: recordKey(legacyPK), ConditionExpression: cond,
+			ExpressionAttributeNames: names, ExpressionAttributeValues: values, ReturnValuesOnConditionCheckFailure: allOld}},
+	}})
+	if err == nil {
+		return Transfer{}, true, nil
+	}
+	var tce *ddbtypes.TransactionCanceledException
+	if !errors.As(err, &tce) {
+		return Transfer{}, false, fmt.Errorf("reserve %s: %w", rec.TransferID, translate(err))
+	}
+	for i, pk := range []string{rec.PK, legacyPK} {
+		if i >= len(tce.CancellationReasons) || aws.ToString(tce.CancellationReasons[i].Code) != codeConditionFailed {
+			continue
+		}
+		image := tce.CancellationReasons[i].Item
+		if len(image) == 0 { // a server that returns no image: read the record
+			out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: table, Key: recordKey(pk), ConsistentRead: aws.Bool(true)})
+			if err != nil {
+				return Transfer{}, false, fmt.Errorf("reserve %s: read existing record: %w", rec.TransferID, translate(err))
+			}
+			if image = out.Item; len(image) == 0 {
+				return Transfer{}, false, fmt.Errorf("reserve %s: existing record vanished: %w", rec.TransferID, ErrUnavailable)
+			}
+		}
+		return reserved(rec, image)
+	}
+	// Contention or throttling: nothing was decided; the client retries with the same key.
+	return Transfer{}, false, fmt.Errorf("reserve %s: transaction cancelled: %w", rec.TransferID, ErrUnavailable)
+}
+
+// reserved decodes the record whose condition refused rec's reservation: the existing record, or created when it
+// is rec's own reservation, written by an earlier attempt of the same request.
+func reserved(rec Transfer, image map[string]ddbtypes.AttributeValue) (existing Transfer, created bool, err error) {
+	if err := attributevalue.UnmarshalMap(image, &existing); err != nil {
+		return Transfer{}, false, fmt.Errorf("reserve %s: decode existing record: %w", rec.TransferID, err)
+	}
+	if existing.TransferID == rec.TransferID && existing.RequestHash == rec.RequestHash && existing.Status == StatusInProgress {
+		return Transfer{}, true, nil // a retry of this request's own write, whose first reply was lost
+	}
+	return existing, false, nil
 }
 
 // GetTransfer reads a transfer by id with a strongly consistent read. A transfer of another scope, or whose record

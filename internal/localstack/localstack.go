@@ -281,6 +281,9 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	if s.fns, err = tmpl.Functions(s.env(), s.names); err != nil {
 		return err
 	}
+	if err := resolveSecretRefs(s.fns, tmpl, c.DataDir); err != nil {
+		return err
+	}
 	awsCfg, err := sdkConfig(ctx, ddbURL, sfnURL, eventsURL, tokenWindow(s.fns))
 	if err != nil {
 		return err

@@ -55,6 +55,9 @@ func (n names) Ref(id string) (string, error) {
 		return id, nil
 	case "AWS::Logs::LogGroup":
 		return n.logGroupName(id)
+	case "AWS::SecretsManager::Secret":
+		// Its ARN, which a {{resolve:secretsmanager:…}} reference names; resolveSecretRefs gives its value.
+		return secretArn(id), nil
 	}
 	return "", fmt.Errorf("!Ref %s: the local stack does not model %s", id, kind)
 }

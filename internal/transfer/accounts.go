@@ -291,7 +291,7 @@ func (o *Orchestrator) openAccount(ctx context.Context, req events.APIGatewayPro
 		}
 	}
 	acct, oc, err := o.Openings.OpenAccount(ctx, ledger.OpenRequest{
-		Scope: scope, IdempotencyKey: key, RequestHash: hash, AccountID: id, Currency: r.Currency, Kind: r.Kind,
+		Scope: scope, IdempotencyKey: key, KeyHash: o.Keys.Hash(scope, key), RequestHash: hash, AccountID: id, Currency: r.Currency, Kind: r.Kind,
 		Owner: owner, Floor: r.Floor,
 	}, o.Now(), o.TTL)
 	log := o.Logger.With("accountId", id)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/transferflow/orchestrator/internal/ledger"
@@ -20,6 +21,12 @@ type Config struct {
 	MaxTransferAmount int64
 	// MetricsNamespace is the CloudWatch namespace of the function's metrics (docs/metrics.md).
 	MetricsNamespace string
+	// KeySecret keys the hash of (scope, Idempotency-Key) in record keys and transfer ids (ledger.KeyHasher); empty:
+	// the unkeyed hash of deployments without one.
+	KeySecret []byte
+	// LegacyKeysUntil is when records under the unkeyed hash, written before KeySecret was set, are no longer
+	// checked (ledger.WithLegacyKeysUntil); zero: there are none.
+	LegacyKeysUntil time.Time
 }
 
 // DefaultMaxTransferAmount is MAX_TRANSFER_AMOUNT when unset, as template.yaml's MaxTransferAmount defaults to it:
@@ -39,8 +46,10 @@ var stateMachineArnRe = regexp.MustCompile(`^arn:aws[a-z-]*:states:[a-z0-9-]+:\d
 
 // LoadConfig reads TABLE_NAME, STATE_MACHINE_ARN, IDEMPOTENCY_TTL (a Go duration, default 168h, at least 24h so a
 // record outlives its workflow; 0 keeps records forever), RESERVATION_WINDOW (default 10s, 2s to 5m),
-// MAX_TRANSFER_AMOUNT (default DefaultMaxTransferAmount, 1 to MaxAmount) and METRICS_NAMESPACE (see
-// DefaultMetricsNamespace).
+// MAX_TRANSFER_AMOUNT (default DefaultMaxTransferAmount, 1 to MaxAmount), METRICS_NAMESPACE (see
+// DefaultMetricsNamespace), IDEMPOTENCY_KEY_SECRET (at least ledger.MinKeySecret bytes; unset: the unkeyed hash) and
+// LEGACY_KEY_HASH_UNTIL (RFC 3339, needs the secret; unset: no records under the unkeyed hash). Errors never
+// quote the secret.
 func LoadConfig(getenv func(string) string) (Config, error) {
 	c := Config{TableName: getenv("TABLE_NAME"), StateMachineArn: getenv("STATE_MACHINE_ARN")}
 	if c.TableName == "" {
@@ -73,7 +82,33 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		}
 		c.MaxTransferAmount = n
 	}
+	if c.KeySecret, c.LegacyKeysUntil, err = keySecret(getenv); err != nil {
+		return Config{}, err
+	}
 	return c, nil
+}
+
+// keySecret reads IDEMPOTENCY_KEY_SECRET and LEGACY_KEY_HASH_UNTIL.
+func keySecret(getenv func(string) string) ([]byte, time.Time, error) {
+	secret := getenv("IDEMPOTENCY_KEY_SECRET")
+	switch {
+	case strings.HasPrefix(secret, "{{resolve:"):
+		return nil, time.Time{}, fmt.Errorf("IDEMPOTENCY_KEY_SECRET is an unresolved dynamic reference; CloudFormation (or the local stack) resolves it")
+	case secret != "" && len(secret) < ledger.MinKeySecret:
+		return nil, time.Time{}, fmt.Errorf("IDEMPOTENCY_KEY_SECRET must be at least %d bytes, not %d", ledger.MinKeySecret, len(secret))
+	}
+	v := getenv("LEGACY_KEY_HASH_UNTIL")
+	if v == "" {
+		return []byte(secret), time.Time{}, nil
+	}
+	until, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("LEGACY_KEY_HASH_UNTIL=%q is not an RFC 3339 time such as 2026-12-01T00:00:00Z", v)
+	}
+	if secret == "" {
+		return nil, time.Time{}, fmt.Errorf("LEGACY_KEY_HASH_UNTIL needs IDEMPOTENCY_KEY_SECRET: without it every record is under the unkeyed hash")
+	}
+	return []byte(secret), until, nil
 }
 
 // DefaultMetricsNamespace is the CloudWatch namespace of the functions' metrics when METRICS_NAMESPACE is unset;

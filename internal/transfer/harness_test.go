@@ -292,6 +292,13 @@ func withoutRetries(d *dynamodb.Options, s *sfn.Options) {
 
 func newHarness(t *testing.T, opts ...harnessOption) *harness {
 	t.Helper()
+	return newHarnessEnv(t, nil, opts...)
+}
+
+// newHarnessEnv is newHarness with the function's environment given these variables besides TABLE_NAME and
+// STATE_MACHINE_ARN.
+func newHarnessEnv(t *testing.T, extra map[string]string, opts ...harnessOption) *harness {
+	t.Helper()
 	srv, tables := ddblocal.StartWithTablesT(t)
 	h := &harness{t: t, table: tables["TransfersTable"], wire: &wire{}, sfn: startFakeSFN(t),
 		clock: &clock{now: time.Date(2026, 11, 21, 10, 0, 0, 123e6, time.UTC)}, logs: &bytes.Buffer{}, metrics: &metricstest.Buffer{}}
@@ -310,6 +317,9 @@ func newHarness(t *testing.T, opts ...harnessOption) *harness {
 		}
 	})
 	env := map[string]string{"TABLE_NAME": h.table, "STATE_MACHINE_ARN": testStateMachineArn}
+	for k, v := range extra {
+		env[k] = v
+	}
 	c, err := transfer.LoadConfig(func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)

@@ -51,6 +51,9 @@ type Orchestrator struct {
 	Owners          ownerAssigner
 	Activity        activityLister
 	StateMachineArn string
+	// Keys derives the key part of record keys and transfer ids from a caller's scope and Idempotency-Key, with
+	// the deployment's secret; the zero KeyHasher is the unkeyed hash.
+	Keys ledger.KeyHasher
 	// TTL is how long a transfer record, and so its Idempotency-Key, lives; 0 keeps it forever.
 	TTL time.Duration
 	// ReservationWindow is how long after a reservation its duplicates answer 409 instead of re-driving the start.
@@ -168,7 +171,7 @@ func (o *Orchestrator) submit(ctx context.Context, req events.APIGatewayProxyReq
 	if !ok {
 		return denied, outcome{}
 	}
-	id, err := ledger.NewTransferID(ledger.KeyHash(scope, key), o.Random)
+	id, err := ledger.NewTransferID(o.Keys.Hash(scope, key), o.Random)
 	if err != nil {
 		return o.internal(ctx, "new transfer id", err), outcome{}
 	}

@@ -183,6 +183,11 @@ func TestLoadConfig(t *testing.T) {
 		{name: "short ttl", env: with("IDEMPOTENCY_TTL", "1h"), wantErr: "IDEMPOTENCY_TTL"},
 		{name: "bad ttl", env: with("IDEMPOTENCY_TTL", "week"), wantErr: "IDEMPOTENCY_TTL"},
 		{name: "window too short", env: with("RESERVATION_WINDOW", "1s"), wantErr: "RESERVATION_WINDOW"},
+		{name: "key secret", env: with("IDEMPOTENCY_KEY_SECRET", strings.Repeat("s", 32))},
+		{name: "short key secret", env: with("IDEMPOTENCY_KEY_SECRET", "hunter2-is-too-short"), wantErr: "IDEMPOTENCY_KEY_SECRET must be at least 32 bytes, not 20"},
+		{name: "unresolved key secret", env: with("IDEMPOTENCY_KEY_SECRET", "{{resolve:secretsmanager:IdempotencyKeySecret:SecretString}}"), wantErr: "unresolved dynamic reference"},
+		{name: "legacy keys without a secret", env: with("LEGACY_KEY_HASH_UNTIL", "2026-12-01T00:00:00Z"), wantErr: "LEGACY_KEY_HASH_UNTIL needs IDEMPOTENCY_KEY_SECRET"},
+		{name: "legacy keys not a time", env: with("LEGACY_KEY_HASH_UNTIL", "next week"), wantErr: "LEGACY_KEY_HASH_UNTIL"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -198,6 +203,9 @@ func TestLoadConfig(t *testing.T) {
 			}
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("err = %v, want it to name %s", err, tt.wantErr)
+			}
+			if secret := tt.env["IDEMPOTENCY_KEY_SECRET"]; secret != "" && strings.Contains(err.Error(), secret) {
+				t.Errorf("err = %v quotes the secret", err)
 			}
 		})
 	}

@@ -29,7 +29,7 @@ func lambdaMetrics(namespace string) *metrics.Emitter {
 // AWS_ENDPOINT_URL_DYNAMODB and AWS_ENDPOINT_URL_SFN) and the function's configuration. Both
 // functions/orchestrator and the local stack call it.
 func NewOrchestratorHandler(cfg aws.Config, c Config, logger *slog.Logger) *Orchestrator {
-	store := ledger.NewStore(dynamodb.NewFromConfig(cfg), c.TableName)
+	store := ledger.NewStore(dynamodb.NewFromConfig(cfg), c.TableName, ledger.WithLegacyKeysUntil(c.LegacyKeysUntil))
 	sfnClient := sfn.NewFromConfig(cfg)
 	return &Orchestrator{
 		Store:             store,
@@ -41,6 +41,7 @@ func NewOrchestratorHandler(cfg aws.Config, c Config, logger *slog.Logger) *Orch
 		Owners:            store,
 		Activity:          store,
 		StateMachineArn:   c.StateMachineArn,
+		Keys:              ledger.NewKeyHasher(c.KeySecret),
 		TTL:               c.IdempotencyTTL,
 		ReservationWindow: c.ReservationWindow,
 		MaxTransferAmount: c.MaxTransferAmount,
