@@ -30,6 +30,10 @@ const (
 	schemathesisBudget  = "40"
 )
 
+// schemathesis runs with one worker: with two, its threads meet CPython 3.11's ast.parse bug (python/cpython#106905,
+// "SystemError: AST constructor recursion depth mismatch", raised when Hypothesis describes a filter's lambda) about
+// one run in three here, an error of the tool that fails the run.
+
 // schemathesisChecks are the checks of every response: no 5xx, and the status, content type, headers and body as
 // docs/openapi.yaml describes them.
 var schemathesisChecks = []string{
@@ -77,12 +81,13 @@ func TestOpenAPIConformance(t *testing.T) {
 	args := []string{"run", filepath.Join(root, openAPIPath), "--url", s.API,
 		"--checks", strings.Join(schemathesisChecks, ","),
 		"--phases", "examples,coverage,fuzzing,stateful",
-		"--max-examples", "50", "--max-time", schemathesisBudget, "--workers", "2",
+		"--max-examples", "50", "--max-time", schemathesisBudget, "--workers", "1",
 		"--request-timeout", "10", "--generation-database", "none",
 		"--output-sanitize", "false", "--no-color"}
 	if seed := os.Getenv("SCHEMATHESIS_SEED"); seed != "" {
 		args = append(args, "--seed", seed)
 	}
+	t.Logf("PYTHONPATH=tools SCHEMATHESIS_HOOKS=schemathesis_sigv4 %s %s", bin, strings.Join(args, " "))
 	ctx, cancel := context.WithTimeout(context.Background(), schemathesisTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
