@@ -11,6 +11,7 @@ CACHED_INSTALL := tools/cached-install.sh
 VENV       := .venv
 CHECKOV    := .venv-checkov
 AWSCLI     := .venv-awscli
+SCHEMATHESIS := .venv-schemathesis
 SAM        := SAM_CLI_TELEMETRY=0 $(VENV)/bin/sam
 ENV        ?= default
 REGION     ?=
@@ -185,7 +186,9 @@ lint-asl: node-deps
 # aws-sam-translator for the template transform test in internal/deploy, and the SAM CLI for `sam validate --lint`,
 # `sam build` and `sam deploy`); .venv-checkov has checkov (tools/checkov-requirements.txt), apart because its pins
 # conflict with the SAM CLI's; .venv-awscli has the AWS CLI (tools/awscli-requirements.txt), apart because awscli
-# pins its dependencies exactly, for internal/sfnapi's tests of `aws stepfunctions` against the local API. All are
+# pins its dependencies exactly, for internal/sfnapi's tests of `aws stepfunctions` against the local API;
+# .venv-schemathesis has schemathesis and botocore (tools/schemathesis-requirements.txt) for e2e's
+# TestOpenAPIConformance, which fuzzes the local stack with docs/openapi.yaml and signs as botocore does. All are
 # links to virtual environments in the cache, one per content of the requirements file (and Python version):
 # changing a pin creates a new one, a fresh clone links to the existing one.
 # Without python3 on the machine the step says so and is skipped (the template checks with it); under CI it is
@@ -195,10 +198,11 @@ venv:
 	@$(CACHED_INSTALL) venv $(VENV) tools/requirements.txt
 	@$(CACHED_INSTALL) venv $(CHECKOV) tools/checkov-requirements.txt
 	@$(CACHED_INSTALL) venv $(AWSCLI) tools/awscli-requirements.txt
+	@$(CACHED_INSTALL) venv $(SCHEMATHESIS) tools/schemathesis-requirements.txt
 else
 venv:
 	@if [ -n "$${CI:-}" ]; then echo "python3 is required under CI for the template checks"; exit 1; fi
-	@echo "venv: python3 not found, the template checks (cfn-lint, sam validate, checkov, transform test) skipped"
+	@echo "venv: python3 not found, the template checks (cfn-lint, sam validate, checkov, transform test) and the OpenAPI conformance test skipped"
 endif
 
 # The template as the tools users run check it: cfn-lint, `sam validate --lint`, and checkov with 0 failed checks
@@ -280,4 +284,4 @@ chaos-quick: deps
 # The clone's installs and builds; the cache of installs ($(TRANSFERFLOW_CACHE)) stays for the next clone (rm -rf it
 # to reclaim its space).
 clean:
-	rm -rf node_modules $(VENV) $(CHECKOV) $(AWSCLI) .aws-sam bin
+	rm -rf node_modules $(VENV) $(CHECKOV) $(AWSCLI) $(SCHEMATHESIS) .aws-sam bin
