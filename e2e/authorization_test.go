@@ -17,10 +17,10 @@ import (
 // apiRoute is one Api event of template.yaml: a method and a resource path.
 type apiRoute struct{ method, resource string }
 
-// templateRoutes reads the API's routes from template.yaml, as the stack does.
-func templateRoutes(t *testing.T) []apiRoute {
+// templateRoutes reads the API's routes from the template at path (template.yaml), as the stack does.
+func templateRoutes(t *testing.T, path string) []apiRoute {
 	t.Helper()
-	tmpl, err := samtemplate.Load(filepath.Join(root, "template.yaml"))
+	tmpl, err := samtemplate.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func (r apiRoute) path() string {
 // reached it).
 func TestAuthorizationThroughTheStack(t *testing.T) {
 	s := startStack(t, "--operator", "arn:aws:iam::000000000000:user/operator", "--metrics")
-	routes := templateRoutes(t)
+	routes := templateRoutes(t, filepath.Join(root, "template.yaml"))
 	if len(routes) != 13 {
 		t.Fatalf("routes %v: want the six client routes and the seven operator routes", routes)
 	}

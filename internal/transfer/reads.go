@@ -82,7 +82,9 @@ func (o *Orchestrator) history(ctx context.Context, req events.APIGatewayProxyRe
 	case errors.As(err, &missing):
 		// The workflow never started (an orphan): the trail is the record and the (empty) ledger.
 	case errors.As(err, &badToken):
-		return problem(http.StatusBadRequest, "VALIDATION_ERROR", "nextToken is not valid")
+		p := apigw.NewProblem(http.StatusBadRequest, "VALIDATION_ERROR", "nextToken is not valid")
+		p.Errors = []FieldError{{Field: "nextToken", Message: "is not a token this history gave"}}
+		return apigw.ProblemResponse(p)
 	case err != nil:
 		return o.dependency(ctx, "get execution history", err, 1, "transferId", id)
 	default:
