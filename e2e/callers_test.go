@@ -94,34 +94,27 @@ func (s *stack) tableItems(t testing.TB) map[string]map[string]ddbtypes.Attribut
 
 // tableAccounts is every account in the table, by id.
 func (s *stack) tableAccounts(t testing.TB) map[string]ledger.Account {
-	t.Helper()
-	accts := map[string]ledger.Account{}
-	for _, it := range s.tableItems(t) {
-		if sk, ok := it["sk"].(*ddbtypes.AttributeValueMemberS); !ok || sk.Value != "ACCOUNT" {
-			continue
-		}
-		var a ledger.Account
-		if err := attributevalue.UnmarshalMap(it, &a); err != nil {
-			t.Fatal(err)
-		}
-		accts[a.AccountID] = a
-	}
-	return accts
+	return tableItemsOf(t, s, "ACCOUNT", func(a ledger.Account) string { return a.AccountID })
 }
 
 // tableRecords is every transfer record in the table, by transfer id.
 func (s *stack) tableRecords(t testing.TB) map[string]ledger.Transfer {
+	return tableItemsOf(t, s, "TRANSFER", func(r ledger.Transfer) string { return r.TransferID })
+}
+
+// tableItemsOf decodes every item of the table whose sort key is sk, keyed by id.
+func tableItemsOf[T any](t testing.TB, s *stack, sk string, id func(T) string) map[string]T {
 	t.Helper()
-	recs := map[string]ledger.Transfer{}
+	out := map[string]T{}
 	for _, it := range s.tableItems(t) {
-		if sk, ok := it["sk"].(*ddbtypes.AttributeValueMemberS); !ok || sk.Value != "TRANSFER" {
+		if v, ok := it["sk"].(*ddbtypes.AttributeValueMemberS); !ok || v.Value != sk {
 			continue
 		}
-		var r ledger.Transfer
-		if err := attributevalue.UnmarshalMap(it, &r); err != nil {
+		var x T
+		if err := attributevalue.UnmarshalMap(it, &x); err != nil {
 			t.Fatal(err)
 		}
-		recs[r.TransferID] = r
+		out[id(x)] = x
 	}
-	return recs
+	return out
 }

@@ -165,28 +165,24 @@ func (e *callEnv) ownedAccount(t *testing.T, owner, id string, balance int64) {
 // operatorTransfer is transfer for one an operator submitted (POST /operator/transfers).
 func (e *callEnv) operatorTransfer(t *testing.T, src, dst string, amount int64, at time.Time) ledger.Transfer {
 	t.Helper()
-	e.keys++
-	id, err := ledger.NewTransferID(ledger.KeyHash("operator", fmt.Sprint(e.keys)), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := ledger.NewTransferRecord(ledger.Transfer{TransferID: id, Scope: "operator", SourceAccountID: src, Operator: true,
-		DestinationAccountID: dst, Amount: amount, Currency: "EUR", ExecutionArn: transfer.ExecutionArn(e.machineArn, id)}, at, 0)
-	if _, created, err := e.store.Reserve(context.Background(), rec, at); err != nil || !created {
-		t.Fatalf("reserve %s: created %v, %v", id, created, err)
-	}
-	return rec
+	return e.reserve(t, "operator", true, src, dst, amount, at)
 }
 
 // transfer reserves an IN_PROGRESS transfer created at, as the orchestrator does, without starting its workflow.
 func (e *callEnv) transfer(t *testing.T, src, dst string, amount int64, at time.Time) ledger.Transfer {
 	t.Helper()
+	return e.reserve(t, "setup", false, src, dst, amount, at)
+}
+
+// reserve reserves a transfer of scope's (an operator's when operator).
+func (e *callEnv) reserve(t *testing.T, scope string, operator bool, src, dst string, amount int64, at time.Time) ledger.Transfer {
+	t.Helper()
 	e.keys++
-	id, err := ledger.NewTransferID(ledger.KeyHash("setup", fmt.Sprint(e.keys)), nil)
+	id, err := ledger.NewTransferID(ledger.KeyHash(scope, fmt.Sprint(e.keys)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := ledger.NewTransferRecord(ledger.Transfer{TransferID: id, Scope: "setup", SourceAccountID: src,
+	rec := ledger.NewTransferRecord(ledger.Transfer{TransferID: id, Scope: scope, SourceAccountID: src, Operator: operator,
 		DestinationAccountID: dst, Amount: amount, Currency: "EUR", ExecutionArn: transfer.ExecutionArn(e.machineArn, id)}, at, 0)
 	if _, created, err := e.store.Reserve(context.Background(), rec, at); err != nil || !created {
 		t.Fatalf("reserve %s: created %v, %v", id, created, err)

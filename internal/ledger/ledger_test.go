@@ -46,35 +46,28 @@ func (e *env) account(t *testing.T, id, currency string, balance int64) {
 	}
 }
 
-// transfer reserves an IN_PROGRESS transfer record and returns its id.
+// transfer reserves an IN_PROGRESS transfer record of testScope's and returns its id.
 func (e *env) transfer(t *testing.T, src, dst string, amount int64, currency string) string {
 	t.Helper()
-	e.n++
-	id, err := ledger.NewTransferID(ledger.KeyHash("test", fmt.Sprintf("%s-key-%d", t.Name(), e.n)), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := ledger.NewTransferRecord(ledger.Transfer{
-		TransferID: id, Scope: testScope, SourceAccountID: src, DestinationAccountID: dst, Amount: amount, Currency: currency,
-		ExecutionArn: "arn:aws:states:us-east-1:123456789012:execution:transfer:" + id,
-	}, t0, 0)
-	if _, created, err := e.store.Reserve(context.Background(), rec, t0); err != nil || !created {
-		t.Fatalf("reserve: created %v, %v", created, err)
-	}
-	return id
+	return e.reserve(t, testScope, false, src, dst, amount, currency)
 }
 
 // operatorTransfer is transfer for one an operator submitted: its DEBIT is on an operator's authority.
 func (e *env) operatorTransfer(t *testing.T, src, dst string, amount int64, currency string) string {
 	t.Helper()
+	return e.reserve(t, "operator", true, src, dst, amount, currency)
+}
+
+func (e *env) reserve(t *testing.T, scope string, operator bool, src, dst string, amount int64, currency string) string {
+	t.Helper()
 	e.n++
-	id, err := ledger.NewTransferID(ledger.KeyHash("operator", fmt.Sprintf("%s-key-%d", t.Name(), e.n)), nil)
+	id, err := ledger.NewTransferID(ledger.KeyHash(scope, fmt.Sprintf("%s-key-%d", t.Name(), e.n)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rec := ledger.NewTransferRecord(ledger.Transfer{
-		TransferID: id, Scope: "operator", SourceAccountID: src, DestinationAccountID: dst, Amount: amount, Currency: currency,
-		ExecutionArn: "arn:aws:states:us-east-1:123456789012:execution:transfer:" + id, Operator: true,
+		TransferID: id, Scope: scope, SourceAccountID: src, DestinationAccountID: dst, Amount: amount, Currency: currency,
+		ExecutionArn: "arn:aws:states:us-east-1:123456789012:execution:transfer:" + id, Operator: operator,
 	}, t0, 0)
 	if _, created, err := e.store.Reserve(context.Background(), rec, t0); err != nil || !created {
 		t.Fatalf("reserve: created %v, %v", created, err)
