@@ -418,7 +418,7 @@ type AccountTransfer struct {
 	CounterpartyAccountID string `json:"counterpartyAccountId,omitempty"`
 	CreatedAt             string `json:"createdAt"`
 	// Status and Reference come from the transfer's record, shown only while it exists (records expire with the
-	// idempotency TTL; entries are kept forever) and only to the caller whose transfer it is.
+	// idempotency TTL; entries are kept forever), to the account's owner whoever sent the transfer.
 	Status    string               `json:"status,omitempty"`
 	Reference string               `json:"reference,omitempty"`
 	Links     AccountTransferLinks `json:"links"`

@@ -247,7 +247,7 @@ func (o *Orchestrator) submit(ctx context.Context, req events.APIGatewayProxyReq
 
 func (o *Orchestrator) get(ctx context.Context, req events.APIGatewayProxyRequest, op bool) apigw.Response {
 	id := req.PathParameters["transferId"]
-	t, err, denied := o.transfer(ctx, req, id, op)
+	t, denied, err := o.transfer(ctx, req, id, op)
 	if denied != nil {
 		return *denied
 	}
@@ -262,17 +262,17 @@ func (o *Orchestrator) get(ctx context.Context, req events.APIGatewayProxyReques
 
 // transfer reads the transfer id for the caller: the caller's own on a client route, any transfer on an operator
 // route (op). denied is the answer to a caller that cannot be scoped.
-func (o *Orchestrator) transfer(ctx context.Context, req events.APIGatewayProxyRequest, id string, op bool) (ledger.Transfer, error, *apigw.Response) {
+func (o *Orchestrator) transfer(ctx context.Context, req events.APIGatewayProxyRequest, id string, op bool) (ledger.Transfer, *apigw.Response, error) {
 	scope, denied, ok := o.callerScope(ctx, req)
 	if !ok {
-		return ledger.Transfer{}, nil, &denied
+		return ledger.Transfer{}, &denied, nil
 	}
 	if op {
 		t, err := o.Store.FindTransfer(ctx, id, o.Now())
-		return t, err, nil
+		return t, nil, err
 	}
 	t, err := o.Store.GetTransfer(ctx, scope, id, o.Now())
-	return t, err, nil
+	return t, nil, err
 }
 
 // maxTransferAmount is the largest amount a transfer may move.

@@ -60,7 +60,7 @@ func (o *Orchestrator) history(ctx context.Context, req events.APIGatewayProxyRe
 		}
 		maxResults = n
 	}
-	t, err, denied := o.transfer(ctx, req, id, op)
+	t, denied, err := o.transfer(ctx, req, id, op)
 	if denied != nil {
 		return *denied
 	}
