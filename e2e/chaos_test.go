@@ -10,6 +10,7 @@ import (
 
 	"github.com/transferflow/orchestrator/internal/chaos"
 	"github.com/transferflow/orchestrator/internal/ddblocal"
+	"github.com/transferflow/orchestrator/internal/ledger"
 )
 
 // TestChaosQuick is `make chaos-quick`, part of `make test` (docs/reliability.md): the chaos campaign at a small
@@ -57,6 +58,11 @@ func TestChaosQuick(t *testing.T) {
 	}
 	if s.Accepted == 0 || s.Executions == 0 {
 		t.Errorf("%d keys accepted, %d executions: the campaign did not run", s.Accepted, s.Executions)
+	}
+	// Most planned transfers can complete: a campaign whose transfers all fail (say, out of accounts its clients do
+	// not own) would check the invariants of nothing.
+	if completed := s.Outcomes[ledger.StatusCompleted]; completed < s.Accepted/4 {
+		t.Errorf("%d transfers COMPLETED of %d accepted (%v): the campaign moved next to no money", completed, s.Accepted, s.Outcomes)
 	}
 	if len(s.Violations) > 0 {
 		t.Fatalf("%d violations; replay with CHAOS_SEED=%s make chaos-quick:\n%s", len(s.Violations),

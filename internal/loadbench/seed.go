@@ -49,7 +49,7 @@ func writeSeed(path string, sets ...[]string) error {
 	var accounts []localproc.SeedAccount
 	for _, set := range sets {
 		for _, id := range set {
-			accounts = append(accounts, localproc.SeedAccount{AccountID: id, Currency: currency, Balance: seedBalance})
+			accounts = append(accounts, localproc.SeedAccount{AccountID: id, Currency: currency, Balance: seedBalance, Owner: localproc.LocalCaller})
 		}
 	}
 	return localproc.WriteSeed(path, accounts)

@@ -190,7 +190,13 @@ type SeedAccount struct {
 	AccountID string `json:"accountId"`
 	Currency  string `json:"currency"`
 	Balance   int64  `json:"balance"`
+	// Owner is the principal ARN of the account's owner (LocalCaller for the unsigned requests a load sends); an
+	// account without one only operators may spend.
+	Owner string `json:"owner,omitempty"`
 }
+
+// LocalCaller is the principal of the local gateway's unsigned requests: the owner of the accounts a load spends.
+const LocalCaller = "arn:aws:iam::000000000000:user/local"
 
 // WriteSeed writes a --seed file that opens accounts.
 func WriteSeed(path string, accounts []SeedAccount) error {
