@@ -19,11 +19,14 @@ import (
 // (the stack is down for a restart), the campaign's client waits and sends the same request again, up to
 // maxRounds times.
 const (
-	maxRounds     = 40
-	roundPause    = time.Second
-	attempts      = 4
-	waitTerminal  = 4 * time.Minute
-	role          = "chaos-payments"
+	maxRounds    = 40
+	roundPause   = time.Second
+	attempts     = 4
+	waitTerminal = 4 * time.Minute
+	role         = "chaos-payments"
+	// roleOwner owns the campaign's accounts: the role its clients sign as, named as API Gateway reports a session
+	// of it (any session: the owner is the role).
+	roleOwner     = "arn:aws:sts::000000000000:assumed-role/" + role + "/seed"
 	codeKeyReused = "IDEMPOTENCY_KEY_REUSED"
 )
 

@@ -182,7 +182,7 @@ func killCounts(ks []Kill) []int {
 func writeSeed(path string, accounts []Account) error {
 	out := make([]localproc.SeedAccount, len(accounts))
 	for i, a := range accounts {
-		out[i] = localproc.SeedAccount{AccountID: a.ID, Currency: a.Currency, Balance: a.Balance, Owner: localproc.LocalCaller}
+		out[i] = localproc.SeedAccount{AccountID: a.ID, Currency: a.Currency, Balance: a.Balance, Owner: roleOwner}
 	}
 	return localproc.WriteSeed(path, out)
 }
