@@ -26,7 +26,7 @@ import (
 	"github.com/transferflow/orchestrator/internal/sfnlocal"
 )
 
-// conformanceCase is one recorded AWS execution from the corpus (see shared/conformance/asl/README.md).
+// conformanceCase is one recorded AWS execution from the corpus (see testdata/conformance/asl/README.md).
 type conformanceCase struct {
 	ID       string          `json:"id"`
 	Category string          `json:"category"`
@@ -61,25 +61,13 @@ type ddbSetup struct {
 	} `json:"dynamodb"`
 }
 
-// conformanceDir is $ASL_CONFORMANCE_DIR, else ../shared/conformance/asl next to the module root.
+// conformanceDir is $ASL_CONFORMANCE_DIR (another corpus of the same format), else the corpus kept with this
+// package, testdata/conformance/asl.
 func conformanceDir(t *testing.T) string {
 	if d := os.Getenv("ASL_CONFORMANCE_DIR"); d != "" {
 		return d
 	}
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared", "conformance", "asl")
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
+	return filepath.Join("testdata", "conformance", "asl")
 }
 
 // missingCorpus ends a test that cannot read the corpus: it fails under CI (CI set, as CI services and
@@ -89,7 +77,7 @@ func missingCorpus(t *testing.T, dir string, err error) {
 	t.Helper()
 	where := "ASL_CONFORMANCE_DIR"
 	if os.Getenv("ASL_CONFORMANCE_DIR") == "" {
-		where = "../shared/conformance/asl next to the module root, since ASL_CONFORMANCE_DIR is not set"
+		where = "the package's testdata, since ASL_CONFORMANCE_DIR is not set"
 	}
 	msg := fmt.Sprintf("the ASL conformance corpus recorded against AWS (index.json and its cases) is missing: looked for %s (%s): %v",
 		filepath.Join(dir, "index.json"), where, err)
