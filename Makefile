@@ -245,7 +245,7 @@ deploy: sam-build
 deploy-guided: sam-build
 	$(SAM) deploy --guided $(if $(REGION),--region $(REGION))
 
-# Builds and starts the local stack on the spec's default ports with the demo accounts of events/local-accounts.json
+# Builds and starts the local stack on docs/local-stack.md's default ports with the demo accounts of events/local-accounts.json
 # and the example transfers the sam local invoke events use (events/local-transfers.json). ARGS adds flags
 # (docs/local-stack.md), e.g. make run ARGS='--api-addr 127.0.0.1:0 --data-dir .local'. Once ready, the stack
 # prints example commands against the addresses it really serves (--hints). The IAM user operator (a SigV4 key

@@ -56,7 +56,7 @@ func TestStackFromAnotherDirectory(t *testing.T) {
 		}
 	}
 	if lines := strings.Split(strings.TrimSpace(s.stdout.String()), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], "ready ") {
-		t.Errorf("stdout holds more than the ready line (spec/local-stack.md):\n%s", s.stdout.String())
+		t.Errorf("stdout holds more than the ready line (docs/local-stack.md):\n%s", s.stdout.String())
 	}
 }
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestTransferContract runs every row of the POST /transfers table of spec/transfer-api.md against the running
+// TestTransferContract runs every row of the POST /transfers table of docs/api.md against the running
 // stack, and checks that a rejected request writes nothing: no transfer, no execution, no money moved.
 func TestTransferContract(t *testing.T) {
 	// The debit answers 2 s late, so the duplicate below meets the transfer still in progress however loaded the

@@ -220,7 +220,7 @@ func runStack(t *testing.T, dir string, args []string) *stack {
 	return s
 }
 
-// stop signals the stack and waits for it to exit; it must stop within the spec's 5 seconds.
+// stop signals the stack and waits for it to exit; it must stop within the 5 seconds docs/local-stack.md promises.
 func (s *stack) stop(sig syscall.Signal) {
 	if s.cmd.ProcessState != nil {
 		return

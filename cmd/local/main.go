@@ -1,6 +1,6 @@
 // Command local runs the transfer orchestrator's local stack on one machine, with no Docker and no AWS account:
 // DynamoDB (Dynoxide), the Step Functions engine and API, the API gateway and the four functions, wired from
-// template.yaml. See spec/local-stack.md for the flags. `local invoke <LogicalId> --event FILE [--env-vars FILE]`
+// template.yaml. See docs/local-stack.md for the flags. `local invoke <LogicalId> --event FILE [--env-vars FILE]`
 // runs one function once, as `sam local invoke` does, without Docker (internal/localinvoke).
 package main
 

@@ -9,7 +9,7 @@ import (
 	"github.com/transferflow/orchestrator/internal/transfer"
 )
 
-// The checks, by the name a violation carries (spec/transfer-api.md, "Money invariants").
+// The checks, by the name a violation carries (docs/api.md, "Money invariants").
 const (
 	CheckConservation    = "conservation"      // the sum of balances per currency, funding accounts included, is the opening sum
 	CheckAccountLedger   = "account-ledger"    // each balance is its opening balance moved by its own legs, once each

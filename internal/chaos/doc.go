@@ -2,7 +2,7 @@
 // (bin/local, package localproc) as a separate process on a --data-dir, drives the transfer API from concurrent
 // clients that retry as real clients do (duplicates, replays after timeouts, the same key with another payload,
 // new role sessions), turns on every fault kind of --fault over time, kill -9s and restarts the stack at points
-// chosen from a seed, and after quiescence checks the money invariants of spec/transfer-api.md from the table
+// chosen from a seed, and after quiescence checks the money invariants of docs/api.md from the table
 // itself (Check).
 //
 // Every random choice (the clients' actions, the transfers, the fault sets, the kill points, counted in accepted

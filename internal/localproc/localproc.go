@@ -1,6 +1,6 @@
 // Package localproc runs the local stack (bin/local, cmd/local) as a separate, owned process, as programs that
 // drive it from outside do (cmd/bench): it builds the binary when asked, starts it on free ports, waits for its
-// ready line (spec/local-stack.md) and stops it with SIGTERM, then SIGKILL after the spec's 5 seconds.
+// ready line (docs/local-stack.md) and stops it with SIGTERM, then SIGKILL after the 5 seconds docs/local-stack.md promises.
 package localproc
 
 import (
@@ -18,7 +18,7 @@ import (
 	"time"
 )
 
-// stopGrace is how long the stack has to stop after SIGTERM (spec/local-stack.md).
+// stopGrace is how long the stack has to stop after SIGTERM (docs/local-stack.md).
 const stopGrace = 5 * time.Second
 
 // Options configures Start.
@@ -185,7 +185,7 @@ func Build(ctx context.Context, srcDir, out string) error {
 	return nil
 }
 
-// SeedAccount is one account of the stack's --seed file (spec/local-stack.md).
+// SeedAccount is one account of the stack's --seed file (docs/local-stack.md).
 type SeedAccount struct {
 	AccountID string `json:"accountId"`
 	Currency  string `json:"currency"`

@@ -65,7 +65,7 @@ const DefaultSeed = "events/local-accounts.json"
 // DefaultEventsAddr is where the local EventBridge listens unless --events-addr says otherwise.
 const DefaultEventsAddr = "127.0.0.1:8084"
 
-// Config is the local stack's configuration (spec/local-stack.md).
+// Config is the local stack's configuration (docs/local-stack.md).
 type Config struct {
 	// Template is the SAM template the stack is wired from; empty finds it (samtemplate.Locate). The state machine
 	// definitions, the default seed and the Dynoxide installed by npm are looked for next to it.

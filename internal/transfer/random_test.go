@@ -44,7 +44,7 @@ func (r *randomTally) add(outcome string, key string, result []byte) {
 
 // TestRandomizedLedgerInvariants runs random legs on random transfers, with duplicates, concurrent invocations and
 // settlements interleaved, then settles what is left as the reconciler would, and checks the money invariants of
-// spec/transfer-api.md. LEDGER_SEED=<n> replays a run.
+// docs/api.md. LEDGER_SEED=<n> replays a run.
 func TestRandomizedLedgerInvariants(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("LEDGER_SEED"); s != "" {

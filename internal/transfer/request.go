@@ -19,7 +19,7 @@ import (
 	"github.com/dunglas/httpsfv"
 )
 
-// Limits of the POST /transfers contract (spec/transfer-api.md).
+// Limits of the POST /transfers contract (docs/api.md).
 const (
 	MaxBodyBytes     = 16 << 10
 	MaxAmount        = 100_000_000_000
