@@ -253,11 +253,11 @@ deploy-guided: sam-build
 run: deps build
 	bin/local --hints --seed-transfers events/local-transfers.json --operator arn:aws:iam::000000000000:user/operator $(ARGS)
 
-# Issue 11's measuring instrument, not part of make test (bench/README.md): cmd/bench builds ./cmd/local, runs it as
+# The benchmark, not part of make test (bench/README.md): cmd/bench builds ./cmd/local, runs it as
 # its own process on a fresh in-memory store with Dynoxide, and prints one table (throughput and failures at
 # c = 1, 8, 32, 128, burst drain, latencies, DynamoDB requests and units per POST, replay and workflow, the store's own
 # limit, memory, the engine against the npm engine, the cost of 1M transfers on AWS) whose last line is the verdicts
-# against issue 11's targets; the same figures go to bench/results/latest.json. Exit status 0 when a target is
+# against the stack's performance targets; the same figures go to bench/results/latest.json. Exit status 0 when a target is
 # missed (a measurement), 1 when the harness fails. `make bench` takes 30 to 40 minutes on 2 cores and wants the
 # machine to itself; `make bench-quick` runs everything small in under 2 minutes (indicative figures, written to
 # bench/results/latest-quick.json, which git ignores). ARGS adds flags, e.g. an older build of main:
@@ -269,7 +269,7 @@ bench: deps bench-engine-deps
 bench-quick: deps bench-engine-deps
 	$(GO) run ./cmd/bench --scale quick $(ARGS)
 
-# Issue 12's chaos campaign (docs/reliability.md#chaos-campaign), not part of make test: cmd/chaos builds ./cmd/local,
+# The chaos campaign (docs/reliability.md#chaos-campaign), not part of make test: cmd/chaos builds ./cmd/local,
 # runs it as its own process on a fresh --data-dir, drives CHAOS_TRANSFERS (10,000) transfers from CHAOS_CLIENTS (128)
 # retrying clients under every --fault kind, kill -9s and restarts it CHAOS_KILLS (20) times, and checks the money
 # invariants from the table; exit 1 on any violation. The seed is printed first and last; CHAOS_SEED=… replays it.

@@ -41,7 +41,7 @@ func vmRSS(t *testing.T, pid int) int64 {
 	return 0
 }
 
-// TestMemoryReturnsAfterAHostileExecution (issue 12, F7): a Map-in-a-loop execution runs in a separate bin/local
+// TestMemoryReturnsAfterAHostileExecution: a Map-in-a-loop execution (a hostile one the chaos work found) runs in a separate bin/local
 // until AWS's history quota fails it; within a minute of its end the stack's resident memory is back within twice
 // what it was idle before (after one transfer). The wait polls the memory, the minute is the requirement.
 func TestMemoryReturnsAfterAHostileExecution(t *testing.T) {

@@ -1,4 +1,4 @@
-// Command chaos is the chaos campaign of issue 12 (`make chaos`, docs/reliability.md): it runs the local stack as a
+// Command chaos is the chaos campaign (`make chaos`, docs/reliability.md): it runs the local stack as a
 // separate process, drives CHAOS_TRANSFERS transfers through it from retrying clients under every --fault kind,
 // kill -9s it CHAOS_KILLS times, and checks the money invariants from the table. CHAOS_SEED replays a run. It exits
 // 1 on any violation, 2 when the campaign itself fails (internal/chaos) or on a bad command line.
@@ -30,7 +30,7 @@ func main() {
 // usage is the text of --help: the campaign takes no flags, only environment variables.
 var usage = fmt.Sprintf(`usage: chaos [--help]     (make chaos; run from the repository's root)
 
-Runs issue 12's chaos campaign against the local stack (docs/reliability.md#chaos-campaign). It is configured by
+Runs the chaos campaign against the local stack (docs/reliability.md#chaos-campaign). It is configured by
 the environment:
   CHAOS_SEED        replay this campaign (default: random; printed first and last)
   CHAOS_TRANSFERS   transfers to drive (default %d)

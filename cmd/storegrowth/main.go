@@ -1,5 +1,5 @@
 // Command storegrowth grows a Dynoxide table with the transfer workload, in steps, and after each step times each
-// request kind of a transfer on its own (internal/storegrowth): the reproduction of issue 11's finding that Dynoxide
+// request kind of a transfer on its own (internal/storegrowth): the reproduction of the finding that Dynoxide
 // slows down under the transfer workload. docs/ddblocal.md ("Dynoxide under the transfer workload") explains it.
 //
 //	go run ./cmd/storegrowth [--fill workload|put|tokens] [--tokens=true|false] [--steps N] [--step TRANSFERS]

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Defaults of `make chaos` (issue 12).
+// Defaults of `make chaos`.
 const (
 	DefaultTransfers = 10_000
 	DefaultKills     = 20

@@ -1,4 +1,4 @@
-// Package chaos is the chaos campaign of issue 12 (`make chaos`, `make chaos-quick`): it starts the local stack
+// Package chaos is the chaos campaign (`make chaos`, `make chaos-quick`): it starts the local stack
 // (bin/local, package localproc) as a separate process on a --data-dir, drives the transfer API from concurrent
 // clients that retry as real clients do (duplicates, replays after timeouts, the same key with another payload,
 // new role sessions), turns on every fault kind of --fault over time, kill -9s and restarts the stack at points

@@ -63,7 +63,7 @@ var Scales = map[string]Scale{
 	// compare is the closed loop at c = 32 only, 3,000 transfers per pass: two builds side by side in minutes
 	// (run it with --only closed).
 	"compare": small("compare", 1000, 200, Cell{Concurrency: 32, Transfers: 3000}),
-	// issue is issue 11's own measurement of main before it: the closed loop at c = 32 over 16 seeded accounts
+	// issue is the measurement of main before the performance work: the closed loop at c = 32 over 16 seeded accounts
 	// (3,000 transfers), and the 4 hot accounts; two builds side by side (run it with --only closed). Its store test
 	// sends as many transfers' requests over the same accounts: with --only store, the store's own limit in the
 	// comparison's conditions.

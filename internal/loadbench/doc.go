@@ -1,4 +1,4 @@
-// Package loadbench measures the local stack from outside, as issue 11 asks: it starts bin/local as a separate
+// Package loadbench measures the local stack from outside, against its performance targets: it starts bin/local as a separate
 // process (package localproc) on a fresh store, drives the transfer API, and reports one table and one JSON
 // document (Result). Two stacks run one after the other on the same DynamoDB server: an attribution stack behind a
 // counting proxy (package ddbproxy), and the measured stack, which talks to the server directly so that the proxy's

@@ -258,7 +258,7 @@ type Cost struct {
 	Formula    string     `json:"formula"`
 }
 
-// Verdict is one of issue 11's targets against this run's figure.
+// Verdict is one of the performance targets against this run's figure.
 type Verdict struct {
 	Name   string `json:"name"`
 	Target string `json:"target"`

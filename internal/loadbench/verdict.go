@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Issue 11's targets.
+// The performance targets.
 const (
 	TargetWorkflowRequests = 3.0   // DynamoDB requests per transfer in the workflow, at most
 	TargetEfficiency       = 0.8   // stack transfers/s × requests per transfer ÷ direct requests/s, at least
@@ -37,7 +37,7 @@ func status(ok bool) string {
 	return Fail
 }
 
-// Verdicts judges r against issue 11's targets.
+// Verdicts judges r against the stack's performance targets.
 func Verdicts(r Result) []Verdict {
 	return []Verdict{
 		failedVerdict(r),

@@ -34,7 +34,7 @@ func (s *startOnlyStore) SaveExecution(ctx context.Context, rec *sfnlocal.Execut
 
 // TestStartedExecutionRunsAfterACrashBeforeItsFirstState: an execution whose engine crashed between
 // StartExecution's answer and its first checkpoint is in the store RUNNING, without a checkpoint and without
-// events; the next engine runs it from its first state to its end (issue 12, F1: it used to be closed ABORTED,
+// events; the next engine runs it from its first state to its end (it used to be closed ABORTED,
 // and the transfer it carried ended FAILED because the platform crashed).
 func TestStartedExecutionRunsAfterACrashBeforeItsFirstState(t *testing.T) {
 	ctx := context.Background()

@@ -56,7 +56,7 @@ func TestRestoreFromStore(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Without checkpoints the interrupted execution starts again from its first state (issue 12, F1).
+			// Without checkpoints the interrupted execution starts again from its first state.
 			if r.Status != sfnlocal.StatusRunning || r.StopDate != nil {
 				t.Fatalf("interrupted execution restored as %s, want RUNNING again", r.Status)
 			}

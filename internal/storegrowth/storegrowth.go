@@ -1,6 +1,6 @@
 // Package storegrowth measures how the speed of a DynamoDB-compatible server changes as the transfer workload grows
 // its table, one request kind at a time, so that a slowdown can be pinned on the operation and the data that cause
-// it (issue 11 follow-up: Dynoxide served a quarter as many requests per second after 45,000 transfers as on a fresh
+// it (a follow-up of the performance work: Dynoxide served a quarter as many requests per second after 45,000 transfers as on a fresh
 // table). docs/ddblocal.md explains the figures and what they showed.
 //
 // Run grows the table in steps with a Fill and, after each step, times probes on fresh keys, each after its own
