@@ -21,9 +21,21 @@ PYTHON3    := $(shell command -v python3 2>/dev/null)
 LAMBDA_GOFLAGS := $(shell cat internal/lambdabuild/goflags)
 export DYNOXIDE_BIN ?=
 
-.PHONY: test run deps node-deps venv fmt-check vet lint-asl lint-template build build-lambdas sam-build deploy deploy-guided \
+# Bare `make` lists the targets a user runs.
+.DEFAULT_GOAL := help
+
+.PHONY: help test run deps node-deps venv fmt-check vet lint-asl lint-template build build-lambdas sam-build deploy deploy-guided \
 	invoke-examples bench bench-quick clean bench-engine-deps bench-engine chaos chaos-quick ddblocal-deps java-check \
 	test-ddblocal fuzz fuzz-brief fuzz-check
+
+help:
+	@echo 'make run          start the local stack with the demo accounts (installs what is missing first)'
+	@echo 'make test         everything CI runs (installs what is missing first)'
+	@echo 'make bench-quick  the benchmark, small (under 2 minutes); make bench: the full one (about 11 minutes)'
+	@echo 'make chaos        the chaos campaign (make chaos-quick: the small one make test runs)'
+	@echo 'make fuzz         every fuzz target for FUZZTIME (60s)'
+	@echo 'make deploy       sam build and sam deploy with samconfig.toml (ENV=dev|prod); docs/deploy.md'
+	@echo 'make clean        the installs and builds of this clone (the install cache stays)'
 
 deps: node-deps
 	$(GO) mod download
@@ -54,8 +66,9 @@ RACE := $(shell command -v "$$($(GO) env CC)" >/dev/null 2>&1 && echo -race)
 
 # go test runs under gotestsum (a well-kept wrapper of go test -json) for its summary: the failures again at the end,
 # and every skipped test with its reason, which go test ./... prints only with -v. The raw events, with each
-# package's time, are kept in $(TEST_JSON).
-GOTESTSUM := $(GO) run gotest.tools/gotestsum@v1.13.0
+# package's time, are kept in $(TEST_JSON). It is a tool of go.mod (`go get -tool`), so its version is pinned and
+# checked with the module's and nothing is fetched at test time once the module cache has it.
+GOTESTSUM := $(GO) tool gotestsum
 TEST_JSON := bin/test.json
 
 test: deps venv fmt-check vet lint-asl lint-template build build-lambdas fuzz-brief
@@ -258,7 +271,7 @@ run: deps build
 # c = 1, 8, 32, 128, burst drain, latencies, DynamoDB requests and units per POST, replay and workflow, the store's own
 # limit, memory, the engine against the npm engine, the cost of 1M transfers on AWS) whose last line is the verdicts
 # against the stack's performance targets; the same figures go to bench/results/latest.json. Exit status 0 when a target is
-# missed (a measurement), 1 when the harness fails. `make bench` takes 30 to 40 minutes on 2 cores and wants the
+# missed (a measurement), 1 when the harness fails. `make bench` takes about 11 minutes on 2 cores and wants the
 # machine to itself; `make bench-quick` runs everything small in under 2 minutes (indicative figures, written to
 # bench/results/latest-quick.json, which git ignores). ARGS adds flags, e.g. an older build of main:
 #   make bench ARGS='--local-bin /work/baseline/local --local-dir /work/baseline/src'
