@@ -543,6 +543,10 @@ func (a *app) keyedClient(ctx context.Context, key string) (string, *transfercli
 // maybe made (say what, and that the same key cannot make a second one), or refused (say what was not made).
 func (a *app) reportKeyed(err error, key, maybe, cannot, refused string) int {
 	code := a.report(err)
+	if retry := (*transferclient.RetryError)(nil); errors.As(err, &retry) && retry.NotSent {
+		fmt.Fprintf(a.stderr, "the API could not be reached, so nothing was sent: %s.\n", refused)
+		return code
+	}
 	switch code {
 	case exitUnavailable, exitError:
 		fmt.Fprintf(a.stderr, "the outcome is unknown: %s. Run the same command with --idempotency-key %s to find out; it cannot %s.\n", maybe, shellQuote(key), cannot)

@@ -510,3 +510,21 @@ func TestParseArgs(t *testing.T) {
 		})
 	}
 }
+
+// TestSubmitToAStoppedStack: when every attempt is refused at connect (nothing listens), the request was never
+// sent, and transferctl says so instead of "the transfer may have been accepted".
+func TestSubmitToAStoppedStack(t *testing.T) {
+	h := newHarness(t, nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String()
+	ln.Close()
+	code := h.run("submit", "--from", "acc-a", "--to", "acc-b", "--amount", "5", "--currency", "EUR",
+		"--idempotency-key", "k1", "--max-attempts", "2", "--endpoint", closed)
+	stderr := h.stderr.String()
+	if code != exitUnavailable || !strings.Contains(stderr, "nothing was sent: no transfer was made") || strings.Contains(stderr, "may have been") {
+		t.Errorf("exit %d, stderr:\n%s\nwant %d and that nothing was sent", code, stderr, exitUnavailable)
+	}
+}

@@ -373,36 +373,41 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	if maxAttempts <= 0 {
 		maxAttempts = DefaultMaxAttempts
 	}
+	sent := false // whether any attempt reached the API
+	giveUp := func(attempt int, err error) (response, int, error) {
+		return response{}, attempt, &RetryError{Attempts: attempt, Err: err, NotSent: !sent}
+	}
 	for attempt := 1; ; attempt++ {
 		res, err := c.once(ctx, method, u, header, body, payloadHash)
 		if err == nil {
 			return res, attempt, nil
 		}
+		sent = sent || !unsent(err)
 		if ctx.Err() != nil {
-			return response{}, attempt, &RetryError{Attempts: attempt, Err: errors.Join(ctx.Err(), err)}
+			return giveUp(attempt, errors.Join(ctx.Err(), err))
 		}
 		if !retryable(err) {
 			return response{}, attempt, err
 		}
 		if attempt >= maxAttempts {
-			return response{}, attempt, &RetryError{Attempts: attempt, Err: err}
+			return giveUp(attempt, err)
 		}
 		wait := c.backoff(attempt)
 		var apiErr *APIError
 		if errors.As(err, &apiErr) && apiErr.RetryAfter > 0 {
 			if apiErr.RetryAfter > c.maxRetryAfter() {
-				return response{}, attempt, &RetryError{Attempts: attempt, Err: err}
+				return giveUp(attempt, err)
 			}
 			wait = max(wait, apiErr.RetryAfter)
 		}
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
-			return response{}, attempt, &RetryError{Attempts: attempt, Err: err}
+			return giveUp(attempt, err)
 		}
 		if c.OnRetry != nil {
 			c.OnRetry(Retry{Attempt: attempt, Err: err, Wait: wait})
 		}
 		if serr := c.sleep(ctx, wait); serr != nil {
-			return response{}, attempt, &RetryError{Attempts: attempt, Err: errors.Join(serr, err)}
+			return giveUp(attempt, errors.Join(serr, err))
 		}
 	}
 }

@@ -3,6 +3,7 @@ package transferclient
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"time"
 )
@@ -68,6 +69,9 @@ func (e *APIError) Temporary() bool {
 type RetryError struct {
 	Attempts int
 	Err      error
+	// NotSent is true when no attempt reached the API: every one failed to connect (connection refused, no route,
+	// a name that does not resolve), so the request was never sent and cannot have been acted on.
+	NotSent bool
 }
 
 // Error says how many attempts were made and why the last one failed.
@@ -77,3 +81,10 @@ func (e *RetryError) Error() string {
 
 // Unwrap returns the last attempt's error.
 func (e *RetryError) Unwrap() error { return e.Err }
+
+// unsent reports whether err is a failure to connect: the request was not sent.
+func unsent(err error) bool {
+	var op *net.OpError
+	var dns *net.DNSError
+	return errors.As(err, &op) && op.Op == "dial" || errors.As(err, &dns)
+}
