@@ -284,7 +284,7 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	if err := resolveSecretRefs(s.fns, tmpl, c.DataDir); err != nil {
 		return err
 	}
-	awsCfg, err := sdkConfig(ctx, ddbURL, sfnURL, eventsURL, tokenWindow(s.fns))
+	awsCfg, err := sdkConfig(ctx, ddbURL, sfnURL, eventsURL, tokenWindow)
 	if err != nil {
 		return err
 	}
@@ -298,7 +298,7 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 		return err
 	}
 	if k, ok := awsCfg.HTTPClient.(*txtokens.Client); ok && k.Keeping() {
-		s.logger.Info("dynamodb: the stack keeps the TransactWriteItems idempotency tokens (the server is Dynoxide)", "window", tokenWindow(s.fns).String())
+		s.logger.Info("dynamodb: the stack keeps the TransactWriteItems idempotency tokens (the server is Dynoxide)", "window", tokenWindow.String())
 	}
 
 	bus, err := s.eventBus()
@@ -468,17 +468,11 @@ func messagingClients(cfg aws.Config, getenv func(string) string) (sfnlocal.SQSA
 	return q, p
 }
 
-// tokenWindow is how long the stack keeps a TransactWriteItems token for a Dynoxide server (internal/txtokens): a
-// function reuses a token only within one invocation (the SDK's retries and the ledger's), so the longest timeout of
-// the template's functions and 10 s more for a call that outlives its deadline. DynamoDB keeps them 10 minutes; kept
-// that long here, the tokens of a sustained load would hold tens of megabytes that no caller can use.
-func tokenWindow(fns []samtemplate.Function) time.Duration {
-	w := time.Duration(0)
-	for _, f := range fns {
-		w = max(w, f.Timeout)
-	}
-	return w + 10*time.Second
-}
+// tokenWindow is how long the stack keeps a TransactWriteItems token for a Dynoxide server (internal/txtokens):
+// DynamoDB's idempotency window, 10 minutes, so a token reused within it is answered as DynamoDB answers it,
+// whoever reuses it. An entry is about 60 bytes without pointers: 10 minutes of the bench's peak load (some 240,000
+// tokens) hold about 15 MB (docs/ddblocal.md).
+const tokenWindow = 10 * time.Minute
 
 // sdkConfig points the AWS SDK at the local endpoints the way a user would: through the SDK's own
 // AWS_ENDPOINT_URL_* variables, so function code has no local mode. Credentials and region are set only where the
