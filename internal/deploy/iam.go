@@ -3,7 +3,6 @@ package deploy
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 )
 
 // Statement is one statement of an IAM policy in the template, its Action and Resource lists normalised to strings:
@@ -120,18 +119,6 @@ func Render(v any) string {
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
-}
-
-// Actions returns the sorted, de-duplicated actions of the Allow statements of role.
-func Actions(stmts []Statement, role string) []string {
-	var out []string
-	for _, s := range stmts {
-		if s.Role == role && s.Effect == "Allow" {
-			out = append(out, s.Action...)
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
 }
 
 // PartitionKey returns the name of the partition (HASH) key attribute of the AWS::DynamoDB::Table table, the

@@ -28,7 +28,7 @@ var transformed struct {
 	out map[string][]byte
 }
 
-// TransformT returns the repository's template.yaml transformed as Transform does. Without the translator the
+// TransformT returns the repository's template.yaml transformed into the CloudFormation `sam deploy` would create. Without the translator the
 // test is skipped with a message naming `make test`, except under CI=true, where that is a failure.
 func TransformT(t Tester) *Template {
 	t.Helper()
@@ -40,7 +40,7 @@ func TransformT(t Tester) *Template {
 }
 
 // TransformFileT returns the SAM template at path (relative to the working directory, such as a testdata fixture)
-// transformed as Transform does, skipping or failing the test as TransformT does when the translator is missing.
+// transformed as TransformT transforms template.yaml, skipping or failing the test as TransformT does when the translator is missing.
 func TransformFileT(t Tester, path string) *Template {
 	t.Helper()
 	return transformT(t, path, nil)

@@ -67,20 +67,6 @@ func (t *Template) OfType(typ string) []string {
 	return ids
 }
 
-// Transform transforms the SAM template at path (relative to the working directory) into the CloudFormation that
-// `sam deploy` would create, with aws-sam-translator from the .venv of the repository around the working directory
-// (the first parent directory holding template.yaml). Local CodeUri and DefinitionUri values become placeholder S3
-// locations, as `sam package` would upload them. The transform runs in us-east-1 and without the caller's AWS
-// configuration, so its result does not depend on who runs it. It returns ErrNoTranslator (wrapped) when the
-// translator is not installed, and the translator's messages when it rejects the template.
-func Transform(ctx context.Context, path string) (*Template, error) {
-	out, err := transformJSON(ctx, path, nil)
-	if err != nil {
-		return nil, err
-	}
-	return decode(path, out)
-}
-
 // ProjectTemplate returns the path of the repository's template.yaml, found by walking up from the working
 // directory.
 func ProjectTemplate() (string, error) {
@@ -103,9 +89,14 @@ func repoRoot() (string, error) {
 	return root, nil
 }
 
-// transformJSON runs tools/sam_transform.py on path, with the parameter values params when not nil (as
-// CloudFormation hands them to the transform: a CommaDelimitedList as a list), and returns its stdout, the
-// CloudFormation as JSON.
+// transformJSON transforms the SAM template at path (relative to the working directory) into the CloudFormation that
+// `sam deploy` would create: it runs tools/sam_transform.py (aws-sam-translator from the .venv of the repository
+// around the working directory) with the parameter values params when not nil (as CloudFormation hands them to the
+// transform: a CommaDelimitedList as a list), and returns its stdout, the CloudFormation as JSON. Local CodeUri and
+// DefinitionUri values become placeholder S3 locations, as `sam package` would upload them. The transform runs in
+// us-east-1 and without the caller's AWS configuration, so its result does not depend on who runs it. It returns
+// ErrNoTranslator (wrapped) when the translator is not installed, and the translator's messages when it rejects the
+// template.
 func transformJSON(ctx context.Context, path string, params map[string]any) ([]byte, error) {
 	root, err := repoRoot()
 	if err != nil {

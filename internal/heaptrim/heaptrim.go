@@ -96,9 +96,6 @@ func (t *Trimmer) Check() bool {
 	return true
 }
 
-// Trims returns how many times Check trimmed.
-func (t *Trimmer) Trims() int { return t.trims }
-
 // Run calls Check every interval (DefaultInterval when it is not positive) until ctx is done.
 func (t *Trimmer) Run(ctx context.Context, interval time.Duration) {
 	if interval <= 0 {

@@ -216,15 +216,6 @@ func resolveCallback(arn string) (integ integration, ok bool, err error) {
 	return integration{}, false, nil
 }
 
-// waitForTaskToken makes an integration's call a callback task (".waitForTaskToken"): the engine issues a task
-// token ($$.Task.Token) before Parameters are evaluated, runs the call, records TaskSubmitted with its result and
-// waits for the token. Integrations resolved by resolveResource get it through the suffix; this is the hook for
-// any other.
-func waitForTaskToken(integ integration) integration {
-	integ.waitForToken = true
-	return integ
-}
-
 // openTaskWait issues the task token of a callback or activity task attempt and registers its wait, before
 // Parameters are evaluated (they may read $$.Task.Token) and before the call (a callback may come before the call
 // returns). It returns nil for other tasks.

@@ -460,16 +460,8 @@ func (e *Engine) CreateStateMachine(ctx context.Context, in CreateInput) (StateM
 	return sm, nil
 }
 
-// ParseArn splits arn:aws:states:region:account:kind:rest; it returns ErrInvalidArn when it is not one.
-func ParseArn(arn, kind string) ([]string, error) {
-	if _, err := arnName(arn, kind); err != nil {
-		return nil, err
-	}
-	return strings.Split(arn, ":")[6:], nil
-}
-
-// arnName checks an ARN as ParseArn does and returns its seventh field (the state machine's name), without
-// splitting it.
+// arnName checks that arn is arn:aws:states:region:account:kind:rest (ErrInvalidArn when it is not) and returns its
+// seventh field (the state machine's name).
 func arnName(arn, kind string) (string, error) {
 	var field [7]string
 	rest := arn

@@ -261,17 +261,6 @@ func ParseAll(out []byte, skipOthers bool) ([]Line, error) {
 	return lines, nil
 }
 
-// With returns the lines that publish metric.
-func With(lines []Line, metric string) []Line {
-	var out []Line
-	for _, l := range lines {
-		if _, ok := l.Metrics[metric]; ok {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
 // Buffer collects the lines of any number of emitters; it is safe for concurrent use.
 type Buffer struct {
 	mu sync.Mutex
