@@ -119,7 +119,7 @@ func orphan(t *testing.T, s *stack, amount int64) string {
 }
 
 // TestInvokeExamples is `make invoke-examples`: a fresh stack seeded with events/local-transfers.json, then every
-// event of events/ through `local invoke` with events/env.json, in the order the README gives, each outcome checked.
+// event of events/ through `local invoke` with events/env.json, in the order docs/local-stack.md gives, each outcome checked.
 func TestInvokeExamples(t *testing.T) {
 	// The stack's own sweep must not run during the test: the scheduled event's invocation is the one that sweeps.
 	s := startStack(t, "--seed-transfers", filepath.Join(root, "events", "local-transfers.json"), "--sweep-interval", "1h")
