@@ -251,6 +251,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := g.invocationContext(r)
 	defer cancel()
 	out, err := g.lambda.Invoke(ctx, route.Function, payload)
+	if err == nil && errors.Is(ctx.Err(), context.Canceled) {
+		// Close ended the invocation while its answer raced the end: the stack stopped it, so it did not answer.
+		err = ctx.Err()
+	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		g.logger.WarnContext(r.Context(), "integration timed out", "function", route.Function, "requestId", requestID, "timeout", g.timeout.String())
 		g.fail(w, requestID, gatewayError{ResponseIntegrationTimeout, http.StatusGatewayTimeout, msgEndpointTimedOut})
