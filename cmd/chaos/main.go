@@ -1,7 +1,7 @@
 // Command chaos is the chaos campaign (`make chaos`, docs/reliability.md): it runs the local stack as a
 // separate process, drives CHAOS_TRANSFERS transfers through it from retrying clients under every --fault kind,
 // kill -9s it CHAOS_KILLS times, and checks the money invariants from the table. CHAOS_SEED replays a run. It exits
-// 1 on any violation, 2 when the campaign itself fails (internal/chaos) or on a bad command line.
+// 1 on any violation, 2 when the campaign itself fails (lab/chaos) or on a bad command line.
 package main
 
 import (
@@ -14,7 +14,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/transferflow/orchestrator/internal/chaos"
+	"github.com/transferflow/orchestrator/lab/chaos"
 )
 
 func main() {

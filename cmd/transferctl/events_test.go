@@ -12,8 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 
-	"github.com/transferflow/orchestrator/internal/eventbus"
-	"github.com/transferflow/orchestrator/internal/eventpattern"
+	"github.com/transferflow/orchestrator/localaws/eventbus"
+	"github.com/transferflow/orchestrator/localaws/eventpattern"
 )
 
 // eventsServer is a local EventBridge with the template's rule (source transferflow.transfers to the local log

@@ -20,16 +20,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
-	"github.com/transferflow/orchestrator/internal/ddblocal"
-	"github.com/transferflow/orchestrator/internal/gateway"
-	"github.com/transferflow/orchestrator/internal/lambdalocal"
 	"github.com/transferflow/orchestrator/internal/ledger"
 	"github.com/transferflow/orchestrator/internal/metrics"
 	"github.com/transferflow/orchestrator/internal/transfer"
+	"github.com/transferflow/orchestrator/localaws/ddbserver"
+	"github.com/transferflow/orchestrator/localaws/gateway"
+	"github.com/transferflow/orchestrator/localaws/lambdahost"
 )
 
 // These tests run transferctl against the real orchestrator handler on a real Dynoxide, behind the project's
-// API Gateway stand-in (internal/gateway, through the in-process Lambda invoker), with a Step Functions stand-in that only answers StartExecution. They are skipped
+// API Gateway stand-in (localaws/gateway, through the in-process Lambda invoker), with a Step Functions stand-in that only answers StartExecution. They are skipped
 // without the Dynoxide binary (`make test` installs it).
 
 // startExecutions counts StartExecution calls by execution name, with Standard-workflow naming rules.
@@ -79,7 +79,7 @@ type stack struct {
 
 func startStack(t *testing.T) *stack {
 	t.Helper()
-	srv, tables := ddblocal.StartWithTablesT(t)
+	srv, tables := ddbserver.StartWithTablesT(t)
 	s := &stack{harness: newHarness(t, nil), sfn: &startExecutions{names: map[string]int{}}, table: tables["TransfersTable"]}
 	sfnSrv := httptest.NewServer(s.sfn)
 	t.Cleanup(sfnSrv.Close)
@@ -100,8 +100,8 @@ func startStack(t *testing.T) *stack {
 	// The orchestrator behind the project's own API Gateway stand-in, invoked as the local stack invokes it.
 	var n atomic.Int64
 	newID := func() string { return fmt.Sprint("req-", n.Add(1)) }
-	inv := lambdalocal.New("us-east-1", "123456789012", newID, slog.New(slog.DiscardHandler),
-		lambdalocal.Function{Name: "Orchestrator", NewHandler: func() lambda.Handler { return lambda.NewHandler(o.Handle) }, Timeout: 10 * time.Second})
+	inv := lambdahost.New("us-east-1", "123456789012", newID, slog.New(slog.DiscardHandler),
+		lambdahost.Function{Name: "Orchestrator", NewHandler: func() lambda.Handler { return lambda.NewHandler(o.Handle) }, Timeout: 10 * time.Second})
 	var routes []gateway.Route
 	for _, r := range []gateway.Route{
 		{Method: http.MethodPost, Resource: "/transfers"},

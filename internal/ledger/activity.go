@@ -147,7 +147,7 @@ const maxReadRounds = 5
 // details fills in each entry's record and, for a CREDIT or REFUND, its counterparty from the transfer's DEBIT: one
 // TransactGetItems (at most 2 × MaxActivityPage = 100 items), tried again only when a concurrent write cancelled it.
 // TransactGetItems rather than BatchGetItem: it needs only dynamodb:GetItem, and the roles are never granted
-// BatchGetItem (internal/deploy's forbidden actions: a bulk read of the ledger).
+// BatchGetItem (lab/deploy's forbidden actions: a bulk read of the ledger).
 func (s *Store) details(ctx context.Context, acts []Activity) error {
 	var keys []map[string]ddbtypes.AttributeValue
 	seen := map[string]bool{}

@@ -17,8 +17,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/transferflow/orchestrator/internal/ddblocal"
 	"github.com/transferflow/orchestrator/internal/ledger"
+	"github.com/transferflow/orchestrator/localaws/ddbserver"
 )
 
 // cancellingTransport answers the first n TransactWriteItems (all of them when n < 0) with the response AWS's
@@ -79,7 +79,7 @@ func conflictEnv(t *testing.T, n int64, reasons ...string) (*env, *ledger.Ledger
 	e.account(t, "dst", "EUR", 0)
 	ct := &cancellingTransport{n: n, reasons: reasons}
 	srvURL := e.db.Options().BaseEndpoint
-	l := ledger.NewLedger(ddblocal.NewClient(*srvURL, &http.Client{Transport: ct}), e.table)
+	l := ledger.NewLedger(ddbserver.NewClient(*srvURL, &http.Client{Transport: ct}), e.table)
 	l.Retry = ledger.RetryPolicy{Base: time.Millisecond, Cap: 4 * time.Millisecond, Reserve: 50 * time.Millisecond, MaxAttempts: 5}
 	return e, l, ct
 }

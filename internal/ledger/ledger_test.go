@@ -11,8 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/transferflow/orchestrator/internal/ddblocal"
 	"github.com/transferflow/orchestrator/internal/ledger"
+	"github.com/transferflow/orchestrator/localaws/ddbserver"
 )
 
 var t0 = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
@@ -24,14 +24,14 @@ type env struct {
 	ledger *ledger.Ledger
 	store  *ledger.Store
 	n      int
-	// server is ddblocal.Dynoxide or ddblocal.DynamoDBLocal, for the differences docs/ddblocal.md documents.
+	// server is ddbserver.Dynoxide or ddbserver.DynamoDBLocal, for the differences docs/dynamodb.md documents.
 	server string
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	srv, tables := ddblocal.StartWithTablesT(t)
-	db := ddblocal.NewClient(srv.URL, nil)
+	srv, tables := ddbserver.StartWithTablesT(t)
+	db := ddbserver.NewClient(srv.URL, nil)
 	table := tables["TransfersTable"]
 	return &env{db: db, table: table, ledger: ledger.NewLedger(db, table), store: ledger.NewStore(db, table), server: srv.Store}
 }
@@ -463,10 +463,10 @@ func TestLegWriteUnits(t *testing.T) {
 	// units per item up to 1 KB), and 1 more for the entry's write to the AccountActivity index. A CREDIT or REFUND is
 	// 3 items (entry, record, account; the record's legs stand for the checks on the other entries): 7. DynamoDB Local reports
 	// 2 units for any transaction whatever its items, and 6 for one that also writes an index entry, as every leg now
-	// does (docs/ddblocal.md, difference 3): there the figures docs/ledger.md quotes cannot be measured, and the test
+	// does (docs/dynamodb.md, difference 3): there the figures docs/ledger.md quotes cannot be measured, and the test
 	// checks its answer.
 	want := []float64{9, 7, 9, 7}
-	if e.server == ddblocal.DynamoDBLocal {
+	if e.server == ddbserver.DynamoDBLocal {
 		want = []float64{6, 6, 6, 6}
 	}
 	if fmt.Sprint(units) != fmt.Sprint(want) {

@@ -24,12 +24,12 @@ import (
 	"github.com/dunglas/httpsfv"
 
 	"github.com/transferflow/orchestrator/internal/apigw"
-	"github.com/transferflow/orchestrator/internal/ddblocal"
-	"github.com/transferflow/orchestrator/internal/eventpattern"
-	"github.com/transferflow/orchestrator/internal/jsonvalue"
 	"github.com/transferflow/orchestrator/internal/ledger"
-	"github.com/transferflow/orchestrator/internal/sfnapi"
-	"github.com/transferflow/orchestrator/internal/sfnlocal"
+	"github.com/transferflow/orchestrator/localaws/asl/jsonvalue"
+	"github.com/transferflow/orchestrator/localaws/ddbserver"
+	"github.com/transferflow/orchestrator/localaws/eventpattern"
+	"github.com/transferflow/orchestrator/localaws/sfnapi"
+	"github.com/transferflow/orchestrator/localaws/sfnengine"
 )
 
 // The fuzz targets of the transfer API (docs/reliability.md#fuzzing). Each bounds its input so the fuzzer does not
@@ -341,9 +341,9 @@ func FuzzSubmit(f *testing.F) {
 // engine behind its HTTP API, with a clock that stands still and no metrics.
 func newFuzzOrchestrator(f *testing.F) *Orchestrator {
 	f.Helper()
-	srv, tables := ddblocal.StartWithTablesT(f)
-	api := sfnapi.StartT(f, sfnlocal.Options{MaxClosedExecutions: 100})
-	sm, err := api.Engine.CreateStateMachine(context.Background(), sfnlocal.CreateInput{
+	srv, tables := ddbserver.StartWithTablesT(f)
+	api := sfnapi.StartT(f, sfnengine.Options{MaxClosedExecutions: 100})
+	sm, err := api.Engine.CreateStateMachine(context.Background(), sfnengine.CreateInput{
 		Name: "Transfer", Definition: `{"StartAt":"Accepted","States":{"Accepted":{"Type":"Pass","End":true}}}`,
 	})
 	if err != nil {
@@ -356,7 +356,7 @@ func newFuzzOrchestrator(f *testing.F) *Orchestrator {
 	}
 	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}
 	o := NewOrchestratorHandler(cfg, c, discardLogger())
-	o.Store = ledger.NewStore(ddblocal.NewClient(srv.URL, nil), c.TableName)
+	o.Store = ledger.NewStore(ddbserver.NewClient(srv.URL, nil), c.TableName)
 	o.SFN = api.Client()
 	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 	o.Now = func() time.Time { return now }
@@ -383,7 +383,7 @@ func FuzzStatusChangeEvent(f *testing.F) {
 		mu        sync.Mutex
 		published = map[string][][]byte{} // by execution ARN
 	)
-	eng := sfnlocal.New(sfnlocal.Options{MaxClosedExecutions: 100, Subscribers: []sfnlocal.Subscriber{
+	eng := sfnengine.New(sfnengine.Options{MaxClosedExecutions: 100, Subscribers: []sfnengine.Subscriber{
 		func(_ context.Context, ev []byte) {
 			var e struct {
 				Resources []string `json:"resources"`
@@ -398,7 +398,7 @@ func FuzzStatusChangeEvent(f *testing.F) {
 	}})
 	f.Cleanup(eng.Close)
 	ctx := context.Background()
-	sm, err := eng.CreateStateMachine(ctx, sfnlocal.CreateInput{Name: "TransferStateMachine", Definition: `{
+	sm, err := eng.CreateStateMachine(ctx, sfnengine.CreateInput{Name: "TransferStateMachine", Definition: `{
 		"StartAt": "Route",
 		"States": {
 			"Route": {"Type": "Choice", "Choices": [
@@ -430,7 +430,7 @@ func FuzzStatusChangeEvent(f *testing.F) {
 		}
 		// Names are made unique so that every run starts a new execution.
 		name = strconv.FormatInt(n.Add(1), 36) + "-" + name
-		rec, err := eng.StartExecution(ctx, sfnlocal.StartInput{StateMachineArn: sm.Arn, Name: name, Input: input})
+		rec, err := eng.StartExecution(ctx, sfnengine.StartInput{StateMachineArn: sm.Arn, Name: name, Input: input})
 		if err != nil {
 			return
 		}
@@ -471,7 +471,7 @@ func FuzzStatusChangeEvent(f *testing.F) {
 			if d.ExecutionArn != rec.Arn || d.StateMachineArn != sm.Arn || d.Name != name {
 				t.Fatalf("detail %+v of execution %s (%s)", d, rec.Arn, name)
 			}
-			want := sfnlocal.StatusRunning
+			want := sfnengine.StatusRunning
 			if i == len(evs)-1 {
 				want = final.Status
 				if d.Error != aws.ToString(final.Error) || d.Cause != aws.ToString(final.Cause) {

@@ -25,12 +25,12 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
-	"github.com/transferflow/orchestrator/internal/ddblocal"
 	"github.com/transferflow/orchestrator/internal/ledger"
 	"github.com/transferflow/orchestrator/internal/metrics"
 	"github.com/transferflow/orchestrator/internal/metrics/metricstest"
 	"github.com/transferflow/orchestrator/internal/syncio"
 	"github.com/transferflow/orchestrator/internal/transfer"
+	"github.com/transferflow/orchestrator/localaws/ddbserver"
 )
 
 const testStateMachineArn = "arn:aws:states:us-east-1:123456789012:stateMachine:Transfer"
@@ -299,7 +299,7 @@ func newHarness(t *testing.T, opts ...harnessOption) *harness {
 // STATE_MACHINE_ARN.
 func newHarnessEnv(t *testing.T, extra map[string]string, opts ...harnessOption) *harness {
 	t.Helper()
-	srv, tables := ddblocal.StartWithTablesT(t)
+	srv, tables := ddbserver.StartWithTablesT(t)
 	h := &harness{t: t, table: tables["TransfersTable"], wire: &wire{}, sfn: startFakeSFN(t),
 		clock: &clock{now: time.Date(2026, 11, 21, 10, 0, 0, 123e6, time.UTC)}, logs: &bytes.Buffer{}, metrics: &metricstest.Buffer{}}
 	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}

@@ -17,10 +17,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/transferflow/orchestrator/internal/ddblocal"
 	"github.com/transferflow/orchestrator/internal/ledger"
 	"github.com/transferflow/orchestrator/internal/metrics"
 	"github.com/transferflow/orchestrator/internal/metrics/metricstest"
+	"github.com/transferflow/orchestrator/localaws/ddbserver"
 )
 
 var ledgerT0 = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
@@ -47,8 +47,8 @@ type ledgerEnv struct {
 
 func newLedgerEnv(t *testing.T) *ledgerEnv {
 	t.Helper()
-	srv, tables := ddblocal.StartWithTablesT(t)
-	db := ddblocal.NewClient(srv.URL, nil)
+	srv, tables := ddbserver.StartWithTablesT(t)
+	db := ddbserver.NewClient(srv.URL, nil)
 	e := &ledgerEnv{db: db, table: tables["TransfersTable"], metrics: &metricstest.Buffer{}, scope: "anonymous"}
 	e.ledger = ledger.NewLedger(db, e.table)
 	e.store = ledger.NewStore(db, e.table)

@@ -20,7 +20,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 //   - recorded_*.json were recorded from the local stack by e2e's TestHistoryCommand, which makes each transfer on
 //     a stack with --fault flags and, run with -record-histories, writes {"transfer": GET /transfers/{id},
 //     "history": GET /transfers/{id}/history?maxResults=1000} as the API answered them:
-//     go test ./e2e -run TestHistoryCommand -record-histories; then go test ./internal/transferclient -update.
+//     go test ./lab/e2e -run TestHistoryCommand -record-histories; then go test ./internal/transferclient -update.
 
 func loadHistory(t *testing.T, name string) (History, []byte) {
 	t.Helper()

@@ -1,5 +1,0 @@
-package ddblocal
-
-import "syscall"
-
-func pdeathsig(sig syscall.Signal) *syscall.SysProcAttr { return &syscall.SysProcAttr{Pdeathsig: sig} }

@@ -1,5 +1,0 @@
-package ddblocal
-
-import "syscall"
-
-func sysProcAttr(syscall.Signal) *syscall.SysProcAttr { return nil }

@@ -1,4 +1,0 @@
-// Command hello is the smallest program lambdabuild's test builds.
-package main
-
-func main() {}

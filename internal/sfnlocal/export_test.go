@@ -1,4 +1,0 @@
-package sfnlocal
-
-// BytesWritten returns how many bytes s has written to files.
-func BytesWritten(s *FileStore) int64 { return s.written.Load() }

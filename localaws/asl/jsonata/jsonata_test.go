@@ -1,0 +1,193 @@
+package jsonata_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/transferflow/orchestrator/localaws/asl/jsonata"
+	"github.com/transferflow/orchestrator/localaws/asl/jsonvalue"
+)
+
+func decode(t *testing.T, s string) any {
+	t.Helper()
+	v, err := jsonvalue.Decode([]byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestEval(t *testing.T) {
+	vars := map[string]any{"amount": decode(t, `12.5`), "order": decode(t, `{"z":1,"a":{"y":2,"b":3}}`)}
+	states := decode(t, `{"input":{"name":"Ann","items":[1,2,3,4,5],"none":null},"context":{"Execution":{"Id":"arn:x"}}}`)
+	env := jsonata.Env{
+		Lookup:  func(n string) (any, bool) { v, ok := vars[n]; return v, ok },
+		States:  func() any { return states },
+		NewUUID: func() string { return "11111111-2222-4333-8444-555555555555" },
+		Now:     func() time.Time { return time.Date(2026, 11, 26, 12, 30, 0, 250e6, time.UTC) },
+	}
+	tests := []struct {
+		name, expr, want string
+	}{
+		{"input field", `$states.input.name`, `"Ann"`},
+		{"variable arithmetic", `$amount * 2`, `25`},
+		{"an object read back keeps its key order", `$order`, `{"z":1,"a":{"y":2,"b":3}}`},
+		{"a nested object read back keeps its key order", `$order.a`, `{"y":2,"b":3}`},
+		{"a built object has sorted keys", `{"b": 1, "a": $amount}`, `{"a":12.5,"b":1}`},
+		{"string concatenation", `'Hello ' & $states.input.name`, `"Hello Ann"`},
+		{"context", `$states.context.Execution.Id`, `"arn:x"`},
+		{"a variable name inside a string is not a variable", `'$nothing'`, `"$nothing"`},
+		{"partition", `$partition($states.input.items, 2)`, `[[1,2],[3,4],[5]]`},
+		{"range", `$range(0, 10, 2)`, `[0,2,4,6,8,10]`},
+		{"range down", `$range(3, 1, -1)`, `[3,2,1]`},
+		{"range of one", `$range(1, 1, 1)`, `1`},
+		{"hash", `$hash('input data', 'SHA-1')`, `"aaff4a450a104cd177d28d18d74485e8cae074b7"`},
+		{"seeded random is repeatable", `$random(7) = $random(7)`, `true`},
+		{"random is in [0,1)", `$random() >= 0 and $random() < 1`, `true`},
+		{"uuid", `$uuid()`, `"11111111-2222-4333-8444-555555555555"`},
+		{"parse", `$parse('{"a":[1,{"b":true}]}')`, `{"a":[1,{"b":true}]}`},
+		{"large integer", `1000000 * 1000000`, `1000000000000`},
+		{"fraction", `1 / 4`, `0.25`},
+		{"sum", `$sum($states.input.items)`, `15`},
+		{"map with a lambda", `$map($states.input.items, function($v) { $v * 10 })`, `[10,20,30,40,50]`},
+		{"filter", `$states.input.items[$ > 3]`, `[4,5]`},
+		{"now reads the engine's clock", `$now()`, `"2026-11-26T12:30:00.250Z"`},
+		{"millis reads the engine's clock", `$millis()`, `1795696200250`},
+		{"null is a value", `$states.input.none`, `null`},
+		{"null compares", `$states.input.none = null`, `true`},
+		{"null kept in an object", `{"n": $states.input.none}`, `{"n":null}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e, err := jsonata.Compile(tc.expr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := e.Eval(env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := jsonvalue.Marshal(got); s != tc.want {
+				t.Errorf("%s = %s, want %s", tc.expr, s, tc.want)
+			}
+		})
+	}
+}
+
+func TestEvalFailures(t *testing.T) {
+	env := jsonata.Env{States: func() any { return decode(t, `{"input":{"a":1}}`) }}
+	tests := []struct {
+		name, expr string
+		undefined  bool
+	}{
+		{"missing field", `$states.input.missing`, true},
+		{"unknown variable", `$nobody`, true},
+		{"partition of nothing", `$partition([], 2)`, true},
+		{"range without a step", `$range(1, 5)`, true},
+		{"type error", `$states.input.a + 'x'`, false},
+		{"eval is disabled", `$eval('1')`, false},
+		{"parse of bad JSON", `$parse('{')`, false},
+		{"unknown hash", `$hash('a', 'CRC32')`, false},
+		{"a function is not JSON", `function($x) { $x }`, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e, err := jsonata.Compile(tc.expr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = e.Eval(env)
+			if err == nil {
+				t.Fatalf("%s: no error", tc.expr)
+			}
+			if got := errors.Is(err, jsonata.ErrUndefined); got != tc.undefined {
+				t.Errorf("%s: error %v; undefined %v, want %v", tc.expr, err, got, tc.undefined)
+			}
+		})
+	}
+}
+
+func TestTopLevelReference(t *testing.T) {
+	for expr, want := range map[string]string{
+		`phone`: "phone", `phone.number`: "phone", `$states.input.phone`: "", `$x + total`: "total",
+		`$states.input.items[value > 3]`: "", `'a' & b`: "b", `{"k": total}`: "total", `{"k": $states.input.v}`: "",
+		`-amount`: "amount", `$`: "$", `$.a`: "$", `$states.input.items[$ > 1]`: "", `$map([1], function($v){ $v })`: "",
+	} {
+		e, err := jsonata.Compile(expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := e.TopLevelReference(); got != want {
+			t.Errorf("TopLevelReference(%s) = %q, want %q", expr, got, want)
+		}
+	}
+}
+
+func TestIs(t *testing.T) {
+	for s, want := range map[string]bool{`{% 1 %}`: true, `{%1%}`: true, ` {% 1 %}`: false, `{% 1 %} `: false, `{%}`: false, `x`: false} {
+		if got := jsonata.Is(s); got != want {
+			t.Errorf("Is(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// FuzzCompileEval compiles and evaluates any expression: neither panics, and a compiled expression evaluates to a
+// JSON value, undefined or an error.
+func FuzzCompileEval(f *testing.F) {
+	for _, s := range []string{`$states.input.a`, `$partition([1,2,3], 2)`, `{"a": $x}`, `$range(1, 10, 3)`,
+		`[1..5].($ * 2)`, `$map([1,2], function($v) { $v })`, `($f := function($x){ $f($x) }; $f(1))`,
+		`function($a)<n:n>{ {'}': $a} }(1)`, `$hash('a', 'MD5')`, `$parse('[1]')`, `(`, `$$.x`,
+		`$formatInteger(1234, '#,##0;o')`, `$parseInteger('twelve', 'w')`, `$assert(1 = 1, 'x')`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		if len(src) > 1000 {
+			return
+		}
+		e, err := jsonata.Compile(src)
+		if err != nil {
+			return
+		}
+		_ = e.TopLevelReference()
+		_, _ = e.Eval(jsonata.Env{
+			Lookup: func(string) (any, bool) { return []any{"x", nil}, true },
+			States: func() any { return map[string]any{"input": map[string]any{"a": []any{"b"}}} },
+		})
+	})
+}
+
+// TestConcurrentEvaluations: evaluations in many goroutines at once (Map iterations, concurrent executions) each
+// read their own data, also through functions that take the context item as their argument (the library keeps that
+// item on shared function values).
+func TestConcurrentEvaluations(t *testing.T) {
+	e, err := jsonata.Compile(`$states.input.names.$uppercase() & $string($states.input.n)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 64)
+	for g := range 8 {
+		name := string(rune('a' + g))
+		in := decode(t, `{"input":{"names":"`+name+`","n":`+string(rune('0'+g))+`}}`)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 200 {
+				v, err := e.Eval(jsonata.Env{States: func() any { return in }})
+				if want := strings.ToUpper(name) + string(rune('0'+g)); err != nil || v != want {
+					errs <- fmt.Sprintf("goroutine %d: %v %v, want %s", g, v, err, want)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}

@@ -1,0 +1,249 @@
+// Package ddbserver starts and stops a DynamoDB-compatible server as an owned subprocess: Dynoxide, which the local
+// stack and the tests use, or AWS's own DynamoDB Local, which the tests use under TEST_DYNAMODB=dynamodb-local
+// (`make test-ddblocal`, docs/dynamodb.md).
+//
+// Dynoxide's binary comes from the npm package @dynoxide/<os>-<arch>, pinned in the repository's package-lock.json
+// and installed by `make test` and `make run`; DYNOXIDE_BIN overrides where it is looked for. DynamoDB Local's jars
+// come from Maven (tools/dynamodb-local/pom.xml, installed by `make ddblocal-deps`) and run on Java 17 or later;
+// DYNAMODB_LOCAL_DIR and JAVA_HOME override where they are looked for.
+package ddbserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// ErrBinaryNotFound reports that no Dynoxide binary is installed; `make test` or `npm install` installs it.
+var ErrBinaryNotFound = errors.New("ddbserver: dynoxide binary not found (run `make test` or `npm install` at the repository root, or set DYNOXIDE_BIN)")
+
+// Options configures Start.
+type Options struct {
+	// Addr is host:port to listen on; an empty Addr or a port of 0 picks a free port on 127.0.0.1.
+	Addr string
+	// DBPath is the SQLite file that keeps the data; empty keeps everything in memory.
+	DBPath string
+	// Binary is the dynoxide executable; empty finds it with BinaryPath.
+	Binary string
+	// ReadyTimeout bounds the wait for the server to accept requests (default 10s).
+	ReadyTimeout time.Duration
+}
+
+// Server is a running DynamoDB-compatible server process. Close stops it.
+type Server struct {
+	// URL is the endpoint to give the AWS SDK, e.g. http://127.0.0.1:41234.
+	URL string
+	// Addr is the host:port the server listens on.
+	Addr string
+	// Store names the server: Dynoxide or DynamoDBLocal.
+	Store string
+
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+	// shared is set on the server StartWithTablesT shares between a test binary's tests: Close leaves it running.
+	shared bool
+}
+
+// BinaryPath finds the Dynoxide executable: $DYNOXIDE_BIN, else node_modules/@dynoxide/<platform>/dynoxide in the
+// current directory or the nearest parent that has one.
+func BinaryPath() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("ddbserver: %w", err)
+	}
+	return BinaryPathFrom(dir)
+}
+
+// BinaryPathFrom is BinaryPath searching from dir and its parents instead of the current directory.
+func BinaryPathFrom(dir string) (string, error) {
+	if p := os.Getenv("DYNOXIDE_BIN"); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("ddbserver: DYNOXIDE_BIN=%q: %w", p, err)
+		}
+		return p, nil
+	}
+	name := "dynoxide"
+	if runtime.GOOS == "windows" {
+		name += ".exe"
+	}
+	arch := map[string]string{"amd64": "x64", "arm64": "arm64"}[runtime.GOARCH]
+	osName := map[string]string{"linux": "linux", "darwin": "darwin", "windows": "win32"}[runtime.GOOS]
+	rel := filepath.Join("node_modules", "@dynoxide", osName+"-"+arch, name)
+	for {
+		p := filepath.Join(dir, rel)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", ErrBinaryNotFound
+		}
+		dir = parent
+	}
+}
+
+// Start runs Dynoxide and waits until it answers DynamoDB requests. The process is killed when ctx is cancelled or
+// Close is called.
+func Start(ctx context.Context, opts Options) (*Server, error) {
+	bin := opts.Binary
+	if bin == "" {
+		var err error
+		if bin, err = BinaryPath(); err != nil {
+			return nil, err
+		}
+	}
+	host, port, err := resolveAddr(opts.Addr)
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"serve", "--host", host, "--port", strconv.Itoa(port)}
+	if opts.DBPath != "" {
+		args = append(args, "--db-path", opts.DBPath)
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 3 * time.Second
+	cmd.SysProcAttr = sysProcAttr(syscall.SIGKILL)
+	var stderr strings.Builder
+	cmd.Stderr = &limitedWriter{w: &stderr, n: 8 << 10}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("ddbserver: start %s: %w", bin, err)
+	}
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
+	s := &Server{URL: "http://" + addr, Addr: addr, Store: Dynoxide, cmd: cmd, done: make(chan struct{})}
+	go func() {
+		s.err = cmd.Wait()
+		close(s.done)
+	}()
+	timeout := opts.ReadyTimeout
+	if timeout == 0 {
+		timeout = 10 * time.Second
+	}
+	if err := s.waitReady(ctx, timeout); err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("ddbserver: %w (stderr: %s)", err, strings.TrimSpace(stderr.String()))
+	}
+	return s, nil
+}
+
+// resolveAddr turns addr into a host and a concrete port, picking a free one for port 0.
+func resolveAddr(addr string) (string, int, error) {
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	host, portStr, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, fmt.Errorf("ddbserver: address %q: %w", addr, err)
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil {
+		return "", 0, fmt.Errorf("ddbserver: port %q: %w", portStr, err)
+	}
+	if port != 0 {
+		return host, port, nil
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return "", 0, fmt.Errorf("ddbserver: pick a free port: %w", err)
+	}
+	port = l.Addr().(*net.TCPAddr).Port
+	_ = l.Close()
+	return host, port, nil
+}
+
+// waitReady polls the server's health endpoint (GET /) until it answers 200 or the timeout passes.
+func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	client := &http.Client{Timeout: time.Second}
+	for {
+		select {
+		case <-s.done:
+			return fmt.Errorf("dynoxide exited before it was ready: %v", s.err)
+		default:
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/", nil)
+		if resp, err := client.Do(req); err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("dynoxide not ready at %s after %s", s.URL, timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// Close stops the server (SIGTERM, then SIGKILL after a grace period) and waits for it to exit. On the server that
+// StartWithTablesT shares between tests it does nothing: that one stops when the test binary exits.
+func (s *Server) Close() error {
+	if s.shared {
+		return nil
+	}
+	select {
+	case <-s.done:
+		return nil
+	default:
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(3 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.done
+	}
+	return nil
+}
+
+// Done is closed when the process has exited.
+func (s *Server) Done() <-chan struct{} { return s.done }
+
+// ExitError is how the process ended (nil for a clean exit), once Done is closed; nil before.
+func (s *Server) ExitError() error {
+	select {
+	case <-s.done:
+		return s.err
+	default:
+		return nil
+	}
+}
+
+// PID is the process id of the server, for reading its resource use (for example its resident memory in
+// /proc/PID/status).
+func (s *Server) PID() int { return s.cmd.Process.Pid }
+
+// limitedWriter keeps at most n bytes, so a chatty child cannot grow memory without bound.
+type limitedWriter struct {
+	w *strings.Builder
+	n int
+}
+
+func (l *limitedWriter) Write(p []byte) (int, error) {
+	if room := l.n - l.w.Len(); room > 0 {
+		if len(p) > room {
+			l.w.Write(p[:room])
+		} else {
+			l.w.Write(p)
+		}
+	}
+	return len(p), nil
+}

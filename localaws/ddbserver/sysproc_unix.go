@@ -1,0 +1,9 @@
+//go:build unix
+
+package ddbserver
+
+import "syscall"
+
+// sysProcAttr has the kernel send sig to the child when the parent dies, on Linux, so an abrupt exit of the parent
+// does not leave the server running.
+func sysProcAttr(sig syscall.Signal) *syscall.SysProcAttr { return pdeathsig(sig) }

@@ -1,0 +1,5 @@
+package ddbserver
+
+import "syscall"
+
+func sysProcAttr(syscall.Signal) *syscall.SysProcAttr { return nil }

@@ -1,0 +1,228 @@
+package sfnapi_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
+
+	"github.com/transferflow/orchestrator/localaws/sfnapi"
+	"github.com/transferflow/orchestrator/localaws/sfnengine"
+)
+
+// TestPagesAreStableWhileExecutionsStart pages through ListExecutions with the SDK's paginator, starting a new
+// execution before each page: every execution that existed at the start is listed exactly once and nothing twice
+// (with an offset as the token, each start moved the list by one and repeated an execution).
+func TestPagesAreStableWhileExecutionsStart(t *testing.T) {
+	srv := sfnapi.StartT(t, sfnengine.Options{})
+	c := srv.Client()
+	ctx := context.Background()
+	smArn := create(t, c, "paged", passChoice)
+	start := func(name string) {
+		t.Helper()
+		out, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(smArn), Name: aws.String(name)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := srv.Engine.Wait(ctx, aws.ToString(out.ExecutionArn)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var before []string
+	for i := range 7 {
+		name := fmt.Sprintf("old-%d", i)
+		start(name)
+		before = append(before, name)
+	}
+	seen := map[string]int{}
+	p := sfn.NewListExecutionsPaginator(c, &sfn.ListExecutionsInput{StateMachineArn: aws.String(smArn), MaxResults: 2})
+	for pages := 0; p.HasMorePages(); pages++ {
+		if pages > 10 {
+			t.Fatal("paging does not end")
+		}
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range out.Executions {
+			seen[aws.ToString(e.Name)]++
+		}
+		start(fmt.Sprintf("new-%d", pages))
+	}
+	for _, name := range before {
+		if seen[name] != 1 {
+			t.Errorf("%s listed %d times, want once", name, seen[name])
+		}
+	}
+	for name, n := range seen {
+		if n != 1 {
+			t.Errorf("%s listed %d times", name, n)
+		}
+	}
+}
+
+// TestStateMachinePagesAreStable creates state machines between the pages of ListStateMachines: those that existed
+// are listed once each, one named after the last listed appears, one named before it does not repeat anything.
+func TestStateMachinePagesAreStable(t *testing.T) {
+	srv := sfnapi.StartT(t, sfnengine.Options{})
+	c := srv.Client()
+	ctx := context.Background()
+	for i := range 5 {
+		create(t, c, fmt.Sprintf("m%d", i), passChoice)
+	}
+	seen := map[string]int{}
+	p := sfn.NewListStateMachinesPaginator(c, &sfn.ListStateMachinesInput{MaxResults: 2})
+	for pages := 0; p.HasMorePages(); pages++ {
+		if pages > 10 {
+			t.Fatal("paging does not end")
+		}
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sm := range out.StateMachines {
+			seen[aws.ToString(sm.Name)]++
+		}
+		if pages == 0 {
+			create(t, c, "a-before", passChoice) // sorts before every listed one: a later page does not show it
+			create(t, c, "z-after", passChoice)  // sorts after: the last page shows it
+		}
+	}
+	want := map[string]int{"m0": 1, "m1": 1, "m2": 1, "m3": 1, "m4": 1, "z-after": 1}
+	if fmt.Sprint(seen) != fmt.Sprint(want) {
+		t.Fatalf("listed %v, want %v", seen, want)
+	}
+}
+
+// TestHistoryPagesInBothOrders pages a running execution's history forwards and backwards while it records more
+// events between pages.
+func TestHistoryPagesInBothOrders(t *testing.T) {
+	clock := sfnengine.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	srv := sfnapi.StartT(t, sfnengine.Options{Clock: clock})
+	c := srv.Client()
+	ctx := context.Background()
+	def := `{"StartAt":"W1","States":{
+	  "W1":{"Type":"Wait","Seconds":10,"Next":"W2"},
+	  "W2":{"Type":"Wait","Seconds":10,"Next":"W3"},
+	  "W3":{"Type":"Wait","Seconds":10,"End":true}}}`
+	smArn := create(t, c, "waits", def)
+	out, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(smArn)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	arn := out.ExecutionArn
+	waitTimers(t, clock, 1)
+	for _, reverse := range []bool{false, true} {
+		t.Run(fmt.Sprint("reverse=", reverse), func(t *testing.T) {
+			p := sfn.NewGetExecutionHistoryPaginator(c, &sfn.GetExecutionHistoryInput{ExecutionArn: arn, MaxResults: 1, ReverseOrder: reverse})
+			var ids []int64
+			for pages := 0; p.HasMorePages(); pages++ {
+				if pages > 20 {
+					t.Fatal("paging does not end")
+				}
+				h, err := p.NextPage(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, e := range h.Events {
+					ids = append(ids, e.Id)
+				}
+				if pages == 0 && !reverse {
+					clock.Advance(10 * time.Second) // W1 exits, W2 enters: two events after the anchor
+					waitTimers(t, clock, 1)
+				}
+				if pages == 0 && reverse {
+					clock.Advance(10 * time.Second) // W2 exits, W3 enters: newer than the anchor, not listed again
+					waitTimers(t, clock, 1)
+				}
+			}
+			switch {
+			case !reverse && fmt.Sprint(ids) != "[1 2 3 4]":
+				t.Fatalf("forward ids %v, want [1 2 3 4]", ids)
+			case reverse && fmt.Sprint(ids) != "[4 3 2 1]":
+				t.Fatalf("reverse ids %v, want [4 3 2 1]", ids)
+			}
+		})
+	}
+}
+
+// TestInvalidPageTokens: a token that is garbage, issued by another operation, for another resource or other
+// filters, or older than 24 hours is InvalidToken.
+func TestInvalidPageTokens(t *testing.T) {
+	clock := sfnengine.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	srv := sfnapi.StartT(t, sfnengine.Options{Clock: clock})
+	c := srv.Client()
+	ctx := context.Background()
+	a := create(t, c, "a", waitForever)
+	b := create(t, c, "b", waitForever)
+	for i := range 3 {
+		for _, sm := range []string{a, b} {
+			if _, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(sm), Name: aws.String(fmt.Sprint("x", i))}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := c.CreateActivity(ctx, &sfn.CreateActivityInput{Name: aws.String("act1")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateActivity(ctx, &sfn.CreateActivityInput{Name: aws.String("act2")}); err != nil {
+		t.Fatal(err)
+	}
+	execPage, err := c.ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: aws.String(a), MaxResults: 1})
+	if err != nil || execPage.NextToken == nil {
+		t.Fatalf("first page: %v, token %v", err, execPage)
+	}
+	smPage, err := c.ListStateMachines(ctx, &sfn.ListStateMachinesInput{MaxResults: 1})
+	if err != nil || smPage.NextToken == nil {
+		t.Fatalf("first page: %v, token %v", err, smPage)
+	}
+	tok := execPage.NextToken
+	tests := []struct {
+		name string
+		call func() error
+	}{
+		{"garbage", func() error {
+			_, err := c.ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: aws.String(a), NextToken: aws.String("bm90IGEgdG9rZW4")})
+			return err
+		}},
+		{"another state machine", func() error {
+			_, err := c.ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: aws.String(b), NextToken: tok})
+			return err
+		}},
+		{"another status filter", func() error {
+			_, err := c.ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: aws.String(a), StatusFilter: types.ExecutionStatusRunning, NextToken: tok})
+			return err
+		}},
+		{"another operation", func() error {
+			_, err := c.ListActivities(ctx, &sfn.ListActivitiesInput{NextToken: smPage.NextToken})
+			return err
+		}},
+		{"history token of a list", func() error {
+			_, err := c.GetExecutionHistory(ctx, &sfn.GetExecutionHistoryInput{ExecutionArn: execPage.Executions[0].ExecutionArn, NextToken: tok})
+			return err
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var it *types.InvalidToken
+			if err := tc.call(); !errors.As(err, &it) {
+				t.Fatalf("got %v, want InvalidToken", err)
+			}
+		})
+	}
+	// The token still works for what it was issued for, until it is 24 hours old.
+	if _, err := c.ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: aws.String(a), NextToken: tok}); err != nil {
+		t.Fatalf("valid token: %v", err)
+	}
+	clock.Advance(24*time.Hour + time.Second)
+	_, err = c.ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: aws.String(a), NextToken: tok})
+	var it *types.InvalidToken
+	if !errors.As(err, &it) {
+		t.Fatalf("expired token: %v, want InvalidToken", err)
+	}
+}

@@ -1,0 +1,185 @@
+package sfnapi_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
+
+	"github.com/transferflow/orchestrator/localaws/sfnapi"
+	"github.com/transferflow/orchestrator/localaws/sfnengine"
+)
+
+// brokenLambda fails with a function error until fixed.
+type brokenLambda struct{ fixed atomic.Bool }
+
+func (l *brokenLambda) Invoke(_ context.Context, name string, _ []byte) ([]byte, error) {
+	if !l.fixed.Load() {
+		return nil, &sfnengine.FunctionError{Type: "AccountLocked", Message: name + " is locked"}
+	}
+	return []byte(`{"done":true}`), nil
+}
+
+const debitMachine = `{"StartAt":"Validate","States":{
+  "Validate":{"Type":"Pass","Result":"ok","ResultPath":"$.validated","Next":"Debit"},
+  "Debit":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke","Parameters":{"FunctionName":"debit","Payload.$":"$"},
+    "ResultSelector":{"done.$":"$.Payload.done"},"ResultPath":"$.debit","End":true}}}`
+
+// TestRedriveExecutionThroughTheSDK: a failed execution is REDRIVABLE in DescribeExecution; RedriveExecution
+// resumes it; a clientToken repeated answers the same redriveDate without a second redrive; DescribeExecution,
+// ListExecutions (redriveFilter) and GetExecutionHistory (ExecutionRedriven) show the redrive; errors are typed.
+func TestRedriveExecutionThroughTheSDK(t *testing.T) {
+	lambda := &brokenLambda{}
+	srv := sfnapi.StartT(t, sfnengine.Options{Lambda: lambda})
+	c := srv.Client()
+	ctx := context.Background()
+	smArn := create(t, c, "debits", debitMachine)
+	startAndWait := func(name string) *string {
+		t.Helper()
+		out, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(smArn), Name: aws.String(name)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := srv.Engine.Wait(ctx, aws.ToString(out.ExecutionArn)); err != nil {
+			t.Fatal(err)
+		}
+		return out.ExecutionArn
+	}
+	arn := startAndWait("tr-1")
+	other := startAndWait("tr-2")
+	d, err := c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: arn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Status != types.ExecutionStatusFailed || d.RedriveStatus != types.ExecutionRedriveStatusRedrivable ||
+		d.RedriveStatusReason != nil || aws.ToInt32(d.RedriveCount) != 0 || d.RedriveDate != nil {
+		t.Fatalf("failed execution: %s, redrive %s %v, count %d, date %v", d.Status, d.RedriveStatus,
+			aws.ToString(d.RedriveStatusReason), aws.ToInt32(d.RedriveCount), d.RedriveDate)
+	}
+
+	lambda.fixed.Store(true)
+	r1, err := c.RedriveExecution(ctx, &sfn.RedriveExecutionInput{ExecutionArn: arn, ClientToken: aws.String("retry-1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.Engine.Wait(ctx, aws.ToString(arn)); err != nil {
+		t.Fatal(err)
+	}
+	r2, err := c.RedriveExecution(ctx, &sfn.RedriveExecutionInput{ExecutionArn: arn, ClientToken: aws.String("retry-1")})
+	if err != nil {
+		t.Fatalf("the same clientToken again: %v", err)
+	}
+	if !aws.ToTime(r1.RedriveDate).Equal(aws.ToTime(r2.RedriveDate)) {
+		t.Fatalf("redriveDate %v then %v for one clientToken", r1.RedriveDate, r2.RedriveDate)
+	}
+	_, err = c.RedriveExecution(ctx, &sfn.RedriveExecutionInput{ExecutionArn: arn}) // the SDK makes a new token
+	var nr *types.ExecutionNotRedrivable
+	if !errors.As(err, &nr) || aws.ToString(nr.Message) != "Execution is SUCCEEDED and cannot be redriven" {
+		t.Fatalf("redrive of a succeeded execution: %v, want ExecutionNotRedrivable", err)
+	}
+
+	d, err = c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: arn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Status != types.ExecutionStatusSucceeded || aws.ToString(d.Output) != `{"validated":"ok","debit":{"done":true}}` ||
+		aws.ToInt32(d.RedriveCount) != 1 || !aws.ToTime(d.RedriveDate).Equal(aws.ToTime(r1.RedriveDate)) ||
+		d.RedriveStatus != types.ExecutionRedriveStatusNotRedrivable ||
+		aws.ToString(d.RedriveStatusReason) != "Execution is SUCCEEDED and cannot be redriven" {
+		t.Fatalf("redriven execution: %s %s, count %d, date %v, status %s (%s)", d.Status, aws.ToString(d.Output),
+			aws.ToInt32(d.RedriveCount), d.RedriveDate, d.RedriveStatus, aws.ToString(d.RedriveStatusReason))
+	}
+
+	h, err := c.GetExecutionHistory(ctx, &sfn.GetExecutionHistoryInput{ExecutionArn: arn, MaxResults: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var redriven []types.HistoryEvent
+	for _, e := range h.Events {
+		if e.Type == types.HistoryEventTypeExecutionRedriven {
+			redriven = append(redriven, e)
+		}
+	}
+	if len(redriven) != 1 || redriven[0].ExecutionRedrivenEventDetails == nil ||
+		aws.ToInt32(redriven[0].ExecutionRedrivenEventDetails.RedriveCount) != 1 ||
+		h.Events[redriven[0].Id-2].Type != types.HistoryEventTypeExecutionFailed {
+		t.Fatalf("ExecutionRedriven events: %+v", redriven)
+	}
+
+	for _, tc := range []struct {
+		filter types.ExecutionRedriveFilter
+		want   string
+	}{{types.ExecutionRedriveFilterRedriven, aws.ToString(arn)}, {types.ExecutionRedriveFilterNotRedriven, aws.ToString(other)}} {
+		l, err := c.ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: aws.String(smArn), RedriveFilter: tc.filter})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(l.Executions) != 1 || aws.ToString(l.Executions[0].ExecutionArn) != tc.want {
+			t.Fatalf("redriveFilter %s: %+v", tc.filter, l.Executions)
+		}
+		e := l.Executions[0]
+		if tc.filter == types.ExecutionRedriveFilterRedriven && (aws.ToInt32(e.RedriveCount) != 1 || e.RedriveDate == nil) {
+			t.Fatalf("redriven item: count %d, date %v", aws.ToInt32(e.RedriveCount), e.RedriveDate)
+		}
+	}
+
+	_, err = c.RedriveExecution(ctx, &sfn.RedriveExecutionInput{ExecutionArn: aws.String("arn:aws:states:us-east-1:123456789012:execution:debits:nope")})
+	var dne *types.ExecutionDoesNotExist
+	if !errors.As(err, &dne) {
+		t.Fatalf("unknown execution: %v, want ExecutionDoesNotExist", err)
+	}
+	_, err = c.RedriveExecution(ctx, &sfn.RedriveExecutionInput{ExecutionArn: aws.String("nope")})
+	var ia *types.InvalidArn
+	if !errors.As(err, &ia) {
+		t.Fatalf("bad ARN: %v, want InvalidArn", err)
+	}
+	_, err = c.RedriveExecution(ctx, &sfn.RedriveExecutionInput{ExecutionArn: other, ClientToken: aws.String(string(make([]byte, 65)))})
+	var ve *types.ValidationException
+	if !errors.As(err, &ve) {
+		t.Fatalf("a 65-character clientToken: %v, want ValidationException", err)
+	}
+}
+
+// TestRedriveWhileRunningIsRefused: a running execution (a first run or a redriven one) is NOT_REDRIVABLE.
+func TestRedriveWhileRunningIsRefused(t *testing.T) {
+	clock := sfnengine.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	srv := sfnapi.StartT(t, sfnengine.Options{Clock: clock})
+	c := srv.Client()
+	ctx := context.Background()
+	smArn := create(t, c, "waits", waitForever)
+	out, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(smArn)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.RedriveExecution(ctx, &sfn.RedriveExecutionInput{ExecutionArn: out.ExecutionArn})
+	var nr *types.ExecutionNotRedrivable
+	if !errors.As(err, &nr) || aws.ToString(nr.Message) != "Execution is RUNNING and cannot be redriven" {
+		t.Fatalf("redrive of a running execution: %v", err)
+	}
+	d, err := c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: out.ExecutionArn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.RedriveStatus != types.ExecutionRedriveStatusNotRedrivable || aws.ToString(d.RedriveStatusReason) != "Execution is RUNNING and cannot be redriven" {
+		t.Fatalf("running: %s (%s)", d.RedriveStatus, aws.ToString(d.RedriveStatusReason))
+	}
+	if _, err := c.StopExecution(ctx, &sfn.StopExecutionInput{ExecutionArn: out.ExecutionArn}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.RedriveExecution(ctx, &sfn.RedriveExecutionInput{ExecutionArn: out.ExecutionArn}); err != nil {
+		t.Fatalf("redrive of an aborted execution: %v", err)
+	}
+	_, err = c.RedriveExecution(ctx, &sfn.RedriveExecutionInput{ExecutionArn: out.ExecutionArn})
+	if !errors.As(err, &nr) || aws.ToString(nr.Message) != "Execution is RUNNING and cannot be redriven" {
+		t.Fatalf("second redrive while redriven: %v", err)
+	}
+	l, err := c.ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: aws.String(smArn), StatusFilter: types.ExecutionStatusRunning})
+	if err != nil || len(l.Executions) != 1 || aws.ToInt32(l.Executions[0].RedriveCount) != 1 {
+		t.Fatalf("running after the redrive: %v %+v", err, l)
+	}
+}

@@ -1,0 +1,137 @@
+package sfnengine_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
+
+	"github.com/transferflow/orchestrator/localaws/sfnengine"
+)
+
+// tenStates is a 10-state Pass/Choice workflow.
+const tenStates = `{
+  "StartAt": "S1",
+  "States": {
+    "S1": {"Type": "Pass", "Result": {"n": 3, "kind": "b"}, "ResultPath": "$.r", "Next": "C1"},
+    "C1": {"Type": "Choice", "Choices": [{"Variable": "$.r.n", "NumericGreaterThan": 2, "Next": "S2"}], "Default": "Fail"},
+    "S2": {"Type": "Pass", "Parameters": {"n.$": "$.r.n", "msg.$": "States.Format('n={}', $.r.n)"}, "ResultPath": "$.p", "Next": "C2"},
+    "C2": {"Type": "Choice", "Choices": [
+      {"And": [{"Variable": "$.r.kind", "StringEquals": "b"}, {"Variable": "$.p.msg", "IsPresent": true}], "Next": "S3"}
+    ], "Default": "Fail"},
+    "S3": {"Type": "Pass", "InputPath": "$.p", "ResultPath": "$.q", "Next": "C3"},
+    "C3": {"Type": "Choice", "Choices": [{"Variable": "$.q.n", "NumericEquals": 3, "Next": "S4"}], "Default": "Fail"},
+    "S4": {"Type": "Pass", "OutputPath": "$.q", "Next": "C4"},
+    "C4": {"Type": "Choice", "Choices": [{"Not": {"Variable": "$.msg", "StringEquals": "x"}, "Next": "Done"}], "Default": "Fail"},
+    "Fail": {"Type": "Fail", "Error": "Unexpected"},
+    "Done": {"Type": "Succeed"}
+  }
+}`
+
+// instantDynamo answers every item operation at once with an empty result.
+type instantDynamo struct{}
+
+func (instantDynamo) PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	return &dynamodb.PutItemOutput{}, nil
+}
+
+func (instantDynamo) GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	return &dynamodb.GetItemOutput{}, nil
+}
+
+// UpdateItem answers with the attributes the settlements' ResultSelector reads (ReturnValues ALL_NEW).
+func (instantDynamo) UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	at := &ddbtypes.AttributeValueMemberS{Value: "2026-11-23T10:00:00Z"}
+	return &dynamodb.UpdateItemOutput{Attributes: map[string]ddbtypes.AttributeValue{
+		"executionArn": &ddbtypes.AttributeValueMemberS{Value: "arn:aws:states:us-east-1:123456789012:execution:bench:t1"},
+		"createdAt":    at, "updatedAt": at, "completedAt": at,
+	}}, nil
+}
+
+// instantEvents accepts every event at once.
+type instantEvents struct{}
+
+func (instantEvents) PutEvents(_ context.Context, in *eventbridge.PutEventsInput, _ ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error) {
+	out := &eventbridge.PutEventsOutput{}
+	for range in.Entries {
+		out.Entries = append(out.Entries, ebtypes.PutEventsResultEntry{EventId: aws.String("e")})
+	}
+	return out, nil
+}
+
+func (instantDynamo) DeleteItem(context.Context, *dynamodb.DeleteItemInput, ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
+	return &dynamodb.DeleteItemOutput{}, nil
+}
+
+// instantLeg is what an instant debit or credit function answers: the credit's completedAt is what the workflow's
+// Credit state reads for the outcome event (a debit's extra field is ignored).
+var instantLeg = []byte(`{"ok":true,"completedAt":"2026-06-01T00:00:00.100Z"}`)
+
+// transferDefinition returns statemachine/transfer.asl.json when the module has it, else the equivalent saga in
+// testdata, with every ${Name} substituted by Name.
+func transferDefinition(b testing.TB) (string, string) {
+	b.Helper()
+	path := filepath.Join("..", "..", "statemachine", "transfer.asl.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		path = filepath.Join("testdata", "saga.asl.json")
+		if data, err = os.ReadFile(path); err != nil {
+			b.Fatal(err)
+		}
+	}
+	subs := map[string]string{}
+	for _, m := range regexp.MustCompile(`\$\{([A-Za-z0-9_]+)\}`).FindAllStringSubmatch(string(data), -1) {
+		subs[m[1]] = m[1]
+	}
+	return path, sfnengine.SubstituteDefinition(string(data), subs)
+}
+
+const transferInput = `{"id":"t1","transferId":"t1","sourceAccountId":"a","destinationAccountId":"b","amount":5,"currency":"EUR","reference":"","createdAt":"2026-11-23T10:00:00Z","recordKey":"TRANSFER#t1","authority":"owner:test"}`
+
+func benchmarkExecutions(b *testing.B, eng *sfnengine.Engine, def, input string) {
+	ctx := context.Background()
+	sm, err := eng.CreateStateMachine(ctx, sfnengine.CreateInput{Name: "bench", Definition: def, RoleArn: testRoleArn})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		rec, err := eng.StartExecution(ctx, sfnengine.StartInput{StateMachineArn: sm.Arn, Input: input})
+		if err != nil {
+			b.Fatal(err)
+		}
+		rec, err = eng.Wait(ctx, rec.Arn)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if rec.Status != sfnengine.StatusSucceeded {
+			b.Fatalf("status %s: %v %v", rec.Status, rec.Error, rec.Cause)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "executions/s")
+}
+
+// BenchmarkPassChoice10 runs the 10-state Pass/Choice workflow end to end, one execution at a time.
+func BenchmarkPassChoice10(b *testing.B) {
+	eng := sfnengine.New(sfnengine.Options{})
+	defer eng.Close()
+	benchmarkExecutions(b, eng, tenStates, `{"x":1}`)
+}
+
+// BenchmarkTransfer runs the transfer workflow with instant Lambda and DynamoDB integrations.
+func BenchmarkTransfer(b *testing.B) {
+	path, def := transferDefinition(b)
+	b.Logf("definition: %s", path)
+	invoke := invokerFunc(func(context.Context, string, []byte) ([]byte, error) { return instantLeg, nil })
+	eng := sfnengine.New(sfnengine.Options{Lambda: invoke, DynamoDB: instantDynamo{}, EventBridge: instantEvents{}})
+	defer eng.Close()
+	benchmarkExecutions(b, eng, def, transferInput)
+}
