@@ -8,7 +8,6 @@ import (
 // The performance targets.
 const (
 	TargetWorkflowRequests = 3.0   // DynamoDB requests per transfer in the workflow, at most
-	TargetEfficiency       = 0.8   // stack transfers/s × requests per transfer ÷ direct requests/s, at least
 	TargetPOSTP99Ms        = 25.0  // POST p99 at half the peak offered load, below
 	TargetRSSGrowthMB      = 100.0 // bin/local's RSS growth from 1,000 to 100,000 transfers, at most
 	TargetEngineRatio      = 4.0   // engine executions/s over the npm engine's, at least
@@ -42,7 +41,6 @@ func Verdicts(r Result) []Verdict {
 	return []Verdict{
 		failedVerdict(r),
 		workflowVerdict(r),
-		efficiencyVerdict(r),
 		postVerdict(r),
 		rssVerdict(r),
 		engineVerdict(r),
@@ -87,22 +85,6 @@ func peakCell(cells []ClosedCell) (ClosedCell, bool) {
 		}
 	}
 	return best, found
-}
-
-func efficiencyVerdict(r Result) Verdict {
-	v := Verdict{Name: "efficiency", Target: fmt.Sprintf("≥ %g at the peak", TargetEfficiency)}
-	peak, ok := peakCell(r.Closed)
-	if ok {
-		for _, s := range r.Store {
-			if s.Concurrency == peak.Concurrency && s.RequestsPerSec > 0 {
-				v.Figure = fmt.Sprintf("%s at c=%d", beside(s.Efficiency, TargetEfficiency), s.Concurrency)
-				v.Status = status(s.Efficiency >= TargetEfficiency)
-				return v
-			}
-		}
-	}
-	v.Status, v.Figure = Skip, "not measured"
-	return v
 }
 
 func postVerdict(r Result) Verdict {
