@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestAccountsThroughTheStack runs the account story on the local stack, workflow included: open a funding
+// TestAccountsThroughTheStack runs the accounts' whole story on the local stack, workflow included: open a funding
 // account and two customer accounts, fund one from the funding account, pay the other, list the payer's transfers;
 // a customer account still refuses an overdraft while the funding account is below zero; and the seed's balances
 // are opening transfers from funding-EUR that a restart on the same --data-dir does not repeat.
