@@ -63,11 +63,11 @@ var Scales = map[string]Scale{
 	// compare is the closed loop at c = 32 only, 3,000 transfers per pass: two builds side by side in minutes
 	// (run it with --only closed).
 	"compare": small("compare", 1000, 200, Cell{Concurrency: 32, Transfers: 3000}),
-	// issue is the measurement of main before the performance work: the closed loop at c = 32 over 16 seeded accounts
-	// (3,000 transfers), and the 4 hot accounts; two builds side by side (run it with --only closed). Its store test
+	// contention is the closed loop at c = 32 over only 16 seeded accounts (3,000 transfers), and the 4 hot accounts:
+	// transfers that contend for the same items, two builds side by side (run it with --only closed). Its store test
 	// sends as many transfers' requests over the same accounts: with --only store, the store's own limit in the
 	// comparison's conditions.
-	"issue": small("issue", 16, 3000, Cell{Concurrency: 32, Transfers: 3000}),
+	"contention": small("contention", 16, 3000, Cell{Concurrency: 32, Transfers: 3000}),
 	// peak is the full run's closed-loop cells around the peak (c = 8 and 32, as many transfers as in full) with
 	// their store test: the efficiency at the peak in a few minutes (run it with --only closed,store).
 	"peak": small("peak", 1000, 1000, Cell{Concurrency: 8, Transfers: 3000}, Cell{Concurrency: 32, Transfers: 6000}),
