@@ -181,8 +181,7 @@ func TestConfigurationErrors(t *testing.T) {
 func TestConfigurationAcrossRestart(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	first := sfnengine.New(sfnengine.Options{Store: mustFileStore(t, dir)})
-	c1, stop1 := engineServer(t, first)
+	c1, stop1 := servedEngine(t, sfnengine.Options{Store: mustFileStore(t, dir)})
 	out, err := c1.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("sm"), Definition: aws.String(passChoice),
 		RoleArn: aws.String(role), LoggingConfiguration: logging(types.LogLevelAll, true, logGroup),
 		TracingConfiguration: &types.TracingConfiguration{Enabled: true}})
@@ -190,14 +189,7 @@ func TestConfigurationAcrossRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop1()
-	first.Close()
-	second := sfnengine.New(sfnengine.Options{Store: mustFileStore(t, dir)})
-	t.Cleanup(second.Close)
-	if err := second.Restore(ctx); err != nil {
-		t.Fatal(err)
-	}
-	c2, stop2 := engineServer(t, second)
-	t.Cleanup(stop2)
+	_, c2 := restartEngine(t, dir, sfnengine.Options{})
 	if got, want := describeConfig(t, c2, aws.ToString(out.StateMachineArn)), "ALL+data "+logGroup+" traced AWS_OWNED_KEY"; got != want {
 		t.Fatalf("after the restart = %q, want %q", got, want)
 	}

@@ -175,8 +175,7 @@ func TestTagErrors(t *testing.T) {
 func TestTagsAcrossRestart(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	first := sfnengine.New(sfnengine.Options{Store: mustFileStore(t, dir)})
-	c1, stop1 := engineServer(t, first)
+	c1, stop1 := servedEngine(t, sfnengine.Options{Store: mustFileStore(t, dir)})
 	smArn := create(t, c1, "sm", passChoice)
 	act, err := c1.CreateActivity(ctx, &sfn.CreateActivityInput{Name: aws.String("act")})
 	if err != nil {
@@ -191,15 +190,8 @@ func TestTagsAcrossRestart(t *testing.T) {
 		}
 	}
 	stop1()
-	first.Close()
 
-	second := sfnengine.New(sfnengine.Options{Store: mustFileStore(t, dir)})
-	t.Cleanup(second.Close)
-	if err := second.Restore(ctx); err != nil {
-		t.Fatal(err)
-	}
-	c2, stop2 := engineServer(t, second)
-	t.Cleanup(stop2)
+	_, c2 := restartEngine(t, dir, sfnengine.Options{})
 	for _, arn := range []string{smArn, aws.ToString(act.ActivityArn)} {
 		if got := fmt.Sprint(tagsOf(t, c2, arn)); got != "[b=2]" {
 			t.Fatalf("tags of %s after the restart = %s", arn, got)
