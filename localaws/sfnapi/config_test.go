@@ -2,7 +2,6 @@ package sfnapi_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"testing"
 
@@ -108,24 +107,17 @@ func TestConfigurationErrors(t *testing.T) {
 	arn := create(t, c, "sm", passChoice)
 	createWith := func(l *types.LoggingConfiguration, e *types.EncryptionConfiguration) func() error {
 		return func() error {
-			_, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("new"), Definition: aws.String(passChoice),
-				RoleArn: aws.String(role), LoggingConfiguration: l, EncryptionConfiguration: e})
-			return err
+			return errOf(c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("new"), Definition: aws.String(passChoice),
+				RoleArn: aws.String(role), LoggingConfiguration: l, EncryptionConfiguration: e}))
 		}
 	}
 	updateWith := func(l *types.LoggingConfiguration, e *types.EncryptionConfiguration) func() error {
 		return func() error {
-			_, err := c.UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(arn), RoleArn: aws.String(role + "x"),
-				LoggingConfiguration: l, EncryptionConfiguration: e})
-			return err
+			return errOf(c.UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(arn), RoleArn: aws.String(role + "x"),
+				LoggingConfiguration: l, EncryptionConfiguration: e}))
 		}
 	}
-	tests := []struct {
-		name    string
-		call    func() error
-		wantErr any
-		wantMsg string
-	}{
+	tests := []apiErrorCase{
 		{"level without destination", createWith(logging(types.LogLevelAll, false), nil), new(*types.InvalidLoggingConfiguration),
 			"Invalid Logging Configuration: Must specify exactly one Log Destination."},
 		{"two destinations", updateWith(logging(types.LogLevelAll, false, logGroup, logGroup), nil), new(*types.InvalidLoggingConfiguration),
@@ -147,23 +139,11 @@ func TestConfigurationErrors(t *testing.T) {
 			new(*types.InvalidEncryptionConfiguration), ""},
 		{"unknown encryption type", createWith(nil, &types.EncryptionConfiguration{Type: "OWN_KEY"}), new(*types.ValidationException), ""},
 		{"a configuration without definition or role", func() error {
-			_, err := c.UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(arn),
-				TracingConfiguration: &types.TracingConfiguration{Enabled: true}})
-			return err
+			return errOf(c.UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(arn),
+				TracingConfiguration: &types.TracingConfiguration{Enabled: true}}))
 		}, new(*types.MissingRequiredParameter), ""},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := tt.call()
-			if !errors.As(err, tt.wantErr) {
-				t.Fatalf("err = %v, want %T", err, tt.wantErr)
-			}
-			var api interface{ ErrorMessage() string }
-			if tt.wantMsg != "" && (!errors.As(err, &api) || api.ErrorMessage() != tt.wantMsg) {
-				t.Fatalf("message = %v, want %q", err, tt.wantMsg)
-			}
-		})
-	}
+	checkAPIErrors(t, tests)
 	if got, want := describeConfig(t, c, arn), "OFF AWS_OWNED_KEY"; got != want {
 		t.Fatalf("configuration after refused updates = %q, want %q", got, want)
 	}

@@ -80,9 +80,8 @@ func TestAPIErrors(t *testing.T) {
 		{
 			name: "invalid definition lists every positioned problem",
 			call: func() error {
-				_, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("bad"), RoleArn: aws.String(role),
-					Definition: aws.String(`{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke","Retry":[{"ErrorEquals":["States.ALL"],"BackoffRate":0.5}],"Next":"Nowhere"}}}`)})
-				return err
+				return errOf(c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("bad"), RoleArn: aws.String(role),
+					Definition: aws.String(`{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke","Retry":[{"ErrorEquals":["States.ALL"],"BackoffRate":0.5}],"Next":"Nowhere"}}}`)}))
 			},
 			wantErr: new(*types.InvalidDefinition),
 			wantMsg: "States.A.Retry[0].BackoffRate: must be >= 1, States.A.Next: missing transition target: state \"Nowhere\" does not exist",
@@ -90,8 +89,7 @@ func TestAPIErrors(t *testing.T) {
 		{
 			name: "definition that is not JSON",
 			call: func() error {
-				_, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("bad2"), RoleArn: aws.String(role), Definition: aws.String(`{`)})
-				return err
+				return errOf(c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("bad2"), RoleArn: aws.String(role), Definition: aws.String(`{`)}))
 			},
 			wantErr: new(*types.InvalidDefinition),
 			wantMsg: "definition is not valid JSON",
@@ -99,56 +97,49 @@ func TestAPIErrors(t *testing.T) {
 		{
 			name: "invalid state machine name",
 			call: func() error {
-				_, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("has space"), RoleArn: aws.String(role), Definition: aws.String(passChoice)})
-				return err
+				return errOf(c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("has space"), RoleArn: aws.String(role), Definition: aws.String(passChoice)}))
 			},
 			wantErr: new(*types.InvalidName),
 		},
 		{
 			name: "unknown state machine",
 			call: func() error {
-				_, err := c.DescribeStateMachine(ctx, &sfn.DescribeStateMachineInput{StateMachineArn: aws.String("arn:aws:states:us-east-1:123456789012:stateMachine:nope")})
-				return err
+				return errOf(c.DescribeStateMachine(ctx, &sfn.DescribeStateMachineInput{StateMachineArn: aws.String("arn:aws:states:us-east-1:123456789012:stateMachine:nope")}))
 			},
 			wantErr: new(*types.StateMachineDoesNotExist),
 		},
 		{
 			name: "start on unknown state machine",
 			call: func() error {
-				_, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String("arn:aws:states:us-east-1:123456789012:stateMachine:nope")})
-				return err
+				return errOf(c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String("arn:aws:states:us-east-1:123456789012:stateMachine:nope")}))
 			},
 			wantErr: new(*types.StateMachineDoesNotExist),
 		},
 		{
 			name: "malformed arn",
 			call: func() error {
-				_, err := c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String("not-an-arn")})
-				return err
+				return errOf(c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String("not-an-arn")}))
 			},
 			wantErr: new(*types.InvalidArn),
 		},
 		{
 			name: "unknown execution",
 			call: func() error {
-				_, err := c.GetExecutionHistory(ctx, &sfn.GetExecutionHistoryInput{ExecutionArn: aws.String("arn:aws:states:us-east-1:123456789012:execution:sm:nope")})
-				return err
+				return errOf(c.GetExecutionHistory(ctx, &sfn.GetExecutionHistoryInput{ExecutionArn: aws.String("arn:aws:states:us-east-1:123456789012:execution:sm:nope")}))
 			},
 			wantErr: new(*types.ExecutionDoesNotExist),
 		},
 		{
 			name: "input that is not JSON",
 			call: func() error {
-				_, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(smArn), Input: aws.String("{nope")})
-				return err
+				return errOf(c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(smArn), Input: aws.String("{nope")}))
 			},
 			wantErr: new(*types.InvalidExecutionInput),
 		},
 		{
 			name: "invalid execution name",
 			call: func() error {
-				_, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(smArn), Name: aws.String("a/b")})
-				return err
+				return errOf(c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(smArn), Name: aws.String("a/b")}))
 			},
 			wantErr: new(*types.InvalidName),
 		},
