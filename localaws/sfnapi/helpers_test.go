@@ -1,10 +1,15 @@
 package sfnapi_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/smithy-go"
+
+	"github.com/transferflow/orchestrator/localaws/sfnengine"
 )
 
 // apiErrorCase is a request the API refuses: call makes it and returns its error, which must be the typed error
@@ -42,6 +47,22 @@ func checkAPIError(t *testing.T, err error, wantErr any, wantMsg string) {
 	if wantMsg != "" && (!errors.As(err, &api) || api.ErrorMessage() != wantMsg) {
 		t.Fatalf("message = %v, want %q", err, wantMsg)
 	}
+}
+
+// startAndWait starts an execution of smArn, named name unless name is empty, and waits for eng to end it; it
+// returns the execution's ARN.
+func startAndWait(t *testing.T, c *sfn.Client, eng *sfnengine.Engine, smArn, name string) *string {
+	t.Helper()
+	in := &sfn.StartExecutionInput{StateMachineArn: aws.String(smArn)}
+	if name != "" {
+		in.Name = aws.String(name)
+	}
+	out, err := c.StartExecution(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, eng, aws.ToString(out.ExecutionArn))
+	return out.ExecutionArn
 }
 
 // errOf is the error of an SDK call, its output dropped.

@@ -23,16 +23,7 @@ func TestPagesAreStableWhileExecutionsStart(t *testing.T) {
 	c := srv.Client()
 	ctx := context.Background()
 	smArn := create(t, c, "paged", passChoice)
-	start := func(name string) {
-		t.Helper()
-		out, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(smArn), Name: aws.String(name)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := srv.Engine.Wait(ctx, aws.ToString(out.ExecutionArn)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	start := func(name string) { startAndWait(t, c, srv.Engine, smArn, name) }
 	var before []string
 	for i := range 7 {
 		name := fmt.Sprintf("old-%d", i)

@@ -347,19 +347,9 @@ func TestExecutionPastRetention(t *testing.T) {
 			c := srv.Client()
 			ctx := context.Background()
 			smArn := create(t, c, "retained", passChoice)
-			run := func(name string) *string {
-				out, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(smArn), Name: aws.String(name)})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if _, err := srv.Engine.Wait(ctx, aws.ToString(out.ExecutionArn)); err != nil {
-					t.Fatal(err)
-				}
-				return out.ExecutionArn
-			}
-			old := run("old")
+			old := startAndWait(t, c, srv.Engine, smArn, "old")
 			clock.Advance(12 * time.Hour)
-			recent := run("recent")
+			recent := startAndWait(t, c, srv.Engine, smArn, "recent")
 			clock.Advance(12*time.Hour + time.Second)
 
 			var missing *types.ExecutionDoesNotExist

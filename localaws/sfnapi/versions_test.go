@@ -20,6 +20,18 @@ func passResult(result string) string {
 	return `{"StartAt":"P","States":{"P":{"Type":"Pass","Result":"` + result + `","End":true}}}`
 }
 
+// createPublished creates the state machine name with def and publishes it as version 1; it returns the state
+// machine's ARN and the version's.
+func createPublished(t *testing.T, c *sfn.Client, name, def string) (arn, version string) {
+	t.Helper()
+	created, err := c.CreateStateMachine(context.Background(), &sfn.CreateStateMachineInput{Name: aws.String(name), Definition: aws.String(def),
+		RoleArn: aws.String(role), Publish: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return aws.ToString(created.StateMachineArn), aws.ToString(created.StateMachineVersionArn)
+}
+
 // run starts an execution of arn, waits for it and describes it.
 func run(t *testing.T, srv *sfnapi.TestServer, arn string) *sfn.DescribeExecutionOutput {
 	t.Helper()
@@ -130,13 +142,7 @@ func TestAliases(t *testing.T) {
 	srv := sfnapi.StartT(t, sfnengine.Options{Clock: sfnengine.NewManualClock(time.Unix(1_700_000_000, 0))})
 	c := srv.Client()
 	ctx := context.Background()
-	created, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("sm"), Definition: aws.String(passResult("v1")),
-		RoleArn: aws.String(role), Publish: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	arn := aws.ToString(created.StateMachineArn)
-	v1 := aws.ToString(created.StateMachineVersionArn)
+	arn, v1 := createPublished(t, c, "sm", passResult("v1"))
 	u, err := c.UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(arn), Definition: aws.String(passResult("v2")), Publish: true})
 	if err != nil {
 		t.Fatal(err)
@@ -258,12 +264,7 @@ func TestVersionAndAliasErrors(t *testing.T) {
 	srv := sfnapi.StartT(t, sfnengine.Options{})
 	c := srv.Client()
 	ctx := context.Background()
-	created, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("sm"), Definition: aws.String(passResult("v1")),
-		RoleArn: aws.String(role), Publish: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	arn, v1 := aws.ToString(created.StateMachineArn), aws.ToString(created.StateMachineVersionArn)
+	arn, v1 := createPublished(t, c, "sm", passResult("v1"))
 	other, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("other"), Definition: aws.String(passResult("o")),
 		RoleArn: aws.String(role), Publish: true})
 	if err != nil {
@@ -370,13 +371,8 @@ func TestErrorMembers(t *testing.T) {
 	srv := sfnapi.StartT(t, sfnengine.Options{})
 	c := srv.Client()
 	ctx := context.Background()
-	created, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("sm"), Definition: aws.String(passResult("v1")),
-		RoleArn: aws.String(role), Publish: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	arn := aws.ToString(created.StateMachineArn)
-	_, err = c.DescribeStateMachineAlias(ctx, &sfn.DescribeStateMachineAliasInput{StateMachineAliasArn: aws.String(arn + ":none")})
+	arn, v1 := createPublished(t, c, "sm", passResult("v1"))
+	_, err := c.DescribeStateMachineAlias(ctx, &sfn.DescribeStateMachineAliasInput{StateMachineAliasArn: aws.String(arn + ":none")})
 	var notFound *types.ResourceNotFound
 	if !errors.As(err, &notFound) || aws.ToString(notFound.ResourceName) != arn+":none" {
 		t.Fatalf("ResourceNotFound = %v, resourceName %v", err, notFound)
@@ -391,7 +387,7 @@ func TestErrorMembers(t *testing.T) {
 		t.Fatalf("TooManyTags = %v, resourceName %v", err, tooMany)
 	}
 	_, err = c.CreateStateMachineAlias(ctx, &sfn.CreateStateMachineAliasInput{Name: aws.String("a"),
-		RoutingConfiguration: []types.RoutingConfigurationListItem{{StateMachineVersionArn: created.StateMachineVersionArn, Weight: 99}}})
+		RoutingConfiguration: []types.RoutingConfigurationListItem{{StateMachineVersionArn: aws.String(v1), Weight: 99}}})
 	var invalid *types.ValidationException
 	if !errors.As(err, &invalid) || invalid.Reason != types.ValidationExceptionReasonInvalidRoutingConfiguration {
 		t.Fatalf("ValidationException = %v, reason %v", err, invalid)
