@@ -2,7 +2,6 @@ package sfnapi_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -314,24 +313,10 @@ func TestMissingRequiredFields(t *testing.T) {
 		"ValidateStateMachineDefinition": "definition",
 	} {
 		t.Run(op, func(t *testing.T) {
-			req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader("{}"))
-			req.Header.Set("X-Amz-Target", "AWSStepFunctions."+op)
-			req.Header.Set("Content-Type", "application/x-amz-json-1.0")
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			var body struct {
-				Type    string `json:"__type"`
-				Message string `json:"message"`
-			}
-			if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-				t.Fatal(err)
-			}
-			if resp.StatusCode != http.StatusBadRequest || !strings.HasSuffix(body.Type, "ValidationException") ||
-				!strings.Contains(body.Message, "'"+member+"'") || !strings.Contains(body.Message, "Member must not be null") {
-				t.Fatalf("%d %+v, want a ValidationException naming %s", resp.StatusCode, body, member)
+			status, typ, msg := call(t, srv.URL, op, map[string]any{})
+			if status != http.StatusBadRequest || !strings.HasSuffix(typ, "ValidationException") ||
+				!strings.Contains(msg, "'"+member+"'") || !strings.Contains(msg, "Member must not be null") {
+				t.Fatalf("%d %s %q, want a ValidationException naming %s", status, typ, msg, member)
 			}
 		})
 	}
