@@ -106,15 +106,8 @@ func (a *app) submit(ctx context.Context, fs *flag.FlagSet, args []string) int {
 func (a *app) get(ctx context.Context, fs *flag.FlagSet, args []string) int {
 	var wait bool
 	fs.BoolVar(&wait, "wait", false, "")
-	pos, code, done := a.prepare(fs, args)
+	id, c, code, done := a.transferCommand(ctx, fs, args, "get")
 	if done {
-		return code
-	}
-	if len(pos) != 1 || pos[0] == "" {
-		return a.usageError(errors.New("get takes one TRANSFER_ID"))
-	}
-	c, code := a.client(ctx)
-	if code != exitOK {
 		return code
 	}
 	ctx, cancel, deadline := a.withTimeout(ctx)
@@ -122,14 +115,31 @@ func (a *app) get(ctx context.Context, fs *flag.FlagSet, args []string) int {
 	var t transferclient.Transfer
 	var err error
 	if wait {
-		t, err = c.Wait(ctx, pos[0], deadline)
+		t, err = c.Wait(ctx, id, deadline)
 	} else {
-		t, err = c.Get(ctx, pos[0])
+		t, err = c.Get(ctx, id)
 	}
 	if err != nil {
 		return a.waitFailed(t, err)
 	}
 	return a.printTransfer(t)
+}
+
+// transferCommand parses the command line of name, a command taking one TRANSFER_ID, and makes the client; when done,
+// the command ends with code (a usage error, --help, or no client).
+func (a *app) transferCommand(ctx context.Context, fs *flag.FlagSet, args []string, name string) (id string, c *transferclient.Client, code int, done bool) {
+	pos, code, done := a.prepare(fs, args)
+	if done {
+		return "", nil, code, true
+	}
+	if len(pos) != 1 || pos[0] == "" {
+		return "", nil, a.usageError(fmt.Errorf("%s takes one TRANSFER_ID", name)), true
+	}
+	c, code = a.client(ctx)
+	if code != exitOK {
+		return "", nil, code, true
+	}
+	return pos[0], c, exitOK, false
 }
 
 // waitFailed reports an error of Get or Wait; on ErrWaitTimeout it still prints the last transfer seen.
@@ -148,20 +158,13 @@ func (a *app) waitFailed(t transferclient.Transfer, err error) int {
 func (a *app) history(ctx context.Context, fs *flag.FlagSet, args []string) int {
 	var relative bool
 	fs.BoolVar(&relative, "relative", false, "")
-	pos, code, done := a.prepare(fs, args)
+	id, c, code, done := a.transferCommand(ctx, fs, args, "history")
 	if done {
-		return code
-	}
-	if len(pos) != 1 || pos[0] == "" {
-		return a.usageError(errors.New("history takes one TRANSFER_ID"))
-	}
-	c, code := a.client(ctx)
-	if code != exitOK {
 		return code
 	}
 	ctx, cancel, _ := a.withTimeout(ctx)
 	defer cancel()
-	h, err := c.History(ctx, pos[0])
+	h, err := c.History(ctx, id)
 	if err != nil {
 		return a.report(err)
 	}
@@ -169,7 +172,7 @@ func (a *app) history(ctx context.Context, fs *flag.FlagSet, args []string) int 
 		return a.printJSON(h)
 	}
 	// The record gives the timeline its first and last entries (accepted, settled) and the header its status.
-	t, err := c.Get(ctx, pos[0])
+	t, err := c.Get(ctx, id)
 	if err != nil {
 		return a.report(err)
 	}

@@ -79,20 +79,76 @@ func engineServer(t *testing.T, eng *sfnengine.Engine) (*sfn.Client, func()) {
 	return c, hs.Close
 }
 
+// servedEngine starts an engine with opts and serves its API; stop closes the server and the engine, as a restart
+// would.
+func servedEngine(t *testing.T, opts sfnengine.Options) (c *sfn.Client, stop func()) {
+	t.Helper()
+	eng := sfnengine.New(opts)
+	c, stopServer := engineServer(t, eng)
+	return c, func() {
+		stopServer()
+		eng.Close()
+	}
+}
+
+// stopWhileWaiting starts an execution of def, created as name, with input ("" for none) on an engine with opts
+// over a callbackStore in dir, checkpointing every state and invoking lambda; once the execution is saved waiting
+// for its task token, it stops the engine and returns the execution's ARN and the token.
+func stopWhileWaiting(t *testing.T, dir string, lambda *tokenLambda, opts sfnengine.Options, name, def, input string) (arn, token string) {
+	t.Helper()
+	store := newCallbackStore(t, dir)
+	opts.Store, opts.Lambda, opts.CheckpointEveryState = store, lambda, true
+	c, stop := servedEngine(t, opts)
+	in := &sfn.StartExecutionInput{StateMachineArn: aws.String(create(t, c, name, def))}
+	if input != "" {
+		in.Input = aws.String(input)
+	}
+	start, err := c.StartExecution(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token = lambda.next(t)
+	store.awaitSave(t, "waiting task")
+	stop()
+	return aws.ToString(start.ExecutionArn), token
+}
+
+// newCallbackStore is a callbackStore on a FileStore in dir.
+func newCallbackStore(t *testing.T, dir string) *callbackStore {
+	t.Helper()
+	return &callbackStore{FileStore: mustFileStore(t, dir), waiting: make(chan struct{}, 1)}
+}
+
+// awaitSave waits until the store has saved an execution waiting for its token; what names that task.
+func (s *callbackStore) awaitSave(t *testing.T, what string) {
+	t.Helper()
+	select {
+	case <-s.waiting:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the %s was never saved", what)
+	}
+}
+
+// restartEngine starts an engine with opts on a FileStore in dir, restores what the directory holds and serves the
+// engine's API; the server and the engine are closed when the test ends.
+func restartEngine(t *testing.T, dir string, opts sfnengine.Options) (*sfnengine.Engine, *sfn.Client) {
+	t.Helper()
+	opts.Store = mustFileStore(t, dir)
+	eng := sfnengine.New(opts)
+	t.Cleanup(eng.Close)
+	if err := eng.Restore(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c, stop := engineServer(t, eng)
+	t.Cleanup(stop)
+	return eng, c
+}
+
 // waitTimers returns once the clock has at least n pending timers: the engine is then waiting on them.
 func waitTimers(t *testing.T, clock *sfnengine.ManualClock, n int) {
 	t.Helper()
-	guard := time.After(30 * time.Second)
-	for {
-		got, grew := clock.Waiters()
-		if got >= n {
-			return
-		}
-		select {
-		case <-grew:
-		case <-guard:
-			t.Fatalf("the engine has %d timers pending, want %d", got, n)
-		}
+	if got := clock.AwaitWaiters(n, 30*time.Second); got < n {
+		t.Fatalf("the engine has %d timers pending, want %d", got, n)
 	}
 }
 
@@ -132,37 +188,11 @@ const approvalMachine = `{"StartAt":"Approve","States":{
 func TestCallbackAcrossRestart(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	files, err := sfnengine.NewFileStore(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	lambda := newTokenLambda()
 	clock := sfnengine.NewManualClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
-	store := &callbackStore{FileStore: files, waiting: make(chan struct{}, 1)}
-	first := sfnengine.New(sfnengine.Options{Store: store, Lambda: lambda, Clock: clock, CheckpointEveryState: true})
-	c1, stop1 := engineServer(t, first)
-	smArn := create(t, c1, "approval", approvalMachine)
-	start, err := c1.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(smArn), Input: aws.String(`{"id":"tr_1"}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	arn := aws.ToString(start.ExecutionArn)
-	token := lambda.next(t)
-	select {
-	case <-store.waiting:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the waiting task was never saved")
-	}
-	stop1()
-	first.Close()
+	arn, token := stopWhileWaiting(t, dir, lambda, sfnengine.Options{Clock: clock}, "approval", approvalMachine, `{"id":"tr_1"}`)
 
-	second := sfnengine.New(sfnengine.Options{Store: mustFileStore(t, dir), Lambda: lambda, Clock: clock, CheckpointEveryState: true})
-	t.Cleanup(second.Close)
-	if err := second.Restore(ctx); err != nil {
-		t.Fatal(err)
-	}
-	c2, stop2 := engineServer(t, second)
-	t.Cleanup(stop2)
+	second, c2 := restartEngine(t, dir, sfnengine.Options{Lambda: lambda, Clock: clock, CheckpointEveryState: true})
 	if _, err := c2.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(token), Output: aws.String(`{"approved":true}`)}); err != nil {
 		t.Fatalf("SendTaskSuccess after the restart: %v", err)
 	}
@@ -201,7 +231,7 @@ func TestCallbackAcrossRestart(t *testing.T) {
 		t.Fatalf("TaskSucceeded output = %s", out)
 	}
 	// The task is over: its token is refused as AWS refuses it.
-	_, err = c2.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(token), Output: aws.String(`{}`)})
+	_, err := c2.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(token), Output: aws.String(`{}`)})
 	var timedOut *types.TaskTimedOut
 	if !errors.As(err, &timedOut) || timedOut.ErrorMessage() != "Task Timed Out: 'Provided task does not exist anymore'" {
 		t.Fatalf("second SendTaskSuccess: %v, want TaskTimedOut", err)
@@ -537,11 +567,9 @@ func TestActivities(t *testing.T) {
 func TestActivityAcrossRestart(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	files := mustFileStore(t, dir)
 	clock := sfnengine.NewManualClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
-	store := &callbackStore{FileStore: files, waiting: make(chan struct{}, 1)}
-	first := sfnengine.New(sfnengine.Options{Store: store, Clock: clock, CheckpointEveryState: true})
-	c1, stop1 := engineServer(t, first)
+	store := newCallbackStore(t, dir)
+	c1, stop1 := servedEngine(t, sfnengine.Options{Store: store, Clock: clock, CheckpointEveryState: true})
 	act, err := c1.CreateActivity(ctx, &sfn.CreateActivityInput{Name: aws.String("sign")})
 	if err != nil {
 		t.Fatal(err)
@@ -552,21 +580,10 @@ func TestActivityAcrossRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-store.waiting:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the scheduled activity task was never saved")
-	}
+	store.awaitSave(t, "scheduled activity task")
 	stop1()
-	first.Close()
 
-	second := sfnengine.New(sfnengine.Options{Store: mustFileStore(t, dir), Clock: clock, CheckpointEveryState: true})
-	t.Cleanup(second.Close)
-	if err := second.Restore(ctx); err != nil {
-		t.Fatal(err)
-	}
-	c2, stop2 := engineServer(t, second)
-	t.Cleanup(stop2)
+	second, c2 := restartEngine(t, dir, sfnengine.Options{Clock: clock, CheckpointEveryState: true})
 	list, err := c2.ListActivities(ctx, &sfn.ListActivitiesInput{})
 	if err != nil || len(list.Activities) != 1 || aws.ToString(list.Activities[0].ActivityArn) != aws.ToString(act.ActivityArn) {
 		t.Fatalf("ListActivities after the restart: %v %+v", err, list)
@@ -591,40 +608,19 @@ func TestCallbackTimeoutAcrossRestart(t *testing.T) {
 	dir := t.TempDir()
 	lambda := newTokenLambda()
 	t0 := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	store := &callbackStore{FileStore: mustFileStore(t, dir), waiting: make(chan struct{}, 1)}
-	first := sfnengine.New(sfnengine.Options{Store: store, Lambda: lambda, Clock: sfnengine.NewManualClock(t0), CheckpointEveryState: true})
-	c1, stop1 := engineServer(t, first)
-	smArn := create(t, c1, "deadline", `{"StartAt":"Approve","States":{
+	arn, token := stopWhileWaiting(t, dir, lambda, sfnengine.Options{Clock: sfnengine.NewManualClock(t0)}, "deadline", `{"StartAt":"Approve","States":{
 	  "Approve":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke.waitForTaskToken",
-	    "Parameters":{"FunctionName":"approver","Payload":{"token.$":"$$.Task.Token"}},"TimeoutSeconds":60,"End":true}}}`)
-	start, err := c1.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(smArn)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	token := lambda.next(t)
-	select {
-	case <-store.waiting:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the waiting task was never saved")
-	}
-	stop1()
-	first.Close()
+	    "Parameters":{"FunctionName":"approver","Payload":{"token.$":"$$.Task.Token"}},"TimeoutSeconds":60,"End":true}}}`, "")
 
 	clock := sfnengine.NewManualClock(t0.Add(40 * time.Second)) // the engine was down for 40 s
-	second := sfnengine.New(sfnengine.Options{Store: mustFileStore(t, dir), Lambda: lambda, Clock: clock, CheckpointEveryState: true})
-	t.Cleanup(second.Close)
-	if err := second.Restore(ctx); err != nil {
-		t.Fatal(err)
-	}
-	c2, stop2 := engineServer(t, second)
-	t.Cleanup(stop2)
+	second, c2 := restartEngine(t, dir, sfnengine.Options{Lambda: lambda, Clock: clock, CheckpointEveryState: true})
 	waitTimers(t, clock, 1)
 	clock.Advance(20 * time.Second)
-	rec := waitDone(t, second, aws.ToString(start.ExecutionArn))
+	rec := waitDone(t, second, arn)
 	if rec.Status != sfnengine.StatusFailed || aws.ToString(rec.Error) != "States.Timeout" || !rec.StopDate.Equal(t0.Add(60*time.Second)) {
 		t.Fatalf("%s %s at %v, want FAILED States.Timeout 60 s after the start", rec.Status, aws.ToString(rec.Error), rec.StopDate)
 	}
-	names, _ := historyTypes(t, c2, aws.ToString(start.ExecutionArn))
+	names, _ := historyTypes(t, c2, arn)
 	if want := []string{"ExecutionStarted", "TaskStateEntered", "TaskScheduled", "TaskStarted", "TaskSubmitted",
 		"TaskTimedOut", "ExecutionFailed"}; !slices.Equal(names, want) {
 		t.Fatalf("history = %v, want %v", names, want)

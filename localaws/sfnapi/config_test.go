@@ -2,7 +2,6 @@ package sfnapi_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"testing"
 
@@ -108,24 +107,17 @@ func TestConfigurationErrors(t *testing.T) {
 	arn := create(t, c, "sm", passChoice)
 	createWith := func(l *types.LoggingConfiguration, e *types.EncryptionConfiguration) func() error {
 		return func() error {
-			_, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("new"), Definition: aws.String(passChoice),
-				RoleArn: aws.String(role), LoggingConfiguration: l, EncryptionConfiguration: e})
-			return err
+			return errOf(c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("new"), Definition: aws.String(passChoice),
+				RoleArn: aws.String(role), LoggingConfiguration: l, EncryptionConfiguration: e}))
 		}
 	}
 	updateWith := func(l *types.LoggingConfiguration, e *types.EncryptionConfiguration) func() error {
 		return func() error {
-			_, err := c.UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(arn), RoleArn: aws.String(role + "x"),
-				LoggingConfiguration: l, EncryptionConfiguration: e})
-			return err
+			return errOf(c.UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(arn), RoleArn: aws.String(role + "x"),
+				LoggingConfiguration: l, EncryptionConfiguration: e}))
 		}
 	}
-	tests := []struct {
-		name    string
-		call    func() error
-		wantErr any
-		wantMsg string
-	}{
+	tests := []apiErrorCase{
 		{"level without destination", createWith(logging(types.LogLevelAll, false), nil), new(*types.InvalidLoggingConfiguration),
 			"Invalid Logging Configuration: Must specify exactly one Log Destination."},
 		{"two destinations", updateWith(logging(types.LogLevelAll, false, logGroup, logGroup), nil), new(*types.InvalidLoggingConfiguration),
@@ -147,23 +139,11 @@ func TestConfigurationErrors(t *testing.T) {
 			new(*types.InvalidEncryptionConfiguration), ""},
 		{"unknown encryption type", createWith(nil, &types.EncryptionConfiguration{Type: "OWN_KEY"}), new(*types.ValidationException), ""},
 		{"a configuration without definition or role", func() error {
-			_, err := c.UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(arn),
-				TracingConfiguration: &types.TracingConfiguration{Enabled: true}})
-			return err
+			return errOf(c.UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(arn),
+				TracingConfiguration: &types.TracingConfiguration{Enabled: true}}))
 		}, new(*types.MissingRequiredParameter), ""},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := tt.call()
-			if !errors.As(err, tt.wantErr) {
-				t.Fatalf("err = %v, want %T", err, tt.wantErr)
-			}
-			var api interface{ ErrorMessage() string }
-			if tt.wantMsg != "" && (!errors.As(err, &api) || api.ErrorMessage() != tt.wantMsg) {
-				t.Fatalf("message = %v, want %q", err, tt.wantMsg)
-			}
-		})
-	}
+	checkAPIErrors(t, tests)
 	if got, want := describeConfig(t, c, arn), "OFF AWS_OWNED_KEY"; got != want {
 		t.Fatalf("configuration after refused updates = %q, want %q", got, want)
 	}
@@ -181,8 +161,7 @@ func TestConfigurationErrors(t *testing.T) {
 func TestConfigurationAcrossRestart(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	first := sfnengine.New(sfnengine.Options{Store: mustFileStore(t, dir)})
-	c1, stop1 := engineServer(t, first)
+	c1, stop1 := servedEngine(t, sfnengine.Options{Store: mustFileStore(t, dir)})
 	out, err := c1.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("sm"), Definition: aws.String(passChoice),
 		RoleArn: aws.String(role), LoggingConfiguration: logging(types.LogLevelAll, true, logGroup),
 		TracingConfiguration: &types.TracingConfiguration{Enabled: true}})
@@ -190,14 +169,7 @@ func TestConfigurationAcrossRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop1()
-	first.Close()
-	second := sfnengine.New(sfnengine.Options{Store: mustFileStore(t, dir)})
-	t.Cleanup(second.Close)
-	if err := second.Restore(ctx); err != nil {
-		t.Fatal(err)
-	}
-	c2, stop2 := engineServer(t, second)
-	t.Cleanup(stop2)
+	_, c2 := restartEngine(t, dir, sfnengine.Options{})
 	if got, want := describeConfig(t, c2, aws.ToString(out.StateMachineArn)), "ALL+data "+logGroup+" traced AWS_OWNED_KEY"; got != want {
 		t.Fatalf("after the restart = %q, want %q", got, want)
 	}

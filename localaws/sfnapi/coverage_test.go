@@ -2,9 +2,7 @@ package sfnapi_test
 
 import (
 	"bufio"
-	"context"
 	"io/fs"
-	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -131,16 +129,7 @@ func readCoverageTable(t *testing.T) []coverageRow {
 // dispatches reports whether the local API knows op: anything but UnknownOperationException to an empty request.
 func dispatches(t *testing.T, url, op string) bool {
 	t.Helper()
-	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, url, strings.NewReader("{}"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("X-Amz-Target", "AWSStepFunctions."+op)
-	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := postOp(t, url, op, strings.NewReader("{}"), 2)
 	defer resp.Body.Close()
 	return resp.Header.Get("X-Amzn-ErrorType") != "UnknownOperationException"
 }

@@ -167,81 +167,50 @@ func TestExpressAPIErrors(t *testing.T) {
 
 	const notInContext = "Invalid Arn: 'Resource type not valid in this context: express'"
 	const notSupported = "This operation is not supported by this type of state machine"
-	tests := []struct {
-		name    string
-		call    func() error
-		wantErr any
-		wantMsg string
-	}{
+	tests := []apiErrorCase{
 		{"DescribeExecution", func() error {
-			_, err := c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(execArn)})
-			return err
+			return errOf(c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(execArn)}))
 		}, new(*types.InvalidArn), notInContext},
 		{"GetExecutionHistory", func() error {
-			_, err := c.GetExecutionHistory(ctx, &sfn.GetExecutionHistoryInput{ExecutionArn: aws.String(execArn)})
-			return err
+			return errOf(c.GetExecutionHistory(ctx, &sfn.GetExecutionHistoryInput{ExecutionArn: aws.String(execArn)}))
 		}, new(*types.InvalidArn), notInContext},
 		{"StopExecution", func() error {
-			_, err := c.StopExecution(ctx, &sfn.StopExecutionInput{ExecutionArn: aws.String(execArn)})
-			return err
+			return errOf(c.StopExecution(ctx, &sfn.StopExecutionInput{ExecutionArn: aws.String(execArn)}))
 		}, new(*types.InvalidArn), notInContext},
 		{"DescribeStateMachineForExecution", func() error {
-			_, err := c.DescribeStateMachineForExecution(ctx, &sfn.DescribeStateMachineForExecutionInput{ExecutionArn: aws.String(execArn)})
-			return err
+			return errOf(c.DescribeStateMachineForExecution(ctx, &sfn.DescribeStateMachineForExecutionInput{ExecutionArn: aws.String(execArn)}))
 		}, new(*types.InvalidArn), notInContext},
 		{"UpdateStateMachine of an Express machine to a callback task", func() error {
-			_, err := c.UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(expressArn),
-				Definition: aws.String(`{"StartAt":"S","States":{"S":{"Type":"Task","Resource":"arn:aws:states:::states:startExecution.sync:2","Parameters":{"StateMachineArn":"x"},"End":true}}}`)})
-			return err
+			return errOf(c.UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(expressArn),
+				Definition: aws.String(`{"StartAt":"S","States":{"S":{"Type":"Task","Resource":"arn:aws:states:::states:startExecution.sync:2","Parameters":{"StateMachineArn":"x"},"End":true}}}`)}))
 		}, new(*types.InvalidDefinition), "Invalid State Machine Definition: 'SCHEMA_VALIDATION_FAILED: Express state machine does not support '.sync' service integration at /States/S/Resource'"},
 		{"ListExecutions", func() error {
-			_, err := c.ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: aws.String(expressArn)})
-			return err
+			return errOf(c.ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: aws.String(expressArn)}))
 		}, new(*types.StateMachineTypeNotSupported), notSupported},
 		{"StartSyncExecution of a Standard state machine", func() error {
-			_, err := c.StartSyncExecution(ctx, &sfn.StartSyncExecutionInput{StateMachineArn: aws.String(standardArn)})
-			return err
+			return errOf(c.StartSyncExecution(ctx, &sfn.StartSyncExecutionInput{StateMachineArn: aws.String(standardArn)}))
 		}, new(*types.StateMachineTypeNotSupported), notSupported},
 		{"StartSyncExecution of a missing state machine", func() error {
-			_, err := c.StartSyncExecution(ctx, &sfn.StartSyncExecutionInput{StateMachineArn: aws.String(standardArn + "x")})
-			return err
+			return errOf(c.StartSyncExecution(ctx, &sfn.StartSyncExecutionInput{StateMachineArn: aws.String(standardArn + "x")}))
 		}, new(*types.StateMachineDoesNotExist), "State Machine Does Not Exist: '" + standardArn + "x'"},
 		{"StartSyncExecution with input that is not JSON", func() error {
-			_, err := c.StartSyncExecution(ctx, &sfn.StartSyncExecutionInput{StateMachineArn: aws.String(expressArn), Input: aws.String("{")})
-			return err
+			return errOf(c.StartSyncExecution(ctx, &sfn.StartSyncExecutionInput{StateMachineArn: aws.String(expressArn), Input: aws.String("{")}))
 		}, new(*types.InvalidExecutionInput), ""},
 		{"StartSyncExecution with a bad name", func() error {
-			_, err := c.StartSyncExecution(ctx, &sfn.StartSyncExecutionInput{StateMachineArn: aws.String(expressArn), Name: aws.String("a b")})
-			return err
+			return errOf(c.StartSyncExecution(ctx, &sfn.StartSyncExecutionInput{StateMachineArn: aws.String(expressArn), Name: aws.String("a b")}))
 		}, new(*types.InvalidName), "Invalid Name: 'a b'"},
 		{"Express definition with a callback task", func() error {
-			_, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("cb"), RoleArn: aws.String(role),
+			return errOf(c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("cb"), RoleArn: aws.String(role),
 				Type: types.StateMachineTypeExpress, Definition: aws.String(`{"StartAt":"Publish","States":{"Publish":{"Type":"Task",
-				"Resource":"arn:aws:states:::lambda:invoke.waitForTaskToken","Parameters":{"FunctionName":"f","Payload":{"t.$":"$$.Task.Token"}},"End":true}}}`)})
-			return err
+				"Resource":"arn:aws:states:::lambda:invoke.waitForTaskToken","Parameters":{"FunctionName":"f","Payload":{"t.$":"$$.Task.Token"}},"End":true}}}`)}))
 		}, new(*types.InvalidDefinition), "Invalid State Machine Definition: 'SCHEMA_VALIDATION_FAILED: Express state machine does not support '.waitForTaskToken' service integration  at /States/Publish/Resource'"},
 		{"Express definition with an activity", func() error {
-			_, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("act"), RoleArn: aws.String(role),
+			return errOf(c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("act"), RoleArn: aws.String(role),
 				Type: types.StateMachineTypeExpress, Definition: aws.String(`{"StartAt":"P","States":{"P":{"Type":"Parallel","End":true,"Branches":[
-				{"StartAt":"ActivityTask","States":{"ActivityTask":{"Type":"Task","Resource":"arn:aws:states:us-east-1:123456789012:activity:a","End":true}}}]}}}`)})
-			return err
+				{"StartAt":"ActivityTask","States":{"ActivityTask":{"Type":"Task","Resource":"arn:aws:states:us-east-1:123456789012:activity:a","End":true}}}]}}}`)}))
 		}, new(*types.InvalidDefinition), "Invalid State Machine Definition: 'SCHEMA_VALIDATION_FAILED: Express state machine does not support Activity ARN at /States/P/Branches/0/States/ActivityTask/Resource'"},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			err := tc.call()
-			if err == nil {
-				t.Fatal("no error")
-			}
-			if !errors.As(err, tc.wantErr) {
-				t.Fatalf("error = %v (%T), want %T", err, err, tc.wantErr)
-			}
-			var ae interface{ ErrorMessage() string }
-			if tc.wantMsg != "" && (!errors.As(err, &ae) || ae.ErrorMessage() != tc.wantMsg) {
-				t.Fatalf("message = %v, want %q", err, tc.wantMsg)
-			}
-		})
-	}
+	checkAPIErrors(t, tests)
 }
 
 // hostRecorder is an sfn HTTPClient that records the host of each request and sends none.

@@ -189,9 +189,6 @@ func TestVariablesAcrossRestart(t *testing.T) {
 	dir := t.TempDir()
 	lambda := newTokenLambda()
 	clock := sfnengine.NewManualClock(time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC))
-	store := &callbackStore{FileStore: mustFileStore(t, dir), waiting: make(chan struct{}, 1)}
-	first := sfnengine.New(sfnengine.Options{Store: store, Lambda: lambda, Clock: clock, CheckpointEveryState: true})
-	c1, stop1 := engineServer(t, first)
 	// A JSONPath machine with JSONata states: variables are shared by both languages.
 	const def = `{"StartAt":"Remember","States":{
 	  "Remember":{"Type":"Pass","QueryLanguage":"JSONata","Assign":{"transferId":"{% $states.input.id %}","amount":"{% $states.input.amount %}"},
@@ -201,20 +198,7 @@ func TestVariablesAcrossRestart(t *testing.T) {
 	    "Arguments":{"FunctionName":"approver","Payload":{"token":"{% $states.context.Task.Token %}"}},
 	    "Output":{"id":"{% $seen %}","amount":"{% $amount %}","note":"{% $note %}","approved":"{% $states.result.approved %}"},
 	    "End":true}}}`
-	smArn := create(t, c1, "variables-restart", def)
-	start, err := c1.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(smArn), Input: aws.String(`{"id":"tr_7","amount":12.5}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	arn := aws.ToString(start.ExecutionArn)
-	token := lambda.next(t)
-	select {
-	case <-store.waiting:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the waiting task was never saved")
-	}
-	stop1()
-	first.Close()
+	arn, token := stopWhileWaiting(t, dir, lambda, sfnengine.Options{Clock: clock}, "variables-restart", def, `{"id":"tr_7","amount":12.5}`)
 
 	saved, err := mustFileStore(t, dir).Execution(ctx, arn)
 	if err != nil {
@@ -224,13 +208,7 @@ func TestVariablesAcrossRestart(t *testing.T) {
 		t.Fatalf("checkpoint %+v, want the variables", saved.Checkpoint)
 	}
 
-	second := sfnengine.New(sfnengine.Options{Store: mustFileStore(t, dir), Lambda: lambda, Clock: clock, CheckpointEveryState: true})
-	t.Cleanup(second.Close)
-	if err := second.Restore(ctx); err != nil {
-		t.Fatal(err)
-	}
-	c2, stop2 := engineServer(t, second)
-	t.Cleanup(stop2)
+	second, c2 := restartEngine(t, dir, sfnengine.Options{Lambda: lambda, Clock: clock, CheckpointEveryState: true})
 	if _, err := c2.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(token), Output: aws.String(`{"approved":true}`)}); err != nil {
 		t.Fatal(err)
 	}

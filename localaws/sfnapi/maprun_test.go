@@ -2,7 +2,6 @@ package sfnapi_test
 
 import (
 	"context"
-	"errors"
 	"regexp"
 	"testing"
 	"time"
@@ -73,31 +72,24 @@ func TestMapRunsThroughTheSDK(t *testing.T) {
 		}
 	}
 
-	_, err = c.UpdateMapRun(ctx, &sfn.UpdateMapRunInput{MapRunArn: aws.String(arns[0]), MaxConcurrency: aws.Int32(5)})
-	var ve *types.ValidationException
-	if !errors.As(err, &ve) {
-		t.Fatalf("update of an ended map run: %v, want ValidationException", err)
-	}
-	_, err = c.UpdateMapRun(ctx, &sfn.UpdateMapRunInput{MapRunArn: aws.String(arns[0]), ToleratedFailurePercentage: aws.Float32(101)})
-	if !errors.As(err, &ve) {
-		t.Fatalf("percentage 101: %v, want ValidationException", err)
-	}
 	unknown := "arn:aws:states:us-east-1:123456789012:mapRun:fans/fan:00000000-0000-4000-8000-000000000000"
-	_, err = c.DescribeMapRun(ctx, &sfn.DescribeMapRunInput{MapRunArn: aws.String(unknown)})
-	var rnf *types.ResourceNotFound
-	if !errors.As(err, &rnf) {
-		t.Fatalf("unknown map run: %v, want ResourceNotFound", err)
-	}
-	_, err = c.DescribeMapRun(ctx, &sfn.DescribeMapRunInput{MapRunArn: start.ExecutionArn})
-	var ia *types.InvalidArn
-	if !errors.As(err, &ia) {
-		t.Fatalf("an execution ARN: %v, want InvalidArn", err)
-	}
-	_, err = c.ListMapRuns(ctx, &sfn.ListMapRunsInput{ExecutionArn: aws.String("arn:aws:states:us-east-1:123456789012:execution:fans:nope")})
-	var dne *types.ExecutionDoesNotExist
-	if !errors.As(err, &dne) {
-		t.Fatalf("unknown execution: %v, want ExecutionDoesNotExist", err)
-	}
+	checkAPIErrors(t, []apiErrorCase{
+		{"update of an ended map run", func() error {
+			return errOf(c.UpdateMapRun(ctx, &sfn.UpdateMapRunInput{MapRunArn: aws.String(arns[0]), MaxConcurrency: aws.Int32(5)}))
+		}, new(*types.ValidationException), ""},
+		{"percentage 101", func() error {
+			return errOf(c.UpdateMapRun(ctx, &sfn.UpdateMapRunInput{MapRunArn: aws.String(arns[0]), ToleratedFailurePercentage: aws.Float32(101)}))
+		}, new(*types.ValidationException), ""},
+		{"unknown map run", func() error {
+			return errOf(c.DescribeMapRun(ctx, &sfn.DescribeMapRunInput{MapRunArn: aws.String(unknown)}))
+		}, new(*types.ResourceNotFound), ""},
+		{"an execution ARN", func() error {
+			return errOf(c.DescribeMapRun(ctx, &sfn.DescribeMapRunInput{MapRunArn: start.ExecutionArn}))
+		}, new(*types.InvalidArn), ""},
+		{"unknown execution", func() error {
+			return errOf(c.ListMapRuns(ctx, &sfn.ListMapRunsInput{ExecutionArn: aws.String("arn:aws:states:us-east-1:123456789012:execution:fans:nope")}))
+		}, new(*types.ExecutionDoesNotExist), ""},
+	})
 }
 
 // TestUpdateMapRunThroughTheSDK: a running Map Run with MaxConcurrency 1 is updated to 3 and runs 3 children at once.

@@ -23,16 +23,7 @@ func TestPagesAreStableWhileExecutionsStart(t *testing.T) {
 	c := srv.Client()
 	ctx := context.Background()
 	smArn := create(t, c, "paged", passChoice)
-	start := func(name string) {
-		t.Helper()
-		out, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(smArn), Name: aws.String(name)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := srv.Engine.Wait(ctx, aws.ToString(out.ExecutionArn)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	start := func(name string) { startAndWait(t, c, srv.Engine, smArn, name) }
 	var before []string
 	for i := range 7 {
 		name := fmt.Sprintf("old-%d", i)
@@ -187,24 +178,19 @@ func TestInvalidPageTokens(t *testing.T) {
 		call func() error
 	}{
 		{"garbage", func() error {
-			_, err := c.ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: aws.String(a), NextToken: aws.String("bm90IGEgdG9rZW4")})
-			return err
+			return errOf(c.ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: aws.String(a), NextToken: aws.String("bm90IGEgdG9rZW4")}))
 		}},
 		{"another state machine", func() error {
-			_, err := c.ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: aws.String(b), NextToken: tok})
-			return err
+			return errOf(c.ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: aws.String(b), NextToken: tok}))
 		}},
 		{"another status filter", func() error {
-			_, err := c.ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: aws.String(a), StatusFilter: types.ExecutionStatusRunning, NextToken: tok})
-			return err
+			return errOf(c.ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: aws.String(a), StatusFilter: types.ExecutionStatusRunning, NextToken: tok}))
 		}},
 		{"another operation", func() error {
-			_, err := c.ListActivities(ctx, &sfn.ListActivitiesInput{NextToken: smPage.NextToken})
-			return err
+			return errOf(c.ListActivities(ctx, &sfn.ListActivitiesInput{NextToken: smPage.NextToken}))
 		}},
 		{"history token of a list", func() error {
-			_, err := c.GetExecutionHistory(ctx, &sfn.GetExecutionHistoryInput{ExecutionArn: execPage.Executions[0].ExecutionArn, NextToken: tok})
-			return err
+			return errOf(c.GetExecutionHistory(ctx, &sfn.GetExecutionHistoryInput{ExecutionArn: execPage.Executions[0].ExecutionArn, NextToken: tok}))
 		}},
 	}
 	for _, tc := range tests {

@@ -29,16 +29,10 @@ func call(t *testing.T, url, op string, req any) (int, string, string) {
 	return post(t, url, op, bytes.NewReader(b), int64(len(b)))
 }
 
+// post sends body, of length bytes, as a request for op and returns the status and the error body.
 func post(t *testing.T, url, op string, body io.Reader, length int64) (int, string, string) {
 	t.Helper()
-	hr, _ := http.NewRequest(http.MethodPost, url, body)
-	hr.ContentLength = length
-	hr.Header.Set("X-Amz-Target", "AWSStepFunctions."+op)
-	hr.Header.Set("Content-Type", "application/x-amz-json-1.0")
-	resp, err := http.DefaultClient.Do(hr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := postOp(t, url, op, body, length)
 	defer resp.Body.Close()
 	var out struct {
 		Type    string `json:"__type"`
@@ -47,6 +41,23 @@ func post(t *testing.T, url, op string, body io.Reader, length int64) (int, stri
 	raw, _ := io.ReadAll(resp.Body)
 	_ = json.Unmarshal(raw, &out)
 	return resp.StatusCode, out.Type, out.Message
+}
+
+// postOp sends body, of length bytes, as a request for op by hand; the caller closes the response's body.
+func postOp(t *testing.T, url, op string, body io.Reader, length int64) *http.Response {
+	t.Helper()
+	hr, err := http.NewRequestWithContext(context.Background(), http.MethodPost, url, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hr.ContentLength = length
+	hr.Header.Set("X-Amz-Target", "AWSStepFunctions."+op)
+	hr.Header.Set("Content-Type", "application/x-amz-json-1.0")
+	resp, err := http.DefaultClient.Do(hr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
 }
 
 // padded returns a valid definition of exactly n characters, padded with c in its Comment.

@@ -39,19 +39,8 @@ func TestRedriveExecutionThroughTheSDK(t *testing.T) {
 	c := srv.Client()
 	ctx := context.Background()
 	smArn := create(t, c, "debits", debitMachine)
-	startAndWait := func(name string) *string {
-		t.Helper()
-		out, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(smArn), Name: aws.String(name)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := srv.Engine.Wait(ctx, aws.ToString(out.ExecutionArn)); err != nil {
-			t.Fatal(err)
-		}
-		return out.ExecutionArn
-	}
-	arn := startAndWait("tr-1")
-	other := startAndWait("tr-2")
+	arn := startAndWait(t, c, srv.Engine, smArn, "tr-1")
+	other := startAndWait(t, c, srv.Engine, smArn, "tr-2")
 	d, err := c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: arn})
 	if err != nil {
 		t.Fatal(err)
@@ -128,21 +117,17 @@ func TestRedriveExecutionThroughTheSDK(t *testing.T) {
 		}
 	}
 
-	_, err = c.RedriveExecution(ctx, &sfn.RedriveExecutionInput{ExecutionArn: aws.String("arn:aws:states:us-east-1:123456789012:execution:debits:nope")})
-	var dne *types.ExecutionDoesNotExist
-	if !errors.As(err, &dne) {
-		t.Fatalf("unknown execution: %v, want ExecutionDoesNotExist", err)
-	}
-	_, err = c.RedriveExecution(ctx, &sfn.RedriveExecutionInput{ExecutionArn: aws.String("nope")})
-	var ia *types.InvalidArn
-	if !errors.As(err, &ia) {
-		t.Fatalf("bad ARN: %v, want InvalidArn", err)
-	}
-	_, err = c.RedriveExecution(ctx, &sfn.RedriveExecutionInput{ExecutionArn: other, ClientToken: aws.String(string(make([]byte, 65)))})
-	var ve *types.ValidationException
-	if !errors.As(err, &ve) {
-		t.Fatalf("a 65-character clientToken: %v, want ValidationException", err)
-	}
+	checkAPIErrors(t, []apiErrorCase{
+		{"unknown execution", func() error {
+			return errOf(c.RedriveExecution(ctx, &sfn.RedriveExecutionInput{ExecutionArn: aws.String("arn:aws:states:us-east-1:123456789012:execution:debits:nope")}))
+		}, new(*types.ExecutionDoesNotExist), ""},
+		{"bad ARN", func() error {
+			return errOf(c.RedriveExecution(ctx, &sfn.RedriveExecutionInput{ExecutionArn: aws.String("nope")}))
+		}, new(*types.InvalidArn), ""},
+		{"a 65-character clientToken", func() error {
+			return errOf(c.RedriveExecution(ctx, &sfn.RedriveExecutionInput{ExecutionArn: other, ClientToken: aws.String(string(make([]byte, 65)))}))
+		}, new(*types.ValidationException), ""},
+	})
 }
 
 // TestRedriveWhileRunningIsRefused: a running execution (a first run or a redriven one) is NOT_REDRIVABLE.

@@ -2,7 +2,6 @@ package sfnapi_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -80,9 +79,8 @@ func TestAPIErrors(t *testing.T) {
 		{
 			name: "invalid definition lists every positioned problem",
 			call: func() error {
-				_, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("bad"), RoleArn: aws.String(role),
-					Definition: aws.String(`{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke","Retry":[{"ErrorEquals":["States.ALL"],"BackoffRate":0.5}],"Next":"Nowhere"}}}`)})
-				return err
+				return errOf(c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("bad"), RoleArn: aws.String(role),
+					Definition: aws.String(`{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke","Retry":[{"ErrorEquals":["States.ALL"],"BackoffRate":0.5}],"Next":"Nowhere"}}}`)}))
 			},
 			wantErr: new(*types.InvalidDefinition),
 			wantMsg: "States.A.Retry[0].BackoffRate: must be >= 1, States.A.Next: missing transition target: state \"Nowhere\" does not exist",
@@ -90,8 +88,7 @@ func TestAPIErrors(t *testing.T) {
 		{
 			name: "definition that is not JSON",
 			call: func() error {
-				_, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("bad2"), RoleArn: aws.String(role), Definition: aws.String(`{`)})
-				return err
+				return errOf(c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("bad2"), RoleArn: aws.String(role), Definition: aws.String(`{`)}))
 			},
 			wantErr: new(*types.InvalidDefinition),
 			wantMsg: "definition is not valid JSON",
@@ -99,56 +96,49 @@ func TestAPIErrors(t *testing.T) {
 		{
 			name: "invalid state machine name",
 			call: func() error {
-				_, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("has space"), RoleArn: aws.String(role), Definition: aws.String(passChoice)})
-				return err
+				return errOf(c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("has space"), RoleArn: aws.String(role), Definition: aws.String(passChoice)}))
 			},
 			wantErr: new(*types.InvalidName),
 		},
 		{
 			name: "unknown state machine",
 			call: func() error {
-				_, err := c.DescribeStateMachine(ctx, &sfn.DescribeStateMachineInput{StateMachineArn: aws.String("arn:aws:states:us-east-1:123456789012:stateMachine:nope")})
-				return err
+				return errOf(c.DescribeStateMachine(ctx, &sfn.DescribeStateMachineInput{StateMachineArn: aws.String("arn:aws:states:us-east-1:123456789012:stateMachine:nope")}))
 			},
 			wantErr: new(*types.StateMachineDoesNotExist),
 		},
 		{
 			name: "start on unknown state machine",
 			call: func() error {
-				_, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String("arn:aws:states:us-east-1:123456789012:stateMachine:nope")})
-				return err
+				return errOf(c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String("arn:aws:states:us-east-1:123456789012:stateMachine:nope")}))
 			},
 			wantErr: new(*types.StateMachineDoesNotExist),
 		},
 		{
 			name: "malformed arn",
 			call: func() error {
-				_, err := c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String("not-an-arn")})
-				return err
+				return errOf(c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String("not-an-arn")}))
 			},
 			wantErr: new(*types.InvalidArn),
 		},
 		{
 			name: "unknown execution",
 			call: func() error {
-				_, err := c.GetExecutionHistory(ctx, &sfn.GetExecutionHistoryInput{ExecutionArn: aws.String("arn:aws:states:us-east-1:123456789012:execution:sm:nope")})
-				return err
+				return errOf(c.GetExecutionHistory(ctx, &sfn.GetExecutionHistoryInput{ExecutionArn: aws.String("arn:aws:states:us-east-1:123456789012:execution:sm:nope")}))
 			},
 			wantErr: new(*types.ExecutionDoesNotExist),
 		},
 		{
 			name: "input that is not JSON",
 			call: func() error {
-				_, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(smArn), Input: aws.String("{nope")})
-				return err
+				return errOf(c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(smArn), Input: aws.String("{nope")}))
 			},
 			wantErr: new(*types.InvalidExecutionInput),
 		},
 		{
 			name: "invalid execution name",
 			call: func() error {
-				_, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(smArn), Name: aws.String("a/b")})
-				return err
+				return errOf(c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(smArn), Name: aws.String("a/b")}))
 			},
 			wantErr: new(*types.InvalidName),
 		},
@@ -323,24 +313,10 @@ func TestMissingRequiredFields(t *testing.T) {
 		"ValidateStateMachineDefinition": "definition",
 	} {
 		t.Run(op, func(t *testing.T) {
-			req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader("{}"))
-			req.Header.Set("X-Amz-Target", "AWSStepFunctions."+op)
-			req.Header.Set("Content-Type", "application/x-amz-json-1.0")
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			var body struct {
-				Type    string `json:"__type"`
-				Message string `json:"message"`
-			}
-			if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-				t.Fatal(err)
-			}
-			if resp.StatusCode != http.StatusBadRequest || !strings.HasSuffix(body.Type, "ValidationException") ||
-				!strings.Contains(body.Message, "'"+member+"'") || !strings.Contains(body.Message, "Member must not be null") {
-				t.Fatalf("%d %+v, want a ValidationException naming %s", resp.StatusCode, body, member)
+			status, typ, msg := call(t, srv.URL, op, map[string]any{})
+			if status != http.StatusBadRequest || !strings.HasSuffix(typ, "ValidationException") ||
+				!strings.Contains(msg, "'"+member+"'") || !strings.Contains(msg, "Member must not be null") {
+				t.Fatalf("%d %s %q, want a ValidationException naming %s", status, typ, msg, member)
 			}
 		})
 	}
@@ -356,19 +332,9 @@ func TestExecutionPastRetention(t *testing.T) {
 			c := srv.Client()
 			ctx := context.Background()
 			smArn := create(t, c, "retained", passChoice)
-			run := func(name string) *string {
-				out, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(smArn), Name: aws.String(name)})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if _, err := srv.Engine.Wait(ctx, aws.ToString(out.ExecutionArn)); err != nil {
-					t.Fatal(err)
-				}
-				return out.ExecutionArn
-			}
-			old := run("old")
+			old := startAndWait(t, c, srv.Engine, smArn, "old")
 			clock.Advance(12 * time.Hour)
-			recent := run("recent")
+			recent := startAndWait(t, c, srv.Engine, smArn, "recent")
 			clock.Advance(12*time.Hour + time.Second)
 
 			var missing *types.ExecutionDoesNotExist

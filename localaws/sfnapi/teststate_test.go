@@ -3,7 +3,6 @@ package sfnapi_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -232,13 +231,7 @@ func TestTestStateErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := c.TestState(ctx, &tc.in)
-			if !errors.As(err, tc.wantErr) {
-				t.Fatalf("error = %v (%T), want %T", err, err, tc.wantErr)
-			}
-			var ae interface{ ErrorMessage() string }
-			if tc.wantMsg != "" && (!errors.As(err, &ae) || ae.ErrorMessage() != tc.wantMsg) {
-				t.Fatalf("message = %v, want %q", err, tc.wantMsg)
-			}
+			checkAPIError(t, err, tc.wantErr, tc.wantMsg)
 		})
 	}
 }

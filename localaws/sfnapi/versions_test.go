@@ -20,6 +20,18 @@ func passResult(result string) string {
 	return `{"StartAt":"P","States":{"P":{"Type":"Pass","Result":"` + result + `","End":true}}}`
 }
 
+// createPublished creates the state machine name with def and publishes it as version 1; it returns the state
+// machine's ARN and the version's.
+func createPublished(t *testing.T, c *sfn.Client, name, def string) (arn, version string) {
+	t.Helper()
+	created, err := c.CreateStateMachine(context.Background(), &sfn.CreateStateMachineInput{Name: aws.String(name), Definition: aws.String(def),
+		RoleArn: aws.String(role), Publish: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return aws.ToString(created.StateMachineArn), aws.ToString(created.StateMachineVersionArn)
+}
+
 // run starts an execution of arn, waits for it and describes it.
 func run(t *testing.T, srv *sfnapi.TestServer, arn string) *sfn.DescribeExecutionOutput {
 	t.Helper()
@@ -130,13 +142,7 @@ func TestAliases(t *testing.T) {
 	srv := sfnapi.StartT(t, sfnengine.Options{Clock: sfnengine.NewManualClock(time.Unix(1_700_000_000, 0))})
 	c := srv.Client()
 	ctx := context.Background()
-	created, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("sm"), Definition: aws.String(passResult("v1")),
-		RoleArn: aws.String(role), Publish: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	arn := aws.ToString(created.StateMachineArn)
-	v1 := aws.ToString(created.StateMachineVersionArn)
+	arn, v1 := createPublished(t, c, "sm", passResult("v1"))
 	u, err := c.UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(arn), Definition: aws.String(passResult("v2")), Publish: true})
 	if err != nil {
 		t.Fatal(err)
@@ -258,12 +264,7 @@ func TestVersionAndAliasErrors(t *testing.T) {
 	srv := sfnapi.StartT(t, sfnengine.Options{})
 	c := srv.Client()
 	ctx := context.Background()
-	created, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("sm"), Definition: aws.String(passResult("v1")),
-		RoleArn: aws.String(role), Publish: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	arn, v1 := aws.ToString(created.StateMachineArn), aws.ToString(created.StateMachineVersionArn)
+	arn, v1 := createPublished(t, c, "sm", passResult("v1"))
 	other, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("other"), Definition: aws.String(passResult("o")),
 		RoleArn: aws.String(role), Publish: true})
 	if err != nil {
@@ -274,22 +275,15 @@ func TestVersionAndAliasErrors(t *testing.T) {
 	}
 	createAlias := func(name string, rs ...types.RoutingConfigurationListItem) func() error {
 		return func() error {
-			_, err := c.CreateStateMachineAlias(ctx, &sfn.CreateStateMachineAliasInput{Name: aws.String(name), RoutingConfiguration: rs})
-			return err
+			return errOf(c.CreateStateMachineAlias(ctx, &sfn.CreateStateMachineAliasInput{Name: aws.String(name), RoutingConfiguration: rs}))
 		}
 	}
-	tests := []struct {
-		name    string
-		call    func() error
-		wantErr any
-		wantMsg string
-	}{
+	tests := []apiErrorCase{
 		{"weights not summing to 100", createAlias("a", route(v1, 90)), new(*types.ValidationException),
 			"Invalid Routing Configuration: 'the weights must sum to 100, not 90'"},
 		{"three versions", createAlias("a", route(v1, 50), route(v1, 25), route(v1, 25)), new(*types.ValidationException), ""},
 		{"no version", func() error {
-			_, err := c.CreateStateMachineAlias(ctx, &sfn.CreateStateMachineAliasInput{Name: aws.String("a"), RoutingConfiguration: []types.RoutingConfigurationListItem{}})
-			return err
+			return errOf(c.CreateStateMachineAlias(ctx, &sfn.CreateStateMachineAliasInput{Name: aws.String("a"), RoutingConfiguration: []types.RoutingConfigurationListItem{}}))
 		}, new(*types.ValidationException), ""},
 		{"weight over 100", createAlias("a", route(v1, 101)), new(*types.ValidationException),
 			"1 validation error detected: Value '101' at 'routingConfiguration.1.member.weight' failed to satisfy constraint: Member must have value less than or equal to 100"},
@@ -302,71 +296,47 @@ func TestVersionAndAliasErrors(t *testing.T) {
 		{"a numeric alias name and a weight over 100", createAlias("12", route(v1, 101)), new(*types.ValidationException),
 			"2 validation errors detected: Value '12' at 'name' failed to satisfy constraint: Member must satisfy regular expression pattern: ^(?=.*[a-zA-Z_\\-\\.])[a-zA-Z0-9_\\-\\.]+$; Value '101' at 'routingConfiguration.1.member.weight' failed to satisfy constraint: Member must have value less than or equal to 100"},
 		{"describe an unknown alias", func() error {
-			_, err := c.DescribeStateMachineAlias(ctx, &sfn.DescribeStateMachineAliasInput{StateMachineAliasArn: aws.String(arn + ":none")})
-			return err
+			return errOf(c.DescribeStateMachineAlias(ctx, &sfn.DescribeStateMachineAliasInput{StateMachineAliasArn: aws.String(arn + ":none")}))
 		}, new(*types.ResourceNotFound), "Resource Not Found: '" + arn + ":none'"},
 		{"update an unknown alias", func() error {
-			_, err := c.UpdateStateMachineAlias(ctx, &sfn.UpdateStateMachineAliasInput{StateMachineAliasArn: aws.String(arn + ":none"), Description: aws.String("d")})
-			return err
+			return errOf(c.UpdateStateMachineAlias(ctx, &sfn.UpdateStateMachineAliasInput{StateMachineAliasArn: aws.String(arn + ":none"), Description: aws.String("d")}))
 		}, new(*types.ResourceNotFound), ""},
 		{"update without a change", func() error {
-			_, err := c.UpdateStateMachineAlias(ctx, &sfn.UpdateStateMachineAliasInput{StateMachineAliasArn: aws.String(arn + ":none")})
-			return err
+			return errOf(c.UpdateStateMachineAlias(ctx, &sfn.UpdateStateMachineAliasInput{StateMachineAliasArn: aws.String(arn + ":none")}))
 		}, new(*types.ValidationException), ""},
 		{"delete an unknown alias", func() error {
-			_, err := c.DeleteStateMachineAlias(ctx, &sfn.DeleteStateMachineAliasInput{StateMachineAliasArn: aws.String(arn + ":none")})
-			return err
+			return errOf(c.DeleteStateMachineAlias(ctx, &sfn.DeleteStateMachineAliasInput{StateMachineAliasArn: aws.String(arn + ":none")}))
 		}, new(*types.ResourceNotFound), ""},
 		{"publish an unknown state machine", func() error {
-			_, err := c.PublishStateMachineVersion(ctx, &sfn.PublishStateMachineVersionInput{StateMachineArn: aws.String(arn + "x")})
-			return err
+			return errOf(c.PublishStateMachineVersion(ctx, &sfn.PublishStateMachineVersionInput{StateMachineArn: aws.String(arn + "x")}))
 		}, new(*types.StateMachineDoesNotExist), "State Machine Does Not Exist: '" + arn + "x'"},
 		{"list aliases of an unknown state machine", func() error {
-			_, err := c.ListStateMachineAliases(ctx, &sfn.ListStateMachineAliasesInput{StateMachineArn: aws.String(arn + "x")})
-			return err
+			return errOf(c.ListStateMachineAliases(ctx, &sfn.ListStateMachineAliasesInput{StateMachineArn: aws.String(arn + "x")}))
 		}, new(*types.StateMachineDoesNotExist), ""},
 		{"list aliases of an unknown version", func() error {
-			_, err := c.ListStateMachineAliases(ctx, &sfn.ListStateMachineAliasesInput{StateMachineArn: aws.String(arn + ":7")})
-			return err
+			return errOf(c.ListStateMachineAliases(ctx, &sfn.ListStateMachineAliasesInput{StateMachineArn: aws.String(arn + ":7")}))
 		}, new(*types.ResourceNotFound), ""},
 		{"list versions of a version", func() error {
-			_, err := c.ListStateMachineVersions(ctx, &sfn.ListStateMachineVersionsInput{StateMachineArn: aws.String(v1)})
-			return err
+			return errOf(c.ListStateMachineVersions(ctx, &sfn.ListStateMachineVersionsInput{StateMachineArn: aws.String(v1)}))
 		}, new(*types.InvalidArn), ""},
 		{"start an unknown alias", func() error {
-			_, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(arn + ":none")})
-			return err
+			return errOf(c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(arn + ":none")}))
 		}, new(*types.StateMachineDoesNotExist), ""},
 		{"delete a version by the state machine's ARN", func() error {
-			_, err := c.DeleteStateMachineVersion(ctx, &sfn.DeleteStateMachineVersionInput{StateMachineVersionArn: aws.String(arn)})
-			return err
+			return errOf(c.DeleteStateMachineVersion(ctx, &sfn.DeleteStateMachineVersionInput{StateMachineVersionArn: aws.String(arn)}))
 		}, new(*types.InvalidArn), ""},
 		{"update a version", func() error {
-			_, err := c.UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(v1), Definition: aws.String(passResult("x"))})
-			return err
+			return errOf(c.UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(v1), Definition: aws.String(passResult("x"))}))
 		}, new(*types.ValidationException), ""},
 		{"delete a version with DeleteStateMachine", func() error {
-			_, err := c.DeleteStateMachine(ctx, &sfn.DeleteStateMachineInput{StateMachineArn: aws.String(v1)})
-			return err
+			return errOf(c.DeleteStateMachine(ctx, &sfn.DeleteStateMachineInput{StateMachineArn: aws.String(v1)}))
 		}, new(*types.ValidationException), ""},
 		{"a version description without publish", func() error {
-			_, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("new"), Definition: aws.String(passResult("n")),
-				RoleArn: aws.String(role), VersionDescription: aws.String("d")})
-			return err
+			return errOf(c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("new"), Definition: aws.String(passResult("n")),
+				RoleArn: aws.String(role), VersionDescription: aws.String("d")}))
 		}, new(*types.ValidationException), "Version description can only be set when publish is true"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := tt.call()
-			if !errors.As(err, tt.wantErr) {
-				t.Fatalf("err = %v, want %T", err, tt.wantErr)
-			}
-			var api interface{ ErrorMessage() string }
-			if tt.wantMsg != "" && (!errors.As(err, &api) || api.ErrorMessage() != tt.wantMsg) {
-				t.Fatalf("message = %v, want %q", err, tt.wantMsg)
-			}
-		})
-	}
+	checkAPIErrors(t, tests)
 	as, err := c.ListStateMachineAliases(ctx, &sfn.ListStateMachineAliasesInput{StateMachineArn: aws.String(arn)})
 	if err != nil || len(as.StateMachineAliases) != 0 {
 		t.Fatalf("aliases after refused requests = %v %+v", err, as)
@@ -401,13 +371,8 @@ func TestErrorMembers(t *testing.T) {
 	srv := sfnapi.StartT(t, sfnengine.Options{})
 	c := srv.Client()
 	ctx := context.Background()
-	created, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("sm"), Definition: aws.String(passResult("v1")),
-		RoleArn: aws.String(role), Publish: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	arn := aws.ToString(created.StateMachineArn)
-	_, err = c.DescribeStateMachineAlias(ctx, &sfn.DescribeStateMachineAliasInput{StateMachineAliasArn: aws.String(arn + ":none")})
+	arn, v1 := createPublished(t, c, "sm", passResult("v1"))
+	_, err := c.DescribeStateMachineAlias(ctx, &sfn.DescribeStateMachineAliasInput{StateMachineAliasArn: aws.String(arn + ":none")})
 	var notFound *types.ResourceNotFound
 	if !errors.As(err, &notFound) || aws.ToString(notFound.ResourceName) != arn+":none" {
 		t.Fatalf("ResourceNotFound = %v, resourceName %v", err, notFound)
@@ -422,7 +387,7 @@ func TestErrorMembers(t *testing.T) {
 		t.Fatalf("TooManyTags = %v, resourceName %v", err, tooMany)
 	}
 	_, err = c.CreateStateMachineAlias(ctx, &sfn.CreateStateMachineAliasInput{Name: aws.String("a"),
-		RoutingConfiguration: []types.RoutingConfigurationListItem{{StateMachineVersionArn: created.StateMachineVersionArn, Weight: 99}}})
+		RoutingConfiguration: []types.RoutingConfigurationListItem{{StateMachineVersionArn: aws.String(v1), Weight: 99}}})
 	var invalid *types.ValidationException
 	if !errors.As(err, &invalid) || invalid.Reason != types.ValidationExceptionReasonInvalidRoutingConfiguration {
 		t.Fatalf("ValidationException = %v, reason %v", err, invalid)

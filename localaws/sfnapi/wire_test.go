@@ -64,14 +64,8 @@ func TestListExecutionsPagesAndValidation(t *testing.T) {
 	c := srv.Client()
 	ctx := context.Background()
 	smArn := create(t, c, "many", passChoice)
-	for i := 0; i < 5; i++ {
-		out, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(smArn)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := srv.Engine.Wait(ctx, aws.ToString(out.ExecutionArn)); err != nil {
-			t.Fatal(err)
-		}
+	for range 5 {
+		startAndWait(t, c, srv.Engine, smArn, "")
 	}
 	seen := map[string]bool{}
 	var token *string

@@ -3,17 +3,13 @@ package sfnengine_test
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 
-	"github.com/transferflow/orchestrator/localaws/eventbus"
-	"github.com/transferflow/orchestrator/localaws/eventpattern"
 	"github.com/transferflow/orchestrator/localaws/sfnengine"
 )
 
@@ -41,20 +37,8 @@ func historyTypeNames(h []sfnengine.Event) []string {
 // through the real SDK to the local EventBridge, records TaskSubmitted with PutEvents' answer, and waits until a
 // consumer of the event sends the token back.
 func TestPutEventsWaitForTaskToken(t *testing.T) {
-	p, err := eventpattern.Compile(map[string]any{"source": []any{"shop.orders"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bus, err := eventbus.New(eventbus.Options{Region: "us-east-1", AccountID: "123456789012", Buses: []string{"orders"},
-		Rules: []eventbus.Rule{{Name: "all", EventBusName: "orders", Pattern: p, LogGroups: []string{"orders"}}}, NewID: sfnengine.NewUUID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = bus.Close() })
-	hs := httptest.NewServer(bus)
-	t.Cleanup(hs.Close)
-	client := &sentEvents{EventBridgeAPI: eventbridge.New(eventbridge.Options{Region: "us-east-1", BaseEndpoint: aws.String(hs.URL),
-		Credentials: aws.AnonymousCredentials{}, RetryMaxAttempts: 1}), sent: make(chan struct{}, 1)}
+	bus, url := ordersBus(t)
+	client := &sentEvents{EventBridgeAPI: eventBridgeClient(url), sent: make(chan struct{}, 1)}
 	eng := newEngine(t, sfnengine.Options{EventBridge: client})
 	rec := start(t, eng, `{"StartAt":"Publish","States":{"Publish":{"Type":"Task",
 	  "Resource":"arn:aws:states:::events:putEvents.waitForTaskToken",
@@ -167,17 +151,7 @@ func TestHeartbeatSecondsPath(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the task was not called")
 	}
-	for { // the heartbeat timer is pending once the task waits
-		n, grew := clock.Waiters()
-		if n >= 1 {
-			break
-		}
-		select {
-		case <-grew:
-		case <-time.After(30 * time.Second):
-			t.Fatal("the task never waited")
-		}
-	}
+	waitForTimers(t, clock, 1) // the heartbeat timer is pending once the task waits
 	clock.Advance(5 * time.Second)
 	out := run2(t, eng, rec.Arn)
 	if out.Status != sfnengine.StatusFailed || *out.Error != "States.Timeout" {

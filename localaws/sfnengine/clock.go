@@ -130,3 +130,21 @@ func (c *ManualClock) Waiters() (int, <-chan struct{}) {
 	defer c.mu.Unlock()
 	return len(c.waiters), c.changed
 }
+
+// AwaitWaiters returns once at least n timers are pending, or once timeout has passed in real time, with the number
+// pending then. Tests use it to advance the clock only once the engine is waiting on it.
+func (c *ManualClock) AwaitWaiters(n int, timeout time.Duration) int {
+	deadline := time.After(timeout)
+	for {
+		got, grew := c.Waiters()
+		if got >= n {
+			return got
+		}
+		select {
+		case <-grew:
+		case <-deadline:
+			got, _ = c.Waiters()
+			return got
+		}
+	}
+}

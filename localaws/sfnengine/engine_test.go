@@ -182,19 +182,8 @@ func findEvent(h []sfnengine.Event, typ string) *sfnengine.Event {
 // advanceWhenWaiting waits until the engine has a timer pending on clock, then advances the clock by d.
 func advanceWhenWaiting(t *testing.T, clock *sfnengine.ManualClock, d time.Duration) {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
-	for {
-		n, changed := clock.Waiters()
-		if n > 0 {
-			clock.Advance(d)
-			return
-		}
-		select {
-		case <-changed:
-		case <-deadline:
-			t.Fatal("the engine never started waiting on the clock")
-		}
-	}
+	waitForTimers(t, clock, 1)
+	clock.Advance(d)
 }
 
 func TestRetryBackoffFollowsTheClock(t *testing.T) {
@@ -309,18 +298,11 @@ func TestTimeouts(t *testing.T) {
 			eng := newEngine(t, sfnengine.Options{Clock: clock, Lambda: blocking})
 			rec := start(t, eng, tt.def, `{}`)
 			// The machine timer and the Wait/Task timer are both pending; advance once both are.
-			deadline := time.After(10 * time.Second)
-			for {
-				n, changed := clock.Waiters()
-				if n >= 1 && (n >= 2 || !strings.Contains(tt.def, `"TimeoutSeconds":5`)) {
-					break
-				}
-				select {
-				case <-changed:
-				case <-deadline:
-					t.Fatal("no timer")
-				}
+			timers := 1
+			if strings.Contains(tt.def, `"TimeoutSeconds":5`) {
+				timers = 2
 			}
+			waitForTimers(t, clock, timers)
 			clock.Advance(tt.advance)
 			out, err := waitHistory(context.Background(), eng, rec.Arn)
 			if err != nil {

@@ -26,6 +26,17 @@ const putEventsTask = `{"StartAt":"Publish","States":{"Publish":{"Type":"Task","
 // url set, the client goes there instead.
 func eventBridgeEngine(t *testing.T, url string, faults ...string) (*sfnengine.Engine, *eventbus.Server) {
 	t.Helper()
+	bus, busURL := ordersBus(t, faults...)
+	if url == "" {
+		url = busURL
+	}
+	return newEngine(t, sfnengine.Options{EventBridge: eventBridgeClient(url)}), bus
+}
+
+// ordersBus serves a local EventBridge, with faults, whose bus "orders" keeps every event of shop.orders in log group
+// "orders"; it returns the bus and its URL.
+func ordersBus(t *testing.T, faults ...string) (*eventbus.Server, string) {
+	t.Helper()
 	p, err := eventpattern.Compile(map[string]any{"source": []any{"shop.orders"}})
 	if err != nil {
 		t.Fatal(err)
@@ -45,12 +56,13 @@ func eventBridgeEngine(t *testing.T, url string, faults ...string) (*sfnengine.E
 	}
 	srv := httptest.NewServer(bus)
 	t.Cleanup(srv.Close)
-	if url == "" {
-		url = srv.URL
-	}
-	client := eventbridge.New(eventbridge.Options{Region: "us-east-1", BaseEndpoint: aws.String(url),
+	return bus, srv.URL
+}
+
+// eventBridgeClient is an EventBridge client of the SDK for url, making one attempt per call.
+func eventBridgeClient(url string) *eventbridge.Client {
+	return eventbridge.New(eventbridge.Options{Region: "us-east-1", BaseEndpoint: aws.String(url),
 		Credentials: aws.AnonymousCredentials{}, RetryMaxAttempts: 1})
-	return newEngine(t, sfnengine.Options{EventBridge: client}), bus
 }
 
 // TestEventBridgePutEvents: the events:putEvents integration sends each entry (an object Detail as its JSON text,

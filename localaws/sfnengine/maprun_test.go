@@ -172,7 +172,7 @@ func TestUpdateMapRunConcurrency(t *testing.T) {
 	if err := eng.UpdateMapRun(ctx, arn, sfnengine.MapRunUpdate{MaxConcurrency: &five}); err != nil {
 		t.Fatal(err)
 	}
-	waitTimersEngine(t, clock, 5)
+	waitForTimers(t, clock, 5)
 	if mr, _ = eng.DescribeMapRun(ctx, arn); mr.ItemCounts.Running != 5 || mr.MaxConcurrency != 5 {
 		t.Fatalf("after the update: %+v", mr)
 	}
@@ -182,22 +182,6 @@ func TestUpdateMapRunConcurrency(t *testing.T) {
 	}
 	if err := eng.UpdateMapRun(ctx, arn, sfnengine.MapRunUpdate{MaxConcurrency: &five}); !errors.Is(err, sfnengine.ErrMapRunNotRunning) {
 		t.Fatalf("update of an ended map run: %v", err)
-	}
-}
-
-func waitTimersEngine(t *testing.T, clock *sfnengine.ManualClock, n int) {
-	t.Helper()
-	guard := time.After(10 * time.Second)
-	for {
-		got, grew := clock.Waiters()
-		if got >= n {
-			return
-		}
-		select {
-		case <-grew:
-		case <-guard:
-			t.Fatalf("%d timers pending, want %d", got, n)
-		}
 	}
 }
 

@@ -122,20 +122,11 @@ func TestRunningExecutionResumesAfterRestart(t *testing.T) {
 	}
 }
 
-// waitForTimers waits until at least n timers are pending on clock.
+// waitForTimers waits until at least n timers are pending on clock: the engine is then waiting on them.
 func waitForTimers(t *testing.T, clock *sfnengine.ManualClock, n int) {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
-	for {
-		got, changed := clock.Waiters()
-		if got >= n {
-			return
-		}
-		select {
-		case <-changed:
-		case <-deadline:
-			t.Fatalf("%d timers pending, want %d", got, n)
-		}
+	if got := clock.AwaitWaiters(n, 30*time.Second); got < n {
+		t.Fatalf("%d timers pending, want %d", got, n)
 	}
 }
 

@@ -26,14 +26,39 @@ func evalString(t *testing.T, expr, input string) (string, error) {
 	return jsonvalue.Marshal(v), nil
 }
 
+// evalCase is an expression and the JSON it evaluates to; an empty want is undefined.
+type evalCase struct {
+	name, expr, want string
+}
+
+// checkEvals evaluates each case's expression against input, as a subtest named by the case.
+func checkEvals(t *testing.T, input string, tests []evalCase) {
+	t.Helper()
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := evalString(t, tc.expr, input)
+			if tc.want == "" {
+				if !errors.Is(err, jsonata.ErrUndefined) {
+					t.Fatalf("%s = %s, %v; want undefined", tc.expr, got, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", tc.expr, err)
+			}
+			if got != tc.want {
+				t.Errorf("%s = %s, want %s", tc.expr, got, tc.want)
+			}
+		})
+	}
+}
+
 // The JSONata test suite's cases are at
 // https://github.com/jsonata-js/jsonata/blob/master/test/test-suite/groups/function-formatInteger/formatInteger.json
 // and …/function-parseInteger/parseInteger.json ("suite" below).
 
 func TestFormatInteger(t *testing.T) {
-	tests := []struct {
-		name, expr, want string
-	}{
+	tests := []evalCase{
 		// https://docs.jsonata.org/numeric-functions#formatinteger
 		{"doc: words", `$formatInteger(2789, 'w')`, `"two thousand, seven hundred and eighty-nine"`},
 		{"doc: roman", `$formatInteger(1999, 'I')`, `"MCMXCIX"`},
@@ -148,29 +173,11 @@ func TestFormatInteger(t *testing.T) {
 		{"letters 703 is aaa", `$formatInteger(703, 'A')`, `"AAA"`},
 		{"negative letters", `$formatInteger(-28, 'a')`, `"-ab"`},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := evalString(t, tc.expr, `{"n":[1,2]}`)
-			if tc.want == "" {
-				if !errors.Is(err, jsonata.ErrUndefined) {
-					t.Fatalf("%s = %s, %v; want undefined", tc.expr, got, err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("%s: %v", tc.expr, err)
-			}
-			if got != tc.want {
-				t.Errorf("%s = %s, want %s", tc.expr, got, tc.want)
-			}
-		})
-	}
+	checkEvals(t, `{"n":[1,2]}`, tests)
 }
 
 func TestParseInteger(t *testing.T) {
-	tests := []struct {
-		name, expr, want string
-	}{
+	tests := []evalCase{
 		// https://docs.jsonata.org/numeric-functions#parseinteger
 		{"doc: words", `$parseInteger("twelve thousand, four hundred and seventy-six", 'w')`, `12476`},
 		{"doc: grouped", `$parseInteger('12,345,678', '#,##0')`, `12345678`},
@@ -256,23 +263,7 @@ func TestParseInteger(t *testing.T) {
 		{"undefined string is undefined", `$parseInteger($states.input.missing, '0')`, ``},
 		{"the context item as the string", `$states.input.s.$parseInteger('w')`, `[1,2]`},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := evalString(t, tc.expr, `{"s":["one","two"]}`)
-			if tc.want == "" {
-				if !errors.Is(err, jsonata.ErrUndefined) {
-					t.Fatalf("%s = %s, %v; want undefined", tc.expr, got, err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("%s: %v", tc.expr, err)
-			}
-			if got != tc.want {
-				t.Errorf("%s = %s, want %s", tc.expr, got, tc.want)
-			}
-		})
-	}
+	checkEvals(t, `{"s":["one","two"]}`, tests)
 }
 
 // TestIntegerErrors: pictures that are not XPath integer pictures, numbers a picture cannot write, text a picture
