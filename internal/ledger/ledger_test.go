@@ -36,6 +36,15 @@ func newEnv(t *testing.T) *env {
 	return &env{db: db, table: table, ledger: ledger.NewLedger(db, table), store: ledger.NewStore(db, table), server: srv.Store}
 }
 
+// newSrcDstEnv is an env with two EUR accounts of testScope's: src and dst, holding src and dst.
+func newSrcDstEnv(t *testing.T, src, dst int64) *env {
+	t.Helper()
+	e := newEnv(t)
+	e.account(t, "src", "EUR", src)
+	e.account(t, "dst", "EUR", dst)
+	return e
+}
+
 // testScope is the caller scope that submits the tests' transfers and owns their accounts.
 const testScope = "test"
 
@@ -166,10 +175,8 @@ func TestCreateAccount(t *testing.T) {
 }
 
 func TestApplyLegWritesEntryAndBalance(t *testing.T) {
-	e := newEnv(t)
+	e := newSrcDstEnv(t, 1000, 5)
 	ctx := context.Background()
-	e.account(t, "src", "EUR", 1000)
-	e.account(t, "dst", "EUR", 5)
 	id := e.transfer(t, "src", "dst", 300, "EUR")
 
 	got, replayed, err := e.ledger.ApplyLeg(ctx, leg(id, ledger.LegDebit, "src", 300), t0)
@@ -204,10 +211,8 @@ func TestApplyLegWritesEntryAndBalance(t *testing.T) {
 
 // TestApplyLegOutcomes covers each refusal: its sentinel, and that nothing moved.
 func TestApplyLegOutcomes(t *testing.T) {
-	e := newEnv(t)
+	e := newSrcDstEnv(t, 1000, 0)
 	ctx := context.Background()
-	e.account(t, "src", "EUR", 1000)
-	e.account(t, "dst", "EUR", 0)
 	e.account(t, "usd", "USD", 0)
 	settled := e.transfer(t, "src", "dst", 10, "EUR")
 	if err := e.ledger.SettleTransfer(ctx, settled, ledger.StatusFailed, ledger.Failure{Code: "ABORTED"}, 0, t0); err != nil {
@@ -280,10 +285,8 @@ func TestApplyLegOutcomes(t *testing.T) {
 }
 
 func TestSettleTransferFollowsTheLedger(t *testing.T) {
-	e := newEnv(t)
+	e := newSrcDstEnv(t, 100, 0)
 	ctx := context.Background()
-	e.account(t, "src", "EUR", 100)
-	e.account(t, "dst", "EUR", 0)
 	apply := func(id string, legs ...string) {
 		t.Helper()
 		for _, l := range legs {
@@ -365,10 +368,8 @@ func (h *hookedDB) TransactWriteItems(ctx context.Context, in *dynamodb.Transact
 // TestReplayWithoutImages covers a server that sends no ALL_OLD images: the replay reads the stored entry instead
 // and still returns it unchanged.
 func TestReplayWithoutImages(t *testing.T) {
-	e := newEnv(t)
+	e := newSrcDstEnv(t, 100, 0)
 	ctx := context.Background()
-	e.account(t, "src", "EUR", 100)
-	e.account(t, "dst", "EUR", 0)
 	id := e.transfer(t, "src", "dst", 40, "EUR")
 	first, _, err := e.ledger.ApplyLeg(ctx, leg(id, ledger.LegDebit, "src", 40), t0)
 	if err != nil {
@@ -402,10 +403,8 @@ func TestReplayWithoutImages(t *testing.T) {
 // TestApplyLegDoesNotReadTheAccount moves money on the account right before the leg's transaction: the leg still
 // commits in its one transaction (no read, no version to go stale) and the balance reflects both.
 func TestApplyLegDoesNotReadTheAccount(t *testing.T) {
-	e := newEnv(t)
+	e := newSrcDstEnv(t, 100, 0)
 	ctx := context.Background()
-	e.account(t, "src", "EUR", 100)
-	e.account(t, "dst", "EUR", 0)
 	racer := e.transfer(t, "src", "dst", 30, "EUR")
 	id := e.transfer(t, "src", "dst", 50, "EUR")
 	calls, gets := 0, 0

@@ -20,10 +20,8 @@ func settling(id string, amount int64) ledger.LegRequest {
 // COMPLETED in one transaction, at the entry's time, with the retention started and the record out of the InProgress
 // index; a repeat writes nothing; a CREDIT that is refused (no DEBIT, REFUND written) leaves the record IN_PROGRESS.
 func TestSettlingCreditSettlesTheRecord(t *testing.T) {
-	e := newEnv(t)
+	e := newSrcDstEnv(t, 100, 0)
 	ctx := context.Background()
-	e.account(t, "src", "EUR", 100)
-	e.account(t, "dst", "EUR", 0)
 
 	id := e.transfer(t, "src", "dst", 30, "EUR")
 	if _, _, err := e.ledger.ApplyLeg(ctx, leg(id, ledger.LegDebit, "src", 30), t0); err != nil {
@@ -82,10 +80,8 @@ func TestSettlingCreditSettlesTheRecord(t *testing.T) {
 // (the transfer went through), not merely as a transfer no longer in progress: the workflow then completes rather than
 // stopping as already settled.
 func TestRefundAfterASettlingCredit(t *testing.T) {
-	e := newEnv(t)
+	e := newSrcDstEnv(t, 100, 0)
 	ctx := context.Background()
-	e.account(t, "src", "EUR", 100)
-	e.account(t, "dst", "EUR", 0)
 	id := e.transfer(t, "src", "dst", 10, "EUR")
 	if _, _, err := e.ledger.ApplyLeg(ctx, leg(id, ledger.LegDebit, "src", 10), t0); err != nil {
 		t.Fatal(err)
@@ -104,10 +100,8 @@ func TestRefundAfterASettlingCredit(t *testing.T) {
 // TestCompletion: a replayed settling CREDIT learns when the record was settled. A record an older definition's CREDIT
 // left IN_PROGRESS is settled now; a FAILED or missing record is not in progress.
 func TestCompletion(t *testing.T) {
-	e := newEnv(t)
+	e := newSrcDstEnv(t, 100, 0)
 	ctx := context.Background()
-	e.account(t, "src", "EUR", 100)
-	e.account(t, "dst", "EUR", 0)
 
 	older := e.transfer(t, "src", "dst", 10, "EUR")
 	for _, r := range []ledger.LegRequest{leg(older, ledger.LegDebit, "src", 10), leg(older, ledger.LegCredit, "dst", 10)} {
