@@ -275,22 +275,14 @@ func TestOutcomesWithoutImages(t *testing.T) {
 		t.Errorf("DEBIT of another amount: %v, want ErrLegMismatch", err)
 	}
 	refunded := e.transfer(t, "src", "dst", 5, "EUR")
-	for _, r := range []ledger.LegRequest{leg(refunded, ledger.LegDebit, "src", 5), leg(refunded, ledger.LegRefund, "src", 5)} {
-		if _, _, err := e.ledger.ApplyLeg(ctx, r, t0); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e.apply(t, leg(refunded, ledger.LegDebit, "src", 5), leg(refunded, ledger.LegRefund, "src", 5))
 	if _, _, err := l.ApplyLeg(ctx, leg(refunded, ledger.LegCredit, "dst", 5), t0); !errors.Is(err, ledger.ErrRefundApplied) {
 		t.Errorf("CREDIT after the REFUND: %v, want ErrRefundApplied", err)
 	}
 	credited := e.transfer(t, "src", "dst", 5, "EUR")
 	settling := leg(credited, ledger.LegCredit, "dst", 5)
 	settling.Settle = true
-	for _, r := range []ledger.LegRequest{leg(credited, ledger.LegDebit, "src", 5), settling} {
-		if _, _, err := e.ledger.ApplyLeg(ctx, r, t0); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e.apply(t, leg(credited, ledger.LegDebit, "src", 5), settling)
 	if _, _, err := l.ApplyLeg(ctx, leg(credited, ledger.LegRefund, "src", 5), t0); !errors.Is(err, ledger.ErrCreditApplied) {
 		t.Errorf("REFUND after the settling CREDIT: %v, want ErrCreditApplied", err)
 	}

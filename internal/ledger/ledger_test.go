@@ -55,6 +55,24 @@ func (e *env) account(t *testing.T, id, currency string, balance int64) {
 	}
 }
 
+// apply applies the leg requests in turn at t0, failing the test at once on an error.
+func (e *env) apply(t *testing.T, reqs ...ledger.LegRequest) {
+	t.Helper()
+	for _, r := range reqs {
+		if _, _, err := e.ledger.ApplyLeg(context.Background(), r, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// fail settles the transfer id FAILED with the failure code at t0, failing the test at once on an error.
+func (e *env) fail(t *testing.T, id, code string) {
+	t.Helper()
+	if err := e.ledger.SettleTransfer(context.Background(), id, ledger.StatusFailed, ledger.Failure{Code: code}, 0, t0); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // transfer reserves an IN_PROGRESS transfer record of testScope's and returns its id.
 func (e *env) transfer(t *testing.T, src, dst string, amount int64, currency string) string {
 	t.Helper()
@@ -215,23 +233,13 @@ func TestApplyLegOutcomes(t *testing.T) {
 	ctx := context.Background()
 	e.account(t, "usd", "USD", 0)
 	settled := e.transfer(t, "src", "dst", 10, "EUR")
-	if err := e.ledger.SettleTransfer(ctx, settled, ledger.StatusFailed, ledger.Failure{Code: "ABORTED"}, 0, t0); err != nil {
-		t.Fatal(err)
-	}
+	e.fail(t, settled, "ABORTED")
 	settledBig := e.transfer(t, "src", "dst", 5000, "EUR")
-	if err := e.ledger.SettleTransfer(ctx, settledBig, ledger.StatusFailed, ledger.Failure{Code: "ABORTED"}, 0, t0); err != nil {
-		t.Fatal(err)
-	}
+	e.fail(t, settledBig, "ABORTED")
 	refunded := e.transfer(t, "src", "dst", 10, "EUR")
 	credited := e.transfer(t, "src", "dst", 10, "EUR")
-	for _, r := range []ledger.LegRequest{
-		leg(refunded, ledger.LegDebit, "src", 10), leg(refunded, ledger.LegRefund, "src", 10),
-		leg(credited, ledger.LegDebit, "src", 10), leg(credited, ledger.LegCredit, "dst", 10),
-	} {
-		if _, _, err := e.ledger.ApplyLeg(ctx, r, t0); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e.apply(t, leg(refunded, ledger.LegDebit, "src", 10), leg(refunded, ledger.LegRefund, "src", 10),
+		leg(credited, ledger.LegDebit, "src", 10), leg(credited, ledger.LegCredit, "dst", 10))
 	unknownRecord, _ := ledger.NewTransferID(ledger.KeyHash("test", "never reserved"), nil)
 	tests := []struct {
 		name string
@@ -294,9 +302,7 @@ func TestSettleTransferFollowsTheLedger(t *testing.T) {
 			if l == ledger.LegCredit {
 				acct = "dst"
 			}
-			if _, _, err := e.ledger.ApplyLeg(ctx, leg(id, l, acct, 1), t0); err != nil {
-				t.Fatal(err)
-			}
+			e.apply(t, leg(id, l, acct, 1))
 		}
 	}
 	tests := []struct {

@@ -24,9 +24,7 @@ func TestSettlingCreditSettlesTheRecord(t *testing.T) {
 	ctx := context.Background()
 
 	id := e.transfer(t, "src", "dst", 30, "EUR")
-	if _, _, err := e.ledger.ApplyLeg(ctx, leg(id, ledger.LegDebit, "src", 30), t0); err != nil {
-		t.Fatal(err)
-	}
+	e.apply(t, leg(id, ledger.LegDebit, "src", 30))
 	at := t0.Add(1500 * time.Millisecond)
 	en, replayed, err := e.ledger.ApplyLeg(ctx, settling(id, 30), at)
 	if err != nil || replayed {
@@ -62,9 +60,7 @@ func TestSettlingCreditSettlesTheRecord(t *testing.T) {
 	}
 	refunded := e.transfer(t, "src", "dst", 5, "EUR")
 	for _, l := range []string{ledger.LegDebit, ledger.LegRefund} {
-		if _, _, err := e.ledger.ApplyLeg(ctx, leg(refunded, l, "src", 5), t0); err != nil {
-			t.Fatal(err)
-		}
+		e.apply(t, leg(refunded, l, "src", 5))
 	}
 	if _, _, err := e.ledger.ApplyLeg(ctx, settling(refunded, 5), t0); !errors.Is(err, ledger.ErrRefundApplied) {
 		t.Errorf("settling CREDIT after the REFUND: %v, want ErrRefundApplied", err)
@@ -83,12 +79,8 @@ func TestRefundAfterASettlingCredit(t *testing.T) {
 	e := newSrcDstEnv(t, 100, 0)
 	ctx := context.Background()
 	id := e.transfer(t, "src", "dst", 10, "EUR")
-	if _, _, err := e.ledger.ApplyLeg(ctx, leg(id, ledger.LegDebit, "src", 10), t0); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := e.ledger.ApplyLeg(ctx, settling(id, 10), t0); err != nil {
-		t.Fatal(err)
-	}
+	e.apply(t, leg(id, ledger.LegDebit, "src", 10))
+	e.apply(t, settling(id, 10))
 	if _, _, err := e.ledger.ApplyLeg(ctx, leg(id, ledger.LegRefund, "src", 10), t0); !errors.Is(err, ledger.ErrCreditApplied) {
 		t.Errorf("REFUND after the settling CREDIT: %v, want ErrCreditApplied", err)
 	}
@@ -104,11 +96,7 @@ func TestCompletion(t *testing.T) {
 	ctx := context.Background()
 
 	older := e.transfer(t, "src", "dst", 10, "EUR")
-	for _, r := range []ledger.LegRequest{leg(older, ledger.LegDebit, "src", 10), leg(older, ledger.LegCredit, "dst", 10)} {
-		if _, _, err := e.ledger.ApplyLeg(ctx, r, t0); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e.apply(t, leg(older, ledger.LegDebit, "src", 10), leg(older, ledger.LegCredit, "dst", 10))
 	now := t0.Add(time.Minute)
 	got, err := e.ledger.Completion(ctx, older, now)
 	if want := now.UTC().Format(ledger.TimeLayout); err != nil || got != want {
@@ -119,9 +107,7 @@ func TestCompletion(t *testing.T) {
 	}
 
 	failed := e.transfer(t, "src", "dst", 10, "EUR")
-	if err := e.ledger.SettleTransfer(ctx, failed, ledger.StatusFailed, ledger.Failure{Code: "TIMED_OUT"}, 0, t0); err != nil {
-		t.Fatal(err)
-	}
+	e.fail(t, failed, "TIMED_OUT")
 	missing, err := ledger.NewTransferID(ledger.KeyHash("test", "never reserved"), nil)
 	if err != nil {
 		t.Fatal(err)
