@@ -74,7 +74,7 @@ func (c *cancellingTransport) RoundTrip(r *http.Request) (*http.Response, error)
 // conflictEnv is a ledger whose client goes through a cancellingTransport, with fast retries.
 func conflictEnv(t *testing.T, n int64, reasons ...string) (*env, *ledger.Ledger, *cancellingTransport) {
 	t.Helper()
-	e := newSrcDstEnv(t, 100, 0)
+	e := newEnv(t).srcDst(t, 100, 0)
 	ct := &cancellingTransport{n: n, reasons: reasons}
 	srvURL := e.db.Options().BaseEndpoint
 	l := ledger.NewLedger(ddbserver.NewClient(*srvURL, &http.Client{Transport: ct}), e.table)
@@ -237,7 +237,7 @@ func TestBusinessOutcomesAreNotRetried(t *testing.T) {
 // (the ledger reads the account or the record, on the refused leg only): a CREDIT before its DEBIT must not pass for
 // a missing record, the answer an empty record image would give.
 func TestOutcomesWithoutImages(t *testing.T) {
-	e := newSrcDstEnv(t, 100, 0)
+	e := newEnv(t).srcDst(t, 100, 0)
 	e.account(t, "usd", "USD", 0)
 	strip := func(out *dynamodb.TransactWriteItemsOutput, err error) (*dynamodb.TransactWriteItemsOutput, error) {
 		var tce *ddbtypes.TransactionCanceledException

@@ -36,10 +36,9 @@ func newEnv(t *testing.T) *env {
 	return &env{db: db, table: table, ledger: ledger.NewLedger(db, table), store: ledger.NewStore(db, table), server: srv.Store}
 }
 
-// newSrcDstEnv is an env with two EUR accounts of testScope's: src and dst, holding src and dst.
-func newSrcDstEnv(t *testing.T, src, dst int64) *env {
+// srcDst opens two EUR accounts of testScope's, src and dst, holding src and dst, and returns e.
+func (e *env) srcDst(t *testing.T, src, dst int64) *env {
 	t.Helper()
-	e := newEnv(t)
 	e.account(t, "src", "EUR", src)
 	e.account(t, "dst", "EUR", dst)
 	return e
@@ -193,7 +192,7 @@ func TestCreateAccount(t *testing.T) {
 }
 
 func TestApplyLegWritesEntryAndBalance(t *testing.T) {
-	e := newSrcDstEnv(t, 1000, 5)
+	e := newEnv(t).srcDst(t, 1000, 5)
 	ctx := context.Background()
 	id := e.transfer(t, "src", "dst", 300, "EUR")
 
@@ -229,7 +228,7 @@ func TestApplyLegWritesEntryAndBalance(t *testing.T) {
 
 // TestApplyLegOutcomes covers each refusal: its sentinel, and that nothing moved.
 func TestApplyLegOutcomes(t *testing.T) {
-	e := newSrcDstEnv(t, 1000, 0)
+	e := newEnv(t).srcDst(t, 1000, 0)
 	ctx := context.Background()
 	e.account(t, "usd", "USD", 0)
 	settled := e.transfer(t, "src", "dst", 10, "EUR")
@@ -293,7 +292,7 @@ func TestApplyLegOutcomes(t *testing.T) {
 }
 
 func TestSettleTransferFollowsTheLedger(t *testing.T) {
-	e := newSrcDstEnv(t, 100, 0)
+	e := newEnv(t).srcDst(t, 100, 0)
 	ctx := context.Background()
 	apply := func(id string, legs ...string) {
 		t.Helper()
@@ -374,7 +373,7 @@ func (h *hookedDB) TransactWriteItems(ctx context.Context, in *dynamodb.Transact
 // TestReplayWithoutImages covers a server that sends no ALL_OLD images: the replay reads the stored entry instead
 // and still returns it unchanged.
 func TestReplayWithoutImages(t *testing.T) {
-	e := newSrcDstEnv(t, 100, 0)
+	e := newEnv(t).srcDst(t, 100, 0)
 	ctx := context.Background()
 	id := e.transfer(t, "src", "dst", 40, "EUR")
 	first, _, err := e.ledger.ApplyLeg(ctx, leg(id, ledger.LegDebit, "src", 40), t0)
@@ -409,7 +408,7 @@ func TestReplayWithoutImages(t *testing.T) {
 // TestApplyLegDoesNotReadTheAccount moves money on the account right before the leg's transaction: the leg still
 // commits in its one transaction (no read, no version to go stale) and the balance reflects both.
 func TestApplyLegDoesNotReadTheAccount(t *testing.T) {
-	e := newSrcDstEnv(t, 100, 0)
+	e := newEnv(t).srcDst(t, 100, 0)
 	ctx := context.Background()
 	racer := e.transfer(t, "src", "dst", 30, "EUR")
 	id := e.transfer(t, "src", "dst", 50, "EUR")

@@ -258,7 +258,7 @@ func ids(ts []ledger.Transfer) string {
 // refused inside the DEBIT's own transaction, naming the account, and nothing moves. A destination that could never
 // be credited wins over a short balance; the source is reported before the destination.
 func TestDebitRefusesImpossibleTransfers(t *testing.T) {
-	e := newSrcDstEnv(t, 1000, 0)
+	e := newEnv(t).srcDst(t, 1000, 0)
 	ctx := context.Background()
 	e.account(t, "usd", "USD", 0)
 	tests := []struct {
@@ -298,7 +298,7 @@ func TestDebitRefusesImpossibleTransfers(t *testing.T) {
 // running across a deploy, sends its DEBIT without destinationAccountId. It is applied as before (no destination
 // check), so the transfer completes; a bad destination is then refused at the credit and the debit refunded.
 func TestDebitWithoutDestinationStillApplies(t *testing.T) {
-	e := newSrcDstEnv(t, 1000, 0)
+	e := newEnv(t).srcDst(t, 1000, 0)
 	ctx := context.Background()
 	ok := e.transfer(t, "src", "dst", 10, "EUR")
 	if _, _, err := e.ledger.ApplyLeg(ctx, debitTo(ok, "src", "", 10), t0); err != nil {

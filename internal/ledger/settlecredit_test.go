@@ -20,7 +20,7 @@ func settling(id string, amount int64) ledger.LegRequest {
 // COMPLETED in one transaction, at the entry's time, with the retention started and the record out of the InProgress
 // index; a repeat writes nothing; a CREDIT that is refused (no DEBIT, REFUND written) leaves the record IN_PROGRESS.
 func TestSettlingCreditSettlesTheRecord(t *testing.T) {
-	e := newSrcDstEnv(t, 100, 0)
+	e := newEnv(t).srcDst(t, 100, 0)
 	ctx := context.Background()
 
 	id := e.transfer(t, "src", "dst", 30, "EUR")
@@ -76,11 +76,10 @@ func TestSettlingCreditSettlesTheRecord(t *testing.T) {
 // (the transfer went through), not merely as a transfer no longer in progress: the workflow then completes rather than
 // stopping as already settled.
 func TestRefundAfterASettlingCredit(t *testing.T) {
-	e := newSrcDstEnv(t, 100, 0)
+	e := newEnv(t).srcDst(t, 100, 0)
 	ctx := context.Background()
 	id := e.transfer(t, "src", "dst", 10, "EUR")
-	e.apply(t, leg(id, ledger.LegDebit, "src", 10))
-	e.apply(t, settling(id, 10))
+	e.apply(t, leg(id, ledger.LegDebit, "src", 10), settling(id, 10))
 	if _, _, err := e.ledger.ApplyLeg(ctx, leg(id, ledger.LegRefund, "src", 10), t0); !errors.Is(err, ledger.ErrCreditApplied) {
 		t.Errorf("REFUND after the settling CREDIT: %v, want ErrCreditApplied", err)
 	}
@@ -92,7 +91,7 @@ func TestRefundAfterASettlingCredit(t *testing.T) {
 // TestCompletion: a replayed settling CREDIT learns when the record was settled. A record an older definition's CREDIT
 // left IN_PROGRESS is settled now; a FAILED or missing record is not in progress.
 func TestCompletion(t *testing.T) {
-	e := newSrcDstEnv(t, 100, 0)
+	e := newEnv(t).srcDst(t, 100, 0)
 	ctx := context.Background()
 
 	older := e.transfer(t, "src", "dst", 10, "EUR")
