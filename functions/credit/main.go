@@ -3,10 +3,6 @@
 package main
 
 import (
-	"log/slog"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-
 	"github.com/transferflow/orchestrator/internal/fnconfig"
 	"github.com/transferflow/orchestrator/internal/transfer"
 )
@@ -17,7 +13,5 @@ const about = "credit: the workflow's credit Lambda function, which applies a tr
 // main starts the function even when its configuration is unusable: it then answers every invocation with a
 // ConfigurationError naming the variable (fnconfig). Started by hand with arguments, it answers --help instead.
 func main() {
-	fnconfig.Main("CreditFunction", about, transfer.LoadLedgerConfig, func(cfg aws.Config, c transfer.LedgerConfig, logger *slog.Logger) any {
-		return transfer.NewCreditHandler(cfg, c, logger).Handle
-	})
+	fnconfig.Main("CreditFunction", about, transfer.LoadLedgerConfig, transfer.CreditFunction)
 }

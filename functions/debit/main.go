@@ -2,10 +2,6 @@
 package main
 
 import (
-	"log/slog"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-
 	"github.com/transferflow/orchestrator/internal/fnconfig"
 	"github.com/transferflow/orchestrator/internal/transfer"
 )
@@ -16,7 +12,5 @@ const about = "debit: the workflow's debit Lambda function, which applies a tran
 // main starts the function even when its configuration is unusable: it then answers every invocation with a
 // ConfigurationError naming the variable (fnconfig). Started by hand with arguments, it answers --help instead.
 func main() {
-	fnconfig.Main("DebitFunction", about, transfer.LoadLedgerConfig, func(cfg aws.Config, c transfer.LedgerConfig, logger *slog.Logger) any {
-		return transfer.NewDebitHandler(cfg, c, logger).Handle
-	})
+	fnconfig.Main("DebitFunction", about, transfer.LoadLedgerConfig, transfer.DebitFunction)
 }

@@ -2,10 +2,6 @@
 package main
 
 import (
-	"log/slog"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-
 	"github.com/transferflow/orchestrator/internal/fnconfig"
 	"github.com/transferflow/orchestrator/internal/transfer"
 )
@@ -16,7 +12,5 @@ const about = "orchestrator: the transfer API's Lambda function (API Gateway pro
 // main starts the function even when its configuration is unusable: it then answers every invocation with a
 // ConfigurationError naming the variable (fnconfig). Started by hand with arguments, it answers --help instead.
 func main() {
-	fnconfig.Main("OrchestratorFunction", about, transfer.LoadConfig, func(cfg aws.Config, c transfer.Config, logger *slog.Logger) any {
-		return transfer.NewOrchestratorHandler(cfg, c, logger).Handle
-	})
+	fnconfig.Main("OrchestratorFunction", about, transfer.LoadConfig, transfer.OrchestratorFunction)
 }

@@ -3,10 +3,6 @@
 package main
 
 import (
-	"log/slog"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-
 	"github.com/transferflow/orchestrator/internal/fnconfig"
 	"github.com/transferflow/orchestrator/internal/transfer"
 )
@@ -17,7 +13,5 @@ const about = "timeout-reconciler: the Lambda function that settles transfers wh
 // main starts the function even when its configuration is unusable: it then answers every invocation with a
 // ConfigurationError naming the variable (fnconfig). Started by hand with arguments, it answers --help instead.
 func main() {
-	fnconfig.Main("TimeoutReconcilerFunction", about, transfer.LoadReconcilerConfig, func(cfg aws.Config, c transfer.ReconcilerConfig, logger *slog.Logger) any {
-		return transfer.NewReconcilerHandler(cfg, c, logger).Handle
-	})
+	fnconfig.Main("TimeoutReconcilerFunction", about, transfer.LoadReconcilerConfig, transfer.ReconcilerFunction)
 }
