@@ -2,14 +2,6 @@
 package main
 
 import (
-	"context"
-	"log/slog"
-	"os"
-
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-lambda-go/lambdacontext"
-	"github.com/aws/aws-sdk-go-v2/aws"
-
 	"github.com/transferflow/orchestrator/internal/fnconfig"
 	"github.com/transferflow/orchestrator/internal/transfer"
 )
@@ -20,12 +12,5 @@ const about = "orchestrator: the transfer API's Lambda function (API Gateway pro
 // main starts the function even when its configuration is unusable: it then answers every invocation with a
 // ConfigurationError naming the variable (fnconfig). Started by hand with arguments, it answers --help instead.
 func main() {
-	if code, exit := fnconfig.CommandLine(os.Args[1:], "OrchestratorFunction", about, os.Stdout, os.Stderr); exit {
-		os.Exit(code)
-	}
-	logger := slog.New(lambdacontext.NewLogHandler())
-	lambda.Start(fnconfig.Handler(context.Background(), logger, os.Getenv, transfer.LoadConfig,
-		func(cfg aws.Config, c transfer.Config) any {
-			return transfer.NewOrchestratorHandler(cfg, c, logger).Handle
-		}))
+	fnconfig.Main("OrchestratorFunction", about, transfer.LoadConfig, transfer.OrchestratorFunction)
 }

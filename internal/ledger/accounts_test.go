@@ -48,9 +48,7 @@ func TestFundingAccountsMayGoNegative(t *testing.T) {
 	if calls != 1 || gets != 1 {
 		t.Errorf("the funding DEBIT took %d transactions and %d reads, want 1 and 1 (its floor)", calls, gets)
 	}
-	if _, _, err := e.ledger.ApplyLeg(ctx, leg(fund, ledger.LegCredit, "acc-alice", 5000), t0); err != nil {
-		t.Fatal(err)
-	}
+	e.apply(t, leg(fund, ledger.LegCredit, "acc-alice", 5000))
 	if f, a := e.balance(t, "funding-EUR"), e.balance(t, "acc-alice"); f != -5000 || a != 5000 {
 		t.Errorf("balances funding %d alice %d, want -5000 5000", f, a)
 	}

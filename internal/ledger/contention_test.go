@@ -74,9 +74,7 @@ func (c *cancellingTransport) RoundTrip(r *http.Request) (*http.Response, error)
 // conflictEnv is a ledger whose client goes through a cancellingTransport, with fast retries.
 func conflictEnv(t *testing.T, n int64, reasons ...string) (*env, *ledger.Ledger, *cancellingTransport) {
 	t.Helper()
-	e := newEnv(t)
-	e.account(t, "src", "EUR", 100)
-	e.account(t, "dst", "EUR", 0)
+	e := newEnv(t).srcDst(t, 100, 0)
 	ct := &cancellingTransport{n: n, reasons: reasons}
 	srvURL := e.db.Options().BaseEndpoint
 	l := ledger.NewLedger(ddbserver.NewClient(*srvURL, &http.Client{Transport: ct}), e.table)
@@ -239,9 +237,7 @@ func TestBusinessOutcomesAreNotRetried(t *testing.T) {
 // (the ledger reads the account or the record, on the refused leg only): a CREDIT before its DEBIT must not pass for
 // a missing record, the answer an empty record image would give.
 func TestOutcomesWithoutImages(t *testing.T) {
-	e := newEnv(t)
-	e.account(t, "src", "EUR", 100)
-	e.account(t, "dst", "EUR", 0)
+	e := newEnv(t).srcDst(t, 100, 0)
 	e.account(t, "usd", "USD", 0)
 	strip := func(out *dynamodb.TransactWriteItemsOutput, err error) (*dynamodb.TransactWriteItemsOutput, error) {
 		var tce *ddbtypes.TransactionCanceledException
@@ -279,22 +275,14 @@ func TestOutcomesWithoutImages(t *testing.T) {
 		t.Errorf("DEBIT of another amount: %v, want ErrLegMismatch", err)
 	}
 	refunded := e.transfer(t, "src", "dst", 5, "EUR")
-	for _, r := range []ledger.LegRequest{leg(refunded, ledger.LegDebit, "src", 5), leg(refunded, ledger.LegRefund, "src", 5)} {
-		if _, _, err := e.ledger.ApplyLeg(ctx, r, t0); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e.apply(t, leg(refunded, ledger.LegDebit, "src", 5), leg(refunded, ledger.LegRefund, "src", 5))
 	if _, _, err := l.ApplyLeg(ctx, leg(refunded, ledger.LegCredit, "dst", 5), t0); !errors.Is(err, ledger.ErrRefundApplied) {
 		t.Errorf("CREDIT after the REFUND: %v, want ErrRefundApplied", err)
 	}
 	credited := e.transfer(t, "src", "dst", 5, "EUR")
 	settling := leg(credited, ledger.LegCredit, "dst", 5)
 	settling.Settle = true
-	for _, r := range []ledger.LegRequest{leg(credited, ledger.LegDebit, "src", 5), settling} {
-		if _, _, err := e.ledger.ApplyLeg(ctx, r, t0); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e.apply(t, leg(credited, ledger.LegDebit, "src", 5), settling)
 	if _, _, err := l.ApplyLeg(ctx, leg(credited, ledger.LegRefund, "src", 5), t0); !errors.Is(err, ledger.ErrCreditApplied) {
 		t.Errorf("REFUND after the settling CREDIT: %v, want ErrCreditApplied", err)
 	}

@@ -36,12 +36,38 @@ func newEnv(t *testing.T) *env {
 	return &env{db: db, table: table, ledger: ledger.NewLedger(db, table), store: ledger.NewStore(db, table), server: srv.Store}
 }
 
+// srcDst opens two EUR accounts of testScope's, src and dst, holding src and dst, and returns e.
+func (e *env) srcDst(t *testing.T, src, dst int64) *env {
+	t.Helper()
+	e.account(t, "src", "EUR", src)
+	e.account(t, "dst", "EUR", dst)
+	return e
+}
+
 // testScope is the caller scope that submits the tests' transfers and owns their accounts.
 const testScope = "test"
 
 func (e *env) account(t *testing.T, id, currency string, balance int64) {
 	t.Helper()
 	if _, err := e.store.CreateOwnedAccount(context.Background(), testScope, id, currency, balance, t0); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// apply applies the leg requests in turn at t0, failing the test at once on an error.
+func (e *env) apply(t *testing.T, reqs ...ledger.LegRequest) {
+	t.Helper()
+	for _, r := range reqs {
+		if _, _, err := e.ledger.ApplyLeg(context.Background(), r, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// fail settles the transfer id FAILED with the failure code at t0, failing the test at once on an error.
+func (e *env) fail(t *testing.T, id, code string) {
+	t.Helper()
+	if err := e.ledger.SettleTransfer(context.Background(), id, ledger.StatusFailed, ledger.Failure{Code: code}, 0, t0); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -166,10 +192,8 @@ func TestCreateAccount(t *testing.T) {
 }
 
 func TestApplyLegWritesEntryAndBalance(t *testing.T) {
-	e := newEnv(t)
+	e := newEnv(t).srcDst(t, 1000, 5)
 	ctx := context.Background()
-	e.account(t, "src", "EUR", 1000)
-	e.account(t, "dst", "EUR", 5)
 	id := e.transfer(t, "src", "dst", 300, "EUR")
 
 	got, replayed, err := e.ledger.ApplyLeg(ctx, leg(id, ledger.LegDebit, "src", 300), t0)
@@ -204,29 +228,17 @@ func TestApplyLegWritesEntryAndBalance(t *testing.T) {
 
 // TestApplyLegOutcomes covers each refusal: its sentinel, and that nothing moved.
 func TestApplyLegOutcomes(t *testing.T) {
-	e := newEnv(t)
+	e := newEnv(t).srcDst(t, 1000, 0)
 	ctx := context.Background()
-	e.account(t, "src", "EUR", 1000)
-	e.account(t, "dst", "EUR", 0)
 	e.account(t, "usd", "USD", 0)
 	settled := e.transfer(t, "src", "dst", 10, "EUR")
-	if err := e.ledger.SettleTransfer(ctx, settled, ledger.StatusFailed, ledger.Failure{Code: "ABORTED"}, 0, t0); err != nil {
-		t.Fatal(err)
-	}
+	e.fail(t, settled, "ABORTED")
 	settledBig := e.transfer(t, "src", "dst", 5000, "EUR")
-	if err := e.ledger.SettleTransfer(ctx, settledBig, ledger.StatusFailed, ledger.Failure{Code: "ABORTED"}, 0, t0); err != nil {
-		t.Fatal(err)
-	}
+	e.fail(t, settledBig, "ABORTED")
 	refunded := e.transfer(t, "src", "dst", 10, "EUR")
 	credited := e.transfer(t, "src", "dst", 10, "EUR")
-	for _, r := range []ledger.LegRequest{
-		leg(refunded, ledger.LegDebit, "src", 10), leg(refunded, ledger.LegRefund, "src", 10),
-		leg(credited, ledger.LegDebit, "src", 10), leg(credited, ledger.LegCredit, "dst", 10),
-	} {
-		if _, _, err := e.ledger.ApplyLeg(ctx, r, t0); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e.apply(t, leg(refunded, ledger.LegDebit, "src", 10), leg(refunded, ledger.LegRefund, "src", 10),
+		leg(credited, ledger.LegDebit, "src", 10), leg(credited, ledger.LegCredit, "dst", 10))
 	unknownRecord, _ := ledger.NewTransferID(ledger.KeyHash("test", "never reserved"), nil)
 	tests := []struct {
 		name string
@@ -280,10 +292,8 @@ func TestApplyLegOutcomes(t *testing.T) {
 }
 
 func TestSettleTransferFollowsTheLedger(t *testing.T) {
-	e := newEnv(t)
+	e := newEnv(t).srcDst(t, 100, 0)
 	ctx := context.Background()
-	e.account(t, "src", "EUR", 100)
-	e.account(t, "dst", "EUR", 0)
 	apply := func(id string, legs ...string) {
 		t.Helper()
 		for _, l := range legs {
@@ -291,9 +301,7 @@ func TestSettleTransferFollowsTheLedger(t *testing.T) {
 			if l == ledger.LegCredit {
 				acct = "dst"
 			}
-			if _, _, err := e.ledger.ApplyLeg(ctx, leg(id, l, acct, 1), t0); err != nil {
-				t.Fatal(err)
-			}
+			e.apply(t, leg(id, l, acct, 1))
 		}
 	}
 	tests := []struct {
@@ -365,10 +373,8 @@ func (h *hookedDB) TransactWriteItems(ctx context.Context, in *dynamodb.Transact
 // TestReplayWithoutImages covers a server that sends no ALL_OLD images: the replay reads the stored entry instead
 // and still returns it unchanged.
 func TestReplayWithoutImages(t *testing.T) {
-	e := newEnv(t)
+	e := newEnv(t).srcDst(t, 100, 0)
 	ctx := context.Background()
-	e.account(t, "src", "EUR", 100)
-	e.account(t, "dst", "EUR", 0)
 	id := e.transfer(t, "src", "dst", 40, "EUR")
 	first, _, err := e.ledger.ApplyLeg(ctx, leg(id, ledger.LegDebit, "src", 40), t0)
 	if err != nil {
@@ -402,10 +408,8 @@ func TestReplayWithoutImages(t *testing.T) {
 // TestApplyLegDoesNotReadTheAccount moves money on the account right before the leg's transaction: the leg still
 // commits in its one transaction (no read, no version to go stale) and the balance reflects both.
 func TestApplyLegDoesNotReadTheAccount(t *testing.T) {
-	e := newEnv(t)
+	e := newEnv(t).srcDst(t, 100, 0)
 	ctx := context.Background()
-	e.account(t, "src", "EUR", 100)
-	e.account(t, "dst", "EUR", 0)
 	racer := e.transfer(t, "src", "dst", 30, "EUR")
 	id := e.transfer(t, "src", "dst", 50, "EUR")
 	calls, gets := 0, 0

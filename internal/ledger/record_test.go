@@ -119,9 +119,7 @@ func TestReserveRecognisesItsOwnRetry(t *testing.T) {
 	if _, _, err := e.store.Reserve(ctx, settled, t0); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.ledger.SettleTransfer(ctx, settled.TransferID, ledger.StatusFailed, ledger.Failure{Code: "ABORTED"}, 0, t0); err != nil {
-		t.Fatal(err)
-	}
+	e.fail(t, settled.TransferID, "ABORTED")
 	if existing, created, err := e.store.Reserve(ctx, settled, t0); err != nil || created || existing.Status != ledger.StatusFailed {
 		t.Fatalf("a late retry of a settled reservation: created %v, status %s, %v; want the settled duplicate", created, existing.Status, err)
 	}
@@ -158,9 +156,7 @@ func TestSettlementStartsRetention(t *testing.T) {
 	legacy := newRecord(t, "legacy", "h", 0)
 	legacy.RetainUntil = 0
 	e.put(t, legacy)
-	if err := e.ledger.SettleTransfer(ctx, legacy.TransferID, ledger.StatusFailed, ledger.Failure{Code: "ORPHANED"}, 0, t0); err != nil {
-		t.Fatal(err)
-	}
+	e.fail(t, legacy.TransferID, "ORPHANED")
 	if got := e.record(t, legacy.TransferID); got.ExpiresAt != ledger.KeepForever || got.FailureError != "" {
 		t.Errorf("legacy record: expiresAt %d, failureError %q", got.ExpiresAt, got.FailureError)
 	}
@@ -209,9 +205,7 @@ func TestClaimRedrive(t *testing.T) {
 	if claimed, _, err := e.store.ClaimRedrive(ctx, rec, at.Add(window+3*time.Millisecond), window); !claimed || err != nil {
 		t.Errorf("after the release: claimed %v, %v; want the window free", claimed, err)
 	}
-	if err := e.ledger.SettleTransfer(ctx, rec.TransferID, ledger.StatusFailed, ledger.Failure{Code: "ABORTED"}, 0, t0); err != nil {
-		t.Fatal(err)
-	}
+	e.fail(t, rec.TransferID, "ABORTED")
 	claimed, standing, err := e.store.ClaimRedrive(ctx, rec, at.Add(time.Hour), window)
 	if err != nil || claimed || !standing.IsZero() {
 		t.Errorf("settled: claimed %v, standing %v, %v; want no claim", claimed, standing, err)
@@ -231,9 +225,7 @@ func TestStaleInShard(t *testing.T) {
 	}
 	want := byShard["IN_PROGRESS#03"]
 	settled := want[1]
-	if err := e.ledger.SettleTransfer(ctx, settled.TransferID, ledger.StatusFailed, ledger.Failure{Code: "ABORTED"}, 0, t0); err != nil {
-		t.Fatal(err)
-	}
+	e.fail(t, settled.TransferID, "ABORTED")
 	cutoff := t0.Add(time.Hour)
 	got, next, err := e.store.StaleInShard(ctx, 3, cutoff, 3, nil)
 	if err != nil {
@@ -266,10 +258,8 @@ func ids(ts []ledger.Transfer) string {
 // refused inside the DEBIT's own transaction, naming the account, and nothing moves. A destination that could never
 // be credited wins over a short balance; the source is reported before the destination.
 func TestDebitRefusesImpossibleTransfers(t *testing.T) {
-	e := newEnv(t)
+	e := newEnv(t).srcDst(t, 1000, 0)
 	ctx := context.Background()
-	e.account(t, "src", "EUR", 1000)
-	e.account(t, "dst", "EUR", 0)
 	e.account(t, "usd", "USD", 0)
 	tests := []struct {
 		name, src, dst string
@@ -308,27 +298,19 @@ func TestDebitRefusesImpossibleTransfers(t *testing.T) {
 // running across a deploy, sends its DEBIT without destinationAccountId. It is applied as before (no destination
 // check), so the transfer completes; a bad destination is then refused at the credit and the debit refunded.
 func TestDebitWithoutDestinationStillApplies(t *testing.T) {
-	e := newEnv(t)
+	e := newEnv(t).srcDst(t, 1000, 0)
 	ctx := context.Background()
-	e.account(t, "src", "EUR", 1000)
-	e.account(t, "dst", "EUR", 0)
 	ok := e.transfer(t, "src", "dst", 10, "EUR")
 	if _, _, err := e.ledger.ApplyLeg(ctx, debitTo(ok, "src", "", 10), t0); err != nil {
 		t.Fatalf("a DEBIT from the older definition: %v", err)
 	}
-	if _, _, err := e.ledger.ApplyLeg(ctx, leg(ok, ledger.LegCredit, "dst", 10), t0); err != nil {
-		t.Fatal(err)
-	}
+	e.apply(t, leg(ok, ledger.LegCredit, "dst", 10))
 	bad := e.transfer(t, "src", "ghost", 10, "EUR")
-	if _, _, err := e.ledger.ApplyLeg(ctx, debitTo(bad, "src", "", 10), t0); err != nil {
-		t.Fatal(err)
-	}
+	e.apply(t, debitTo(bad, "src", "", 10))
 	if _, _, err := e.ledger.ApplyLeg(ctx, leg(bad, ledger.LegCredit, "ghost", 10), t0); !errors.Is(err, ledger.ErrAccountNotFound) {
 		t.Fatalf("credit to an unknown destination: %v, want ErrAccountNotFound", err)
 	}
-	if _, _, err := e.ledger.ApplyLeg(ctx, leg(bad, ledger.LegRefund, "src", 10), t0); err != nil {
-		t.Fatal(err)
-	}
+	e.apply(t, leg(bad, ledger.LegRefund, "src", 10))
 	if src, dst := e.balance(t, "src"), e.balance(t, "dst"); src != 990 || dst != 10 {
 		t.Errorf("balances %d %d, want 990 10", src, dst)
 	}

@@ -20,15 +20,11 @@ func settling(id string, amount int64) ledger.LegRequest {
 // COMPLETED in one transaction, at the entry's time, with the retention started and the record out of the InProgress
 // index; a repeat writes nothing; a CREDIT that is refused (no DEBIT, REFUND written) leaves the record IN_PROGRESS.
 func TestSettlingCreditSettlesTheRecord(t *testing.T) {
-	e := newEnv(t)
+	e := newEnv(t).srcDst(t, 100, 0)
 	ctx := context.Background()
-	e.account(t, "src", "EUR", 100)
-	e.account(t, "dst", "EUR", 0)
 
 	id := e.transfer(t, "src", "dst", 30, "EUR")
-	if _, _, err := e.ledger.ApplyLeg(ctx, leg(id, ledger.LegDebit, "src", 30), t0); err != nil {
-		t.Fatal(err)
-	}
+	e.apply(t, leg(id, ledger.LegDebit, "src", 30))
 	at := t0.Add(1500 * time.Millisecond)
 	en, replayed, err := e.ledger.ApplyLeg(ctx, settling(id, 30), at)
 	if err != nil || replayed {
@@ -64,9 +60,7 @@ func TestSettlingCreditSettlesTheRecord(t *testing.T) {
 	}
 	refunded := e.transfer(t, "src", "dst", 5, "EUR")
 	for _, l := range []string{ledger.LegDebit, ledger.LegRefund} {
-		if _, _, err := e.ledger.ApplyLeg(ctx, leg(refunded, l, "src", 5), t0); err != nil {
-			t.Fatal(err)
-		}
+		e.apply(t, leg(refunded, l, "src", 5))
 	}
 	if _, _, err := e.ledger.ApplyLeg(ctx, settling(refunded, 5), t0); !errors.Is(err, ledger.ErrRefundApplied) {
 		t.Errorf("settling CREDIT after the REFUND: %v, want ErrRefundApplied", err)
@@ -82,17 +76,10 @@ func TestSettlingCreditSettlesTheRecord(t *testing.T) {
 // (the transfer went through), not merely as a transfer no longer in progress: the workflow then completes rather than
 // stopping as already settled.
 func TestRefundAfterASettlingCredit(t *testing.T) {
-	e := newEnv(t)
+	e := newEnv(t).srcDst(t, 100, 0)
 	ctx := context.Background()
-	e.account(t, "src", "EUR", 100)
-	e.account(t, "dst", "EUR", 0)
 	id := e.transfer(t, "src", "dst", 10, "EUR")
-	if _, _, err := e.ledger.ApplyLeg(ctx, leg(id, ledger.LegDebit, "src", 10), t0); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := e.ledger.ApplyLeg(ctx, settling(id, 10), t0); err != nil {
-		t.Fatal(err)
-	}
+	e.apply(t, leg(id, ledger.LegDebit, "src", 10), settling(id, 10))
 	if _, _, err := e.ledger.ApplyLeg(ctx, leg(id, ledger.LegRefund, "src", 10), t0); !errors.Is(err, ledger.ErrCreditApplied) {
 		t.Errorf("REFUND after the settling CREDIT: %v, want ErrCreditApplied", err)
 	}
@@ -104,17 +91,11 @@ func TestRefundAfterASettlingCredit(t *testing.T) {
 // TestCompletion: a replayed settling CREDIT learns when the record was settled. A record an older definition's CREDIT
 // left IN_PROGRESS is settled now; a FAILED or missing record is not in progress.
 func TestCompletion(t *testing.T) {
-	e := newEnv(t)
+	e := newEnv(t).srcDst(t, 100, 0)
 	ctx := context.Background()
-	e.account(t, "src", "EUR", 100)
-	e.account(t, "dst", "EUR", 0)
 
 	older := e.transfer(t, "src", "dst", 10, "EUR")
-	for _, r := range []ledger.LegRequest{leg(older, ledger.LegDebit, "src", 10), leg(older, ledger.LegCredit, "dst", 10)} {
-		if _, _, err := e.ledger.ApplyLeg(ctx, r, t0); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e.apply(t, leg(older, ledger.LegDebit, "src", 10), leg(older, ledger.LegCredit, "dst", 10))
 	now := t0.Add(time.Minute)
 	got, err := e.ledger.Completion(ctx, older, now)
 	if want := now.UTC().Format(ledger.TimeLayout); err != nil || got != want {
@@ -125,9 +106,7 @@ func TestCompletion(t *testing.T) {
 	}
 
 	failed := e.transfer(t, "src", "dst", 10, "EUR")
-	if err := e.ledger.SettleTransfer(ctx, failed, ledger.StatusFailed, ledger.Failure{Code: "TIMED_OUT"}, 0, t0); err != nil {
-		t.Fatal(err)
-	}
+	e.fail(t, failed, "TIMED_OUT")
 	missing, err := ledger.NewTransferID(ledger.KeyHash("test", "never reserved"), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -19,15 +19,7 @@ import (
 
 func (h *harness) postAccount(key, body string) events.APIGatewayProxyResponse {
 	h.t.Helper()
-	req := events.APIGatewayProxyRequest{
-		Resource: "/accounts", Path: "/accounts", HTTPMethod: http.MethodPost,
-		Headers: map[string]string{"Content-Type": "application/json"},
-		Body:    body,
-	}
-	if key != "" {
-		req.Headers["Idempotency-Key"] = key
-	}
-	return h.do(req)
+	return h.postJSON("/accounts", key, body)
 }
 
 func (h *harness) listTransfers(account string, query map[string]string) events.APIGatewayProxyResponse {

@@ -41,12 +41,7 @@ func TestAssumedRoleKeepsItsScopeAcrossSessions(t *testing.T) {
 
 	// The client's first reply was lost; it restarts after the reservation window and retries from a new session.
 	h.clock.Advance(11 * time.Second)
-	retry := h.do(as(roleSession2, postReq("restart-1", "application/json", aliceToBob)))
-	if retry.StatusCode != http.StatusAccepted || retry.Headers["Idempotent-Replayed"] != "true" {
-		t.Fatalf("retry from a new session: status %d, headers %v, body %s", retry.StatusCode, retry.Headers, retry.Body)
-	}
-	var replayed transfer.Resource
-	decode(t, retry, &replayed)
+	replayed := wantReplay(t, h.do(as(roleSession2, postReq("restart-1", "application/json", aliceToBob))), http.StatusAccepted)
 	if replayed.TransferID != created.TransferID {
 		t.Fatalf("retry from a new session got transfer %s, want %s", replayed.TransferID, created.TransferID)
 	}

@@ -32,6 +32,17 @@ func lambdaErrorType(err error) string {
 	return t.Name()
 }
 
+// wantErrorType fails the test at once unless err is an error Lambda would report under the name want.
+func wantErrorType(t testing.TB, err error, want string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("no error, want %s", want)
+	}
+	if got := lambdaErrorType(err); got != want {
+		t.Fatalf("error = %v (%s), want %s", err, got, want)
+	}
+}
+
 // aslErrorNames collects every ErrorEquals name in an ASL document, however deep.
 func aslErrorNames(v any, names map[string]bool) {
 	switch v := v.(type) {

@@ -45,12 +45,7 @@ func TestOrchestratorEvents(t *testing.T) {
 	})
 	t.Run("replay", func(t *testing.T) {
 		h.clock.Advance(time.Minute)
-		resp := h.do(loadEvent(t, "orchestrator-replay.json"))
-		if resp.StatusCode != http.StatusAccepted || resp.Headers["Idempotent-Replayed"] != "true" {
-			t.Fatalf("status %d headers %v body %s", resp.StatusCode, resp.Headers, resp.Body)
-		}
-		var got transfer.Resource
-		decode(t, resp, &got)
+		got := wantReplay(t, h.do(loadEvent(t, "orchestrator-replay.json")), http.StatusAccepted)
 		if got.TransferID != created.TransferID {
 			t.Errorf("replayed %s, want %s", got.TransferID, created.TransferID)
 		}

@@ -49,10 +49,7 @@ func TestStartFaults(t *testing.T) {
 			// Retrying too early meets the reservation window.
 			wantProblem(t, h.post("fault-key", aliceToBob), http.StatusConflict, "REQUEST_IN_PROGRESS")
 			h.clock.Advance(10 * time.Second)
-			resp = h.post("fault-key", aliceToBob)
-			if resp.StatusCode != http.StatusAccepted || resp.Headers["Idempotent-Replayed"] != "true" {
-				t.Fatalf("retry: status %d headers %v body %s", resp.StatusCode, resp.Headers, resp.Body)
-			}
+			wantReplay(t, h.post("fault-key", aliceToBob), http.StatusAccepted) // the retry
 			// And again: still one execution.
 			h.post("fault-key", aliceToBob)
 			if n := h.sfn.created.Load(); n != 1 {

@@ -348,8 +348,15 @@ const aliceToBob = `{"sourceAccountId":"acc-alice","destinationAccountId":"acc-b
 // post submits body with the Idempotency-Key key (omitted when empty) as the anonymous caller.
 func (h *harness) post(key, body string) events.APIGatewayProxyResponse {
 	h.t.Helper()
+	return h.postJSON("/transfers", key, body)
+}
+
+// postJSON sends the JSON body to the POST route path (a path without parameters) with the Idempotency-Key key
+// (omitted when empty) as the anonymous caller.
+func (h *harness) postJSON(path, key, body string) events.APIGatewayProxyResponse {
+	h.t.Helper()
 	req := events.APIGatewayProxyRequest{
-		Resource: "/transfers", Path: "/transfers", HTTPMethod: http.MethodPost,
+		Resource: path, Path: path, HTTPMethod: http.MethodPost,
 		Headers: map[string]string{"Content-Type": "application/json"},
 		Body:    body,
 	}
@@ -414,6 +421,18 @@ func decode(t *testing.T, resp events.APIGatewayProxyResponse, v any) {
 	if err := json.Unmarshal([]byte(resp.Body), v); err != nil {
 		t.Fatalf("decode %q: %v", resp.Body, err)
 	}
+}
+
+// wantReplay fails the test at once unless resp is an answer with status from an earlier request with the same key
+// (Idempotent-Replayed), and returns the transfer it shows.
+func wantReplay(t *testing.T, resp events.APIGatewayProxyResponse, status int) transfer.Resource {
+	t.Helper()
+	if resp.StatusCode != status || resp.Headers["Idempotent-Replayed"] != "true" {
+		t.Fatalf("status %d, headers %v, body %s; want a %d replay", resp.StatusCode, resp.Headers, resp.Body, status)
+	}
+	var got transfer.Resource
+	decode(t, resp, &got)
+	return got
 }
 
 type problemBody struct {

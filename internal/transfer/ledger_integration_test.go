@@ -38,9 +38,7 @@ func concurrently(e *ledgerEnv, n int, inputs ...LegInput) ([][]byte, []error) {
 // TestLegAppliedOnceUnderConcurrency invokes one leg 50 times at once: it is applied once, every invocation that
 // succeeds returns the same bytes, and an invocation much later returns them again.
 func TestLegAppliedOnceUnderConcurrency(t *testing.T) {
-	e := newLedgerEnv(t)
-	e.account(t, "acc-alice", "EUR", 10_000)
-	e.account(t, "acc-bob", "EUR", 500)
+	e := newAliceBobEnv(t, 10_000, 500)
 	tests := []struct {
 		name    string
 		before  []string
@@ -101,16 +99,12 @@ func TestLegAppliedOnceUnderConcurrency(t *testing.T) {
 
 // TestOverdraftLeavesEverythingUntouched tries a debit one unit larger than the balance.
 func TestOverdraftLeavesEverythingUntouched(t *testing.T) {
-	e := newLedgerEnv(t)
-	e.account(t, "acc-alice", "EUR", 1000)
-	e.account(t, "acc-bob", "EUR", 0)
+	e := newAliceBobEnv(t, 1000, 0)
 	id := e.transfer(t, "acc-alice", "acc-bob", 1001, "EUR")
 	before := e.accountNow(t, "acc-alice")
 	for range 2 { // a retried refusal is refused again
 		_, err := e.invoke(context.Background(), legInput(e.record(t, id), ledger.LegDebit))
-		if got := lambdaErrorType(err); got != "InsufficientFunds" {
-			t.Fatalf("error = %v (%s), want InsufficientFunds", err, got)
-		}
+		wantErrorType(t, err, "InsufficientFunds")
 	}
 	if after := e.accountNow(t, "acc-alice"); after != before {
 		t.Errorf("account = %+v, want %+v untouched", after, before)
@@ -128,9 +122,7 @@ func TestOverdraftLeavesEverythingUntouched(t *testing.T) {
 // TestLegAfterSettlementMovesNothing settles the record (as the state machine or the reconciler would) and then
 // invokes each leg: all are fenced, and nothing moves.
 func TestLegAfterSettlementMovesNothing(t *testing.T) {
-	e := newLedgerEnv(t)
-	e.account(t, "acc-alice", "EUR", 10_000)
-	e.account(t, "acc-bob", "EUR", 0)
+	e := newAliceBobEnv(t, 10_000, 0)
 	tests := []struct {
 		name   string
 		before []string
@@ -154,9 +146,7 @@ func TestLegAfterSettlementMovesNothing(t *testing.T) {
 			e.markSettled(t, id, tt.status)
 			alice, bob := e.accountNow(t, "acc-alice"), e.accountNow(t, "acc-bob")
 			_, err := e.invoke(context.Background(), in)
-			if got := lambdaErrorType(err); got != "TransferNotInProgress" {
-				t.Fatalf("error = %v (%s), want TransferNotInProgress", err, got)
-			}
+			wantErrorType(t, err, "TransferNotInProgress")
 			if a, b := e.accountNow(t, "acc-alice"), e.accountNow(t, "acc-bob"); a != alice || b != bob {
 				t.Errorf("accounts changed: %+v %+v, want %+v %+v", a, b, alice, bob)
 			}
@@ -178,9 +168,7 @@ func TestLegAfterSettlementMovesNothing(t *testing.T) {
 // TestKeyReuseFencesTheOldTransfer replaces a record with a new transfer under the same key (what happens after the
 // first record expired): a late leg of the old transfer is fenced, even though the new record is IN_PROGRESS.
 func TestKeyReuseFencesTheOldTransfer(t *testing.T) {
-	e := newLedgerEnv(t)
-	e.account(t, "acc-alice", "EUR", 10_000)
-	e.account(t, "acc-bob", "EUR", 0)
+	e := newAliceBobEnv(t, 10_000, 0)
 	id := e.transfer(t, "acc-alice", "acc-bob", 700, "EUR")
 	old := legInput(e.record(t, id), ledger.LegDebit)
 	pk, _ := ledger.RecordKey(id)
@@ -193,9 +181,7 @@ func TestKeyReuseFencesTheOldTransfer(t *testing.T) {
 	}
 	e.reserve(t, reused, "acc-alice", "acc-bob", 700, "EUR")
 	_, err := e.invoke(context.Background(), old)
-	if got := lambdaErrorType(err); got != "TransferNotInProgress" {
-		t.Fatalf("error = %v (%s), want TransferNotInProgress", err, got)
-	}
+	wantErrorType(t, err, "TransferNotInProgress")
 	if b := e.accountNow(t, "acc-alice").Balance; b != 10_000 {
 		t.Errorf("balance = %d, want 10000", b)
 	}
@@ -203,9 +189,7 @@ func TestKeyReuseFencesTheOldTransfer(t *testing.T) {
 
 // TestRefundRestoresOnceAndFencesCredit refunds a debit twice and then tries the credit.
 func TestRefundRestoresOnceAndFencesCredit(t *testing.T) {
-	e := newLedgerEnv(t)
-	e.account(t, "acc-alice", "EUR", 5000)
-	e.account(t, "acc-bob", "EUR", 0)
+	e := newAliceBobEnv(t, 5000, 0)
 	id := e.transfer(t, "acc-alice", "acc-bob", 1250, "EUR")
 	e.leg(t, id, ledger.LegDebit)
 	if b := e.accountNow(t, "acc-alice").Balance; b != 3750 {
@@ -220,9 +204,7 @@ func TestRefundRestoresOnceAndFencesCredit(t *testing.T) {
 		t.Errorf("balance after refunds = %d, want 5000 (restored once)", b)
 	}
 	_, err := e.invoke(context.Background(), legInput(e.record(t, id), ledger.LegCredit))
-	if got := lambdaErrorType(err); got != "RefundAlreadyApplied" {
-		t.Fatalf("credit after refund: %v (%s), want RefundAlreadyApplied", err, got)
-	}
+	wantErrorType(t, err, "RefundAlreadyApplied") // the credit after the refund
 	if b := e.accountNow(t, "acc-bob").Balance; b != 0 {
 		t.Errorf("destination balance = %d, want 0", b)
 	}
@@ -275,9 +257,7 @@ func TestCreditRefundRace(t *testing.T) {
 // TestMalformedInputWritesNothing sends malformed task inputs to the real functions on Dynoxide: each is
 // InvalidLegInput, and the table is left exactly as it was.
 func TestMalformedInputWritesNothing(t *testing.T) {
-	e := newLedgerEnv(t)
-	e.account(t, "acc-alice", "EUR", 5000)
-	e.account(t, "acc-bob", "EUR", 0)
+	e := newAliceBobEnv(t, 5000, 0)
 	id := e.transfer(t, "acc-alice", "acc-bob", 1250, "EUR")
 	e.leg(t, id, ledger.LegDebit)
 	good := legInput(e.record(t, id), ledger.LegCredit)
@@ -306,9 +286,7 @@ func TestMalformedInputWritesNothing(t *testing.T) {
 			in := good
 			tt.mutate(&in)
 			_, err := e.invoke(context.Background(), in)
-			if got := lambdaErrorType(err); got != "InvalidLegInput" {
-				t.Fatalf("error = %v (%s), want InvalidLegInput", err, got)
-			}
+			wantErrorType(t, err, "InvalidLegInput")
 		})
 	}
 	if after := e.scan(t); after != before {
@@ -366,9 +344,7 @@ func dynamoError(status int, code string) *http.Response {
 // real SDK and Dynoxide: a fault that outlasts the ledger's own retries is TransientError, nothing is written, and
 // the workflow's retry then succeeds.
 func TestDynamoDBFaultsAreTransient(t *testing.T) {
-	e := newLedgerEnv(t)
-	e.account(t, "acc-alice", "EUR", 5000)
-	e.account(t, "acc-bob", "EUR", 0)
+	e := newAliceBobEnv(t, 5000, 0)
 	srvURL := aws.ToString(e.db.Options().BaseEndpoint)
 	tests := []struct {
 		name string
@@ -391,9 +367,7 @@ func TestDynamoDBFaultsAreTransient(t *testing.T) {
 			before := e.scan(t)
 			in := legInput(e.record(t, id), ledger.LegDebit)
 			_, err := debit.Handle(context.Background(), in)
-			if got := lambdaErrorType(err); got != "TransientError" {
-				t.Fatalf("error = %v (%s), want TransientError", err, got)
-			}
+			wantErrorType(t, err, "TransientError")
 			if after := e.scan(t); after != before {
 				t.Errorf("the table changed under a fault")
 			}
@@ -423,9 +397,7 @@ func faultyClient(url string, wire *faultyWire, attempts int) *dynamodb.Client {
 // the ledger retries its transaction, or the workflow retries the task, the retry finds the entry and returns it:
 // the money moved once.
 func TestLostReplyIsReplayed(t *testing.T) {
-	e := newLedgerEnv(t)
-	e.account(t, "acc-alice", "EUR", 5000)
-	e.account(t, "acc-bob", "EUR", 0)
+	e := newAliceBobEnv(t, 5000, 0)
 	srvURL := aws.ToString(e.db.Options().BaseEndpoint)
 	tests := []struct {
 		name           string

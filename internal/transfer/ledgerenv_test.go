@@ -67,6 +67,15 @@ func newLedgerEnv(t *testing.T) *ledgerEnv {
 	return e
 }
 
+// newAliceBobEnv is a ledgerEnv with two EUR accounts of its scope: acc-alice and acc-bob, holding alice and bob.
+func newAliceBobEnv(t *testing.T, alice, bob int64) *ledgerEnv {
+	t.Helper()
+	e := newLedgerEnv(t)
+	e.account(t, "acc-alice", "EUR", alice)
+	e.account(t, "acc-bob", "EUR", bob)
+	return e
+}
+
 // emitter writes EMF lines to e.metrics, stamped at ledgerT0.
 func (e *ledgerEnv) emitter() *metrics.Emitter {
 	m := metrics.New(e.metrics, "TransferOrchestrator/test")

@@ -100,12 +100,7 @@ func TestMalformedInputIsInvalidLegInput(t *testing.T) {
 				h = lambda.NewHandler((&Debit{Ledger: fake, Now: time.Now, Logger: discardLogger()}).Handle)
 			}
 			_, err := h.Invoke(context.Background(), []byte(tt.payload))
-			if err == nil {
-				t.Fatal("invoke succeeded, want InvalidLegInput")
-			}
-			if got := lambdaErrorType(err); got != "InvalidLegInput" {
-				t.Fatalf("error type = %q (%v), want InvalidLegInput", got, err)
-			}
+			wantErrorType(t, err, "InvalidLegInput")
 			if !strings.Contains(err.Error(), tt.reason) {
 				t.Errorf("error = %q, want it to say %q", err, tt.reason)
 			}
@@ -150,9 +145,7 @@ func TestLedgerErrorsBecomeWorkflowErrors(t *testing.T) {
 			} else {
 				_, err = (&Credit{Ledger: fake, Now: time.Now, Logger: discardLogger()}).Handle(context.Background(), in)
 			}
-			if got := lambdaErrorType(err); got != tt.want {
-				t.Fatalf("error type = %q (%v), want %q", got, err, tt.want)
-			}
+			wantErrorType(t, err, tt.want)
 			if _, ok := workflowErrors[tt.want]; !ok {
 				t.Errorf("%s is not a workflow error", tt.want)
 			}

@@ -247,32 +247,37 @@ func (o *Orchestrator) submit(ctx context.Context, req events.APIGatewayProxyReq
 
 func (o *Orchestrator) get(ctx context.Context, req events.APIGatewayProxyRequest, op bool) apigw.Response {
 	id := req.PathParameters["transferId"]
-	t, denied, err := o.transfer(ctx, req, id, op)
-	if denied != nil {
-		return *denied
-	}
-	switch {
-	case errors.Is(err, ledger.ErrNotFound):
-		return problem(http.StatusNotFound, "TRANSFER_NOT_FOUND", "no transfer with this id")
-	case err != nil:
-		return o.dependency(ctx, "get transfer", err, 1, "transferId", id)
+	t, failed := o.transfer(ctx, req, id, op)
+	if failed != nil {
+		return *failed
 	}
 	return apigw.JSON(http.StatusOK, NewResource(t))
 }
 
 // transfer reads the transfer id for the caller: the caller's own on a client route, any transfer on an operator
-// route (op). denied is the answer to a caller that cannot be scoped.
-func (o *Orchestrator) transfer(ctx context.Context, req events.APIGatewayProxyRequest, id string, op bool) (ledger.Transfer, *apigw.Response, error) {
+// route (op). failed, when the transfer cannot be read, is the answer instead: to a caller that cannot be scoped, to
+// a transfer that does not exist (for this caller), or to a failed read.
+func (o *Orchestrator) transfer(ctx context.Context, req events.APIGatewayProxyRequest, id string, op bool) (t ledger.Transfer, failed *apigw.Response) {
 	scope, denied, ok := o.callerScope(ctx, req)
 	if !ok {
-		return ledger.Transfer{}, &denied, nil
+		return ledger.Transfer{}, &denied
 	}
+	var err error
 	if op {
-		t, err := o.Store.FindTransfer(ctx, id, o.Now())
-		return t, nil, err
+		t, err = o.Store.FindTransfer(ctx, id, o.Now())
+	} else {
+		t, err = o.Store.GetTransfer(ctx, scope, id, o.Now())
 	}
-	t, err := o.Store.GetTransfer(ctx, scope, id, o.Now())
-	return t, nil, err
+	var resp apigw.Response
+	switch {
+	case errors.Is(err, ledger.ErrNotFound):
+		resp = problem(http.StatusNotFound, "TRANSFER_NOT_FOUND", "no transfer with this id")
+	case err != nil:
+		resp = o.dependency(ctx, "get transfer", err, 1, "transferId", id)
+	default:
+		return t, nil
+	}
+	return ledger.Transfer{}, &resp
 }
 
 // maxTransferAmount is the largest amount a transfer may move.

@@ -82,24 +82,14 @@ func TestDuplicates(t *testing.T) {
 	})
 	t.Run("after the window, a running transfer is replayed with 202", func(t *testing.T) {
 		h.clock.Advance(11 * time.Second)
-		resp := h.post("dup-1", reordered)
-		if resp.StatusCode != http.StatusAccepted || resp.Headers["Idempotent-Replayed"] != "true" {
-			t.Fatalf("status %d, headers %v", resp.StatusCode, resp.Headers)
-		}
-		var got transfer.Resource
-		decode(t, resp, &got)
+		got := wantReplay(t, h.post("dup-1", reordered), http.StatusAccepted)
 		if got.TransferID != created.TransferID || got.ExecutionArn != created.ExecutionArn {
 			t.Errorf("replayed %s, created %s", got.TransferID, created.TransferID)
 		}
 	})
 	t.Run("a terminal transfer is replayed with 200", func(t *testing.T) {
 		settle(t, h, created.TransferID, "FAILED", "INSUFFICIENT_FUNDS")
-		resp := h.post("dup-1", aliceToBob)
-		if resp.StatusCode != http.StatusOK || resp.Headers["Idempotent-Replayed"] != "true" {
-			t.Fatalf("status %d, headers %v", resp.StatusCode, resp.Headers)
-		}
-		var got transfer.Resource
-		decode(t, resp, &got)
+		got := wantReplay(t, h.post("dup-1", aliceToBob), http.StatusOK)
 		if got.Status != "FAILED" || got.Failure == nil || got.Failure.Code != "INSUFFICIENT_FUNDS" || got.Failure.Message == "" {
 			t.Errorf("resource = %+v", got)
 		}

@@ -60,15 +60,9 @@ func (o *Orchestrator) history(ctx context.Context, req events.APIGatewayProxyRe
 		}
 		maxResults = n
 	}
-	t, denied, err := o.transfer(ctx, req, id, op)
-	if denied != nil {
-		return *denied
-	}
-	switch {
-	case errors.Is(err, ledger.ErrNotFound):
-		return problem(http.StatusNotFound, "TRANSFER_NOT_FOUND", "no transfer with this id")
-	case err != nil:
-		return o.dependency(ctx, "get transfer", err, 1, "transferId", id)
+	t, failed := o.transfer(ctx, req, id, op)
+	if failed != nil {
+		return *failed
 	}
 	h := History{TransferID: t.TransferID, ExecutionArn: t.ExecutionArn, Events: []map[string]any{}, Ledger: []LegResult{}}
 	in := &sfn.GetExecutionHistoryInput{ExecutionArn: aws.String(t.ExecutionArn), MaxResults: int32(maxResults)}

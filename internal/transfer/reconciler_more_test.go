@@ -233,9 +233,7 @@ func (f starterFunc) StartExecution(ctx context.Context, in *sfn.StartExecutionI
 // settlement (the CREDIT, which settles the record in its transaction) leaves a record that is kept: the transfer can
 // be read, and the client's next retry with the key is a replay, not a second transfer.
 func TestLateRedriveSettlesIntoAKeptRecord(t *testing.T) {
-	e := newLedgerEnv(t)
-	e.account(t, "acc-alice", "EUR", 1000)
-	e.account(t, "acc-bob", "EUR", 0)
+	e := newAliceBobEnv(t, 1000, 0)
 	now := ledgerT0
 	starts := 0
 	o := &Orchestrator{

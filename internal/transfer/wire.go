@@ -88,3 +88,27 @@ func NewReconcilerHandler(cfg aws.Config, c ReconcilerConfig, logger *slog.Logge
 		Metrics:         lambdaMetrics(c.MetricsNamespace),
 	}
 }
+
+// OrchestratorFunction is the API function's handler for lambda.Start: the Handle method of NewOrchestratorHandler's
+// Orchestrator. functions/orchestrator gives it to fnconfig.Main.
+func OrchestratorFunction(cfg aws.Config, c Config, logger *slog.Logger) any {
+	return NewOrchestratorHandler(cfg, c, logger).Handle
+}
+
+// DebitFunction is the debit function's handler for lambda.Start: the Handle method of NewDebitHandler's Debit.
+// functions/debit gives it to fnconfig.Main.
+func DebitFunction(cfg aws.Config, c LedgerConfig, logger *slog.Logger) any {
+	return NewDebitHandler(cfg, c, logger).Handle
+}
+
+// CreditFunction is the credit function's handler for lambda.Start: the Handle method of NewCreditHandler's Credit.
+// functions/credit gives it to fnconfig.Main.
+func CreditFunction(cfg aws.Config, c LedgerConfig, logger *slog.Logger) any {
+	return NewCreditHandler(cfg, c, logger).Handle
+}
+
+// ReconcilerFunction is the timeout-reconciler function's handler for lambda.Start: the Handle method of
+// NewReconcilerHandler's Reconciler. functions/timeout-reconciler gives it to fnconfig.Main.
+func ReconcilerFunction(cfg aws.Config, c ReconcilerConfig, logger *slog.Logger) any {
+	return NewReconcilerHandler(cfg, c, logger).Handle
+}

@@ -32,11 +32,7 @@ func TestAccountsThroughTheStack(t *testing.T) {
 
 	pay := func(key, src, dst string, amount int64) map[string]any {
 		t.Helper()
-		r := s.submit(key, transferBody(src, dst, amount, "EUR"))
-		if r.Status != http.StatusAccepted {
-			t.Fatalf("submit %s: %d %s", key, r.Status, r.RawBody)
-		}
-		return s.waitTerminal(r.Body["transferId"].(string), settle)
+		return s.waitTerminal(s.submitAccepted("submit "+key, key, transferBody(src, dst, amount, "EUR")), settle)
 	}
 	fund := operator.send(s, http.MethodPost, "/operator/transfers", transferBody("funding-e2e", "acc-payer", 5000, "EUR"),
 		map[string]string{"Idempotency-Key": "e2e-fund"})

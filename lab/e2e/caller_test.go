@@ -49,10 +49,7 @@ func TestAssumedRoleRetryFromANewSession(t *testing.T) {
 	if open.Status != http.StatusCreated {
 		t.Fatalf("the role opens acc-payroll: %d %s", open.Status, open.RawBody)
 	}
-	fund := s.submit("fund-payroll", transferBody("acc-alice", "acc-payroll", 2000, "EUR"))
-	if tr := s.waitTerminal(fund.Body["transferId"].(string), settle); tr["status"] != "COMPLETED" {
-		t.Fatalf("funding acc-payroll: %v", tr)
-	}
+	s.waitCompleted("funding acc-payroll", s.submitAccepted("funding acc-payroll", "fund-payroll", transferBody("acc-alice", "acc-payroll", 2000, "EUR")))
 
 	body, _ := json.Marshal(transferBody("acc-payroll", "acc-bob", 777, "EUR"))
 	post := func(creds aws.Credentials) response {

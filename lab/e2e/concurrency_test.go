@@ -22,10 +22,7 @@ func TestLambdaConcurrencyThrottles(t *testing.T) {
 		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
 	ctx := context.Background()
 
-	first := s.submit("e2e-concurrency-1", transferBody("acc-alice", "acc-bob", 100, "EUR"))
-	if first.Status != http.StatusAccepted {
-		t.Fatalf("first submit: %d %s", first.Status, first.RawBody)
-	}
+	first := s.submitAccepted("first submit", "e2e-concurrency-1", transferBody("acc-alice", "acc-bob", 100, "EUR"))
 	// Wait, through the Step Functions API (which runs no function), for the first transfer's slow Credit task.
 	execs := s.executions()
 	if len(execs) != 1 {
@@ -87,14 +84,11 @@ func TestLambdaConcurrencyThrottles(t *testing.T) {
 	}
 
 	// The unit is back: both the first transfer and a new one complete.
-	if tr := s.waitTerminal(first.Body["transferId"].(string), settle); tr["status"] != "COMPLETED" {
+	if tr := s.waitTerminal(first, settle); tr["status"] != "COMPLETED" {
 		t.Errorf("first transfer: %v", tr)
 	}
-	second := s.submit("e2e-concurrency-2", transferBody("acc-alice", "acc-bob", 200, "EUR"))
-	if second.Status != http.StatusAccepted {
-		t.Fatalf("second submit: %d %s", second.Status, second.RawBody)
-	}
-	if tr := s.waitTerminal(second.Body["transferId"].(string), settle); tr["status"] != "COMPLETED" {
+	second := s.submitAccepted("second submit", "e2e-concurrency-2", transferBody("acc-alice", "acc-bob", 200, "EUR"))
+	if tr := s.waitTerminal(second, settle); tr["status"] != "COMPLETED" {
 		t.Errorf("second transfer: %v", tr)
 	}
 }

@@ -82,9 +82,7 @@ func TestTransferContract(t *testing.T) {
 		r.Body["code"] != "IDEMPOTENCY_KEY_REUSED" {
 		t.Errorf("another payload: %d %s, want 422", r.Status, r.RawBody)
 	}
-	if tr := s.waitTerminal(id, settle); tr["status"] != "COMPLETED" {
-		t.Fatalf("transfer = %v", tr)
-	}
+	s.waitCompleted("transfer", id)
 	replay := s.raw(http.MethodPost, "/transfers", []byte(reordered), headers)
 	if replay.Status != http.StatusOK || replay.Header.Get("Idempotent-Replayed") != "true" || replay.Body["transferId"] != id ||
 		replay.Body["status"] != "COMPLETED" {

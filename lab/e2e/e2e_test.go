@@ -137,11 +137,8 @@ func TestPermanentCreditFailureIsRefunded(t *testing.T) {
 // transfer still completes once.
 func TestTransientLambdaErrorsAreRetried(t *testing.T) {
 	s := startStack(t, "--fault", "debit:error=Lambda.ServiceException:times=2")
-	r := s.submit("e2e-retry", transferBody("acc-alice", "acc-bob", 100, "EUR"))
-	id := r.Body["transferId"].(string)
-	if tr := s.waitTerminal(id, settle); tr["status"] != "COMPLETED" {
-		t.Fatalf("transfer = %v", tr)
-	}
+	id := s.submitAccepted("submit", "e2e-retry", transferBody("acc-alice", "acc-bob", 100, "EUR"))
+	s.waitCompleted("transfer", id)
 	events, _ := s.history(id)
 	failed := 0
 	for _, e := range events {
@@ -330,10 +327,8 @@ func TestOrchestratorCrashAfterReserve(t *testing.T) {
 // from the ledger, and the workflow publishes the one Transfer Completed event. The money moved once.
 func TestCreditCrashAfterCommit(t *testing.T) {
 	s := startStack(t, "--fault", "credit:crash=after-credit:times=1")
-	id := s.submit("e2e-credit-crash", transferBody("acc-alice", "acc-bob", 654, "EUR")).Body["transferId"].(string)
-	if tr := s.waitTerminal(id, settle); tr["status"] != "COMPLETED" {
-		t.Fatalf("transfer = %v, want COMPLETED", tr)
-	}
+	id := s.submitAccepted("submit", "e2e-credit-crash", transferBody("acc-alice", "acc-bob", 654, "EUR"))
+	s.waitCompleted("transfer", id)
 	events, legs := s.history(id)
 	if legs["DEBIT"] == nil || legs["CREDIT"] == nil || legs["REFUND"] != nil {
 		t.Errorf("ledger = %v, want DEBIT and CREDIT only", keysOf(legs))
@@ -452,13 +447,7 @@ func TestStackKeepsTheTokensOnlyForDynoxide(t *testing.T) {
 	if want := store == ddbserver.Dynoxide; keeps != want {
 		t.Fatalf("on %s the stack keeps the tokens: %v, want %v\n%s", store, keeps, want, tail(s.stderr.String(), 2000))
 	}
-	r := s.submit("e2e-tokens", transferBody("acc-alice", "acc-bob", 700, "EUR"))
-	if r.Status != http.StatusAccepted {
-		t.Fatalf("submit: %d %s", r.Status, r.RawBody)
-	}
-	if tr := s.waitTerminal(r.Body["transferId"].(string), settle); tr["status"] != "COMPLETED" {
-		t.Fatalf("transfer = %v", tr)
-	}
+	s.waitCompleted("transfer", s.submitAccepted("submit", "e2e-tokens", transferBody("acc-alice", "acc-bob", 700, "EUR")))
 	if a, b := s.balance("acc-alice"), s.balance("acc-bob"); a != 100000-700 || b != 5000+700 {
 		t.Errorf("balances alice %d bob %d", a, b)
 	}

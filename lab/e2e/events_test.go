@@ -209,11 +209,8 @@ func TestReconcilerSettlementPublishesItsEvent(t *testing.T) {
 // EventNotPublished, and the reconciler, on that FAILED status change, publishes the one outcome event.
 func TestUnpublishedEventIsPublishedByTheReconciler(t *testing.T) {
 	s := startStack(t, "--fault", "events:failed-entry=InternalFailure:times=6")
-	r := s.submit("e2e-events-unpublished", transferBody("acc-alice", "acc-bob", 700, "EUR"))
-	id := r.Body["transferId"].(string)
-	if tr := s.waitTerminal(id, settle); tr["status"] != "COMPLETED" {
-		t.Fatalf("transfer = %v, want COMPLETED", tr)
-	}
+	id := s.submitAccepted("submit", "e2e-events-unpublished", transferBody("acc-alice", "acc-bob", 700, "EUR"))
+	s.waitCompleted("transfer", id)
 	by := s.eventsFor(1, 2*settle) // the workflow's backoff: at most 1+2+4+8+16 s
 	s.checkOutcome(by, id)
 	list := s.settledExecutions(settle)

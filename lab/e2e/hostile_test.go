@@ -130,14 +130,8 @@ func (s *stack) healthz(t *testing.T, want int) response {
 // ones complete.
 func TestDynoxideIsRestartedAfterACrash(t *testing.T) {
 	s := startStackWithDynoxide(t, "--data-dir", t.TempDir())
-	r := s.submit("e2e-ddb-before", transferBody("acc-alice", "acc-bob", 300, "EUR"))
-	if r.Status != http.StatusAccepted {
-		t.Fatalf("submit: %d %s", r.Status, r.RawBody)
-	}
-	before := r.Body["transferId"].(string)
-	if tr := s.waitTerminal(before, settle); tr["status"] != "COMPLETED" {
-		t.Fatalf("transfer before the crash: %v", tr)
-	}
+	before := s.submitAccepted("submit", "e2e-ddb-before", transferBody("acc-alice", "acc-bob", 300, "EUR"))
+	s.waitCompleted("transfer before the crash", before)
 	if h := s.healthz(t, http.StatusOK); h.Body["checks"] == nil {
 		t.Errorf("healthz names no checks: %s", h.RawBody)
 	}
@@ -174,13 +168,7 @@ func TestDynoxideIsRestartedAfterACrash(t *testing.T) {
 	if a, b := s.balance("acc-alice"), s.balance("acc-bob"); a != 100000-300 || b != 5000+300 {
 		t.Errorf("balances after the restart: alice %d bob %d", a, b)
 	}
-	r = s.submit("e2e-ddb-after", transferBody("acc-alice", "acc-bob", 200, "EUR"))
-	if r.Status != http.StatusAccepted {
-		t.Fatalf("submit after the restart: %d %s", r.Status, r.RawBody)
-	}
-	if tr := s.waitTerminal(r.Body["transferId"].(string), settle); tr["status"] != "COMPLETED" {
-		t.Fatalf("transfer after the restart: %v", tr)
-	}
+	s.waitCompleted("transfer after the restart", s.submitAccepted("submit after the restart", "e2e-ddb-after", transferBody("acc-alice", "acc-bob", 200, "EUR")))
 }
 
 // TestInMemoryDynoxideCrashStopsTheStack: without --data-dir the data died with the process, so the stack does not

@@ -150,9 +150,7 @@ func TestInvokeExamples(t *testing.T) {
 		t.Fatalf("new transfer: %d %s", created.StatusCode, created.Body)
 	}
 	id := body(t, created)["transferId"].(string)
-	if tr := s.waitTerminal(id, settle); tr["status"] != "COMPLETED" {
-		t.Fatalf("the new transfer's workflow ended %v", tr)
-	}
+	s.waitCompleted("the new transfer's workflow", id)
 	replay := run("OrchestratorFunction", "orchestrator-replay.json").proxyResponse(t)
 	if replay.StatusCode != http.StatusOK || replay.Headers["Idempotent-Replayed"] != "true" || body(t, replay)["transferId"] != id {
 		t.Errorf("replay: %d %v %s", replay.StatusCode, replay.Headers, replay.Body)

@@ -23,14 +23,8 @@ func TestTransferIDHidesTheKey(t *testing.T) {
 		t.Fatalf("the payee opens its account: %d %s", r.Status, r.RawBody)
 	}
 	body := transferBody("acc-alice", "acc-keyhash-payee", 125, "EUR")
-	r := s.submit(key, body)
-	if r.Status != http.StatusAccepted {
-		t.Fatalf("submit: %d %s", r.Status, r.RawBody)
-	}
-	id := r.Body["transferId"].(string)
-	if tr := s.waitTerminal(id, settle); tr["status"] != "COMPLETED" {
-		t.Fatalf("transfer: %v", tr)
-	}
+	id := s.submitAccepted("submit", key, body)
+	s.waitCompleted("transfer", id)
 
 	listing := payee.send(s, http.MethodGet, "/accounts/acc-keyhash-payee/transfers", nil, nil)
 	if listing.Status != http.StatusOK || !strings.Contains(string(listing.RawBody), id) {

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"net/http"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,14 +22,8 @@ func TestMetricsGoToStderrWithTheFlag(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := startStack(t, tt.args...)
-			r := s.submit("e2e-metrics", transferBody("acc-alice", "acc-bob", 100, "EUR"))
-			if r.Status != http.StatusAccepted {
-				t.Fatalf("submit: %d %s", r.Status, r.RawBody)
-			}
-			id := r.Body["transferId"].(string)
-			if tr := s.waitTerminal(id, settle); tr["status"] != "COMPLETED" {
-				t.Fatalf("transfer = %v", tr)
-			}
+			id := s.submitAccepted("submit", "e2e-metrics", transferBody("acc-alice", "acc-bob", 100, "EUR"))
+			s.waitCompleted("transfer", id)
 			s.stop(syscall.SIGTERM) // every line the stack wrote is in the buffers once it has exited
 
 			if out := s.stdout.String(); strings.Count(out, "\n") != 1 || !strings.HasPrefix(out, "ready ") {
