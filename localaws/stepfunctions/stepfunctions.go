@@ -117,7 +117,9 @@ func WithLambda(name string, handler any) Option {
 type rawHandler func(ctx context.Context, payload []byte) ([]byte, error)
 
 // Invoke calls the function.
-func (h rawHandler) Invoke(ctx context.Context, payload []byte) ([]byte, error) { return h(ctx, payload) }
+func (h rawHandler) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	return h(ctx, payload)
+}
 
 // invoker runs the WithLambda functions, and the others through next when it is set.
 type invoker struct {

@@ -127,7 +127,9 @@ func (f lambdaFunc) Invoke(ctx context.Context, name string, payload []byte) ([]
 // TestUnregisteredLambdasGoToTheEngineOptions: a function no WithLambda registers is invoked through the engine
 // options' Lambda; a func(context.Context, []byte) ([]byte, error) handler gets and returns raw JSON.
 func TestUnregisteredLambdasGoToTheEngineOptions(t *testing.T) {
-	raw := func(_ context.Context, payload []byte) ([]byte, error) { return []byte(`{"raw":` + string(payload) + `}`), nil }
+	raw := func(_ context.Context, payload []byte) ([]byte, error) {
+		return []byte(`{"raw":` + string(payload) + `}`), nil
+	}
 	other := lambdaFunc(func(_ context.Context, name string, _ []byte) ([]byte, error) {
 		return []byte(`{"invoked":"` + name + `"}`), nil
 	})
