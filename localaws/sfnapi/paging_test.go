@@ -11,15 +11,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
-	"github.com/transferflow/orchestrator/localaws/sfnapi"
 	"github.com/transferflow/orchestrator/localaws/sfnengine"
+	"github.com/transferflow/orchestrator/localaws/stepfunctions"
 )
 
 // TestPagesAreStableWhileExecutionsStart pages through ListExecutions with the SDK's paginator, starting a new
 // execution before each page: every execution that existed at the start is listed exactly once and nothing twice
 // (with an offset as the token, each start moved the list by one and repeated an execution).
 func TestPagesAreStableWhileExecutionsStart(t *testing.T) {
-	srv := sfnapi.StartT(t, sfnengine.Options{})
+	srv := stepfunctions.RunT(t)
 	c := srv.Client()
 	ctx := context.Background()
 	smArn := create(t, c, "paged", passChoice)
@@ -29,7 +29,7 @@ func TestPagesAreStableWhileExecutionsStart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := srv.Engine.Wait(ctx, aws.ToString(out.ExecutionArn)); err != nil {
+		if _, err := srv.Engine().Wait(ctx, aws.ToString(out.ExecutionArn)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -69,7 +69,7 @@ func TestPagesAreStableWhileExecutionsStart(t *testing.T) {
 // TestStateMachinePagesAreStable creates state machines between the pages of ListStateMachines: those that existed
 // are listed once each, one named after the last listed appears, one named before it does not repeat anything.
 func TestStateMachinePagesAreStable(t *testing.T) {
-	srv := sfnapi.StartT(t, sfnengine.Options{})
+	srv := stepfunctions.RunT(t)
 	c := srv.Client()
 	ctx := context.Background()
 	for i := range 5 {
@@ -103,7 +103,7 @@ func TestStateMachinePagesAreStable(t *testing.T) {
 // events between pages.
 func TestHistoryPagesInBothOrders(t *testing.T) {
 	clock := sfnengine.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	srv := sfnapi.StartT(t, sfnengine.Options{Clock: clock})
+	srv := stepfunctions.RunT(t, stepfunctions.WithClock(clock))
 	c := srv.Client()
 	ctx := context.Background()
 	def := `{"StartAt":"W1","States":{
@@ -155,7 +155,7 @@ func TestHistoryPagesInBothOrders(t *testing.T) {
 // filters, or older than 24 hours is InvalidToken.
 func TestInvalidPageTokens(t *testing.T) {
 	clock := sfnengine.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	srv := sfnapi.StartT(t, sfnengine.Options{Clock: clock})
+	srv := stepfunctions.RunT(t, stepfunctions.WithClock(clock))
 	c := srv.Client()
 	ctx := context.Background()
 	a := create(t, c, "a", waitForever)

@@ -13,8 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
-	"github.com/transferflow/orchestrator/localaws/sfnapi"
 	"github.com/transferflow/orchestrator/localaws/sfnengine"
+	"github.com/transferflow/orchestrator/localaws/stepfunctions"
 )
 
 const role = "arn:aws:iam::123456789012:role/sfn"
@@ -43,7 +43,7 @@ func create(t *testing.T, c *sfn.Client, name, def string) string {
 }
 
 func TestCreateAndDescribeStateMachine(t *testing.T) {
-	srv := sfnapi.StartT(t, sfnengine.Options{})
+	srv := stepfunctions.RunT(t)
 	c := srv.Client()
 	ctx := context.Background()
 	arn := create(t, c, "pass-choice", passChoice)
@@ -67,7 +67,7 @@ func TestCreateAndDescribeStateMachine(t *testing.T) {
 }
 
 func TestAPIErrors(t *testing.T) {
-	srv := sfnapi.StartT(t, sfnengine.Options{Clock: sfnengine.NewManualClock(time.Unix(1_700_000_000, 0))})
+	srv := stepfunctions.RunT(t, stepfunctions.WithClock(sfnengine.NewManualClock(time.Unix(1_700_000_000, 0))))
 	c := srv.Client()
 	ctx := context.Background()
 	smArn := create(t, c, "sm", passChoice)
@@ -191,7 +191,7 @@ func TestExecutionLifecycle(t *testing.T) {
 }
 
 func testExecutionLifecycle(t *testing.T, store sfnengine.Store) {
-	srv := sfnapi.StartT(t, sfnengine.Options{Store: store})
+	srv := stepfunctions.RunT(t, stepfunctions.WithEngineOptions(sfnengine.Options{Store: store}))
 	c := srv.Client()
 	ctx := context.Background()
 	smArn := create(t, c, "pass-choice", passChoice)
@@ -199,7 +199,7 @@ func testExecutionLifecycle(t *testing.T, store sfnengine.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := srv.Engine.Wait(ctx, aws.ToString(start.ExecutionArn)); err != nil {
+	if _, err := srv.Engine().Wait(ctx, aws.ToString(start.ExecutionArn)); err != nil {
 		t.Fatal(err)
 	}
 	d, err := c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: start.ExecutionArn})
@@ -269,7 +269,7 @@ func toStrings(ts []types.HistoryEventType) []string {
 
 func TestRunningNameReuseAndStop(t *testing.T) {
 	clock := sfnengine.NewManualClock(time.Unix(1_700_000_000, 0))
-	srv := sfnapi.StartT(t, sfnengine.Options{Clock: clock})
+	srv := stepfunctions.RunT(t, stepfunctions.WithClock(clock))
 	c := srv.Client()
 	ctx := context.Background()
 	smArn := create(t, c, "waiter", waitForever)
@@ -315,7 +315,7 @@ func TestRunningNameReuseAndStop(t *testing.T) {
 // TestMissingRequiredFields: each operation refuses a request without its ARN with AWS's ValidationException. The
 // requests go over the wire by hand: the Go SDK checks required members before sending, other clients do not.
 func TestMissingRequiredFields(t *testing.T) {
-	srv := sfnapi.StartT(t, sfnengine.Options{})
+	srv := stepfunctions.RunT(t)
 	for op, member := range map[string]string{
 		"DescribeStateMachine": "stateMachineArn", "DeleteStateMachine": "stateMachineArn", "UpdateStateMachine": "stateMachineArn",
 		"StartExecution": "stateMachineArn", "ListExecutions": "stateMachineArn", "DescribeExecution": "executionArn",
@@ -323,7 +323,7 @@ func TestMissingRequiredFields(t *testing.T) {
 		"ValidateStateMachineDefinition": "definition",
 	} {
 		t.Run(op, func(t *testing.T) {
-			req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader("{}"))
+			req, _ := http.NewRequest(http.MethodPost, srv.URL(), strings.NewReader("{}"))
 			req.Header.Set("X-Amz-Target", "AWSStepFunctions."+op)
 			req.Header.Set("Content-Type", "application/x-amz-json-1.0")
 			resp, err := http.DefaultClient.Do(req)
@@ -352,7 +352,7 @@ func TestExecutionPastRetention(t *testing.T) {
 	for _, st := range stores {
 		t.Run(st.name, func(t *testing.T) {
 			clock := sfnengine.NewManualClock(time.Unix(1_700_000_000, 0))
-			srv := sfnapi.StartT(t, sfnengine.Options{Store: st.store(t), Clock: clock, HistoryRetention: 24 * time.Hour})
+			srv := stepfunctions.RunT(t, stepfunctions.WithEngineOptions(sfnengine.Options{Store: st.store(t), Clock: clock, HistoryRetention: 24 * time.Hour}))
 			c := srv.Client()
 			ctx := context.Background()
 			smArn := create(t, c, "retained", passChoice)
@@ -361,7 +361,7 @@ func TestExecutionPastRetention(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := srv.Engine.Wait(ctx, aws.ToString(out.ExecutionArn)); err != nil {
+				if _, err := srv.Engine().Wait(ctx, aws.ToString(out.ExecutionArn)); err != nil {
 					t.Fatal(err)
 				}
 				return out.ExecutionArn
