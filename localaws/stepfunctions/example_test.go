@@ -52,27 +52,21 @@ func ExampleRun() {
 	// Output: SUCCEEDED "Hello, Ada"
 }
 
-// With a manual clock a Wait state of an hour passes when the clock is advanced, at once.
+// With a manual clock a Wait state of an hour passes when the clock is advanced, at once. The state machine is
+// created and run through the engine itself here, without the API.
 func ExampleWithClock() {
-	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	clock := sfnengine.NewManualClock(start)
-	srv, err := stepfunctions.Run(stepfunctions.WithClock(clock))
-	if err != nil {
-		panic(err)
-	}
+	clock := sfnengine.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	srv := stepfunctions.New(stepfunctions.WithClock(clock))
 	defer srv.Close()
 
 	ctx := context.Background()
-	c := srv.Client()
-	sm, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{
-		Name:       aws.String("Patient"),
-		RoleArn:    aws.String("arn:aws:iam::123456789012:role/Patient"),
-		Definition: aws.String(`{"StartAt": "Hour", "States": {"Hour": {"Type": "Wait", "Seconds": 3600, "End": true}}}`),
-	})
+	eng := srv.Engine()
+	sm, err := eng.CreateStateMachine(ctx, sfnengine.CreateInput{Name: "Patient",
+		Definition: `{"StartAt": "Hour", "States": {"Hour": {"Type": "Wait", "Seconds": 3600, "End": true}}}`})
 	if err != nil {
 		panic(err)
 	}
-	x, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: sm.StateMachineArn})
+	x, err := eng.StartExecution(ctx, sfnengine.StartInput{StateMachineArn: sm.Arn})
 	if err != nil {
 		panic(err)
 	}
@@ -81,7 +75,7 @@ func ExampleWithClock() {
 		<-grew
 	}
 	clock.Advance(time.Hour)
-	rec, err := srv.Engine().Wait(ctx, aws.ToString(x.ExecutionArn))
+	rec, err := eng.Wait(ctx, x.Arn)
 	if err != nil {
 		panic(err)
 	}

@@ -2,6 +2,8 @@ package stepfunctions_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -50,5 +52,19 @@ func TestUnregisteredLambdasGoToTheEngineOptions(t *testing.T) {
 	if want := `{"raw":{"p":{"raw":[1]}},"other":{"p":{"invoked":"Other"}}}`; aws.ToString(rec.Output) != want {
 		t.Errorf("status %s, output %s, error %s: %s; want output %s", rec.Status, aws.ToString(rec.Output), aws.ToString(rec.Error),
 			aws.ToString(rec.Cause), want)
+	}
+}
+
+// TestWithLambdaRefusesWhatIsNotAFunction: a handler lambda.Start could never call panics at once, naming the function.
+func TestWithLambdaRefusesWhatIsNotAFunction(t *testing.T) {
+	for _, h := range []any{nil, "Greet", struct{}{}} {
+		func() {
+			defer func() {
+				if p := recover(); p == nil || !strings.Contains(fmt.Sprint(p), `WithLambda("Greet")`) {
+					t.Errorf("WithLambda with a %T handler: recovered %v, want a panic naming the function", h, p)
+				}
+			}()
+			stepfunctions.WithLambda("Greet", h)
+		}()
 	}
 }
