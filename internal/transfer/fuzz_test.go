@@ -28,8 +28,8 @@ import (
 	"github.com/transferflow/orchestrator/localaws/asl/jsonvalue"
 	"github.com/transferflow/orchestrator/localaws/ddbserver"
 	"github.com/transferflow/orchestrator/localaws/eventpattern"
-	"github.com/transferflow/orchestrator/localaws/sfnapi"
 	"github.com/transferflow/orchestrator/localaws/sfnengine"
+	"github.com/transferflow/orchestrator/localaws/stepfunctions"
 )
 
 // The fuzz targets of the transfer API (docs/reliability.md#fuzzing). Each bounds its input so the fuzzer does not
@@ -342,8 +342,8 @@ func FuzzSubmit(f *testing.F) {
 func newFuzzOrchestrator(f *testing.F) *Orchestrator {
 	f.Helper()
 	srv, tables := ddbserver.StartWithTablesT(f)
-	api := sfnapi.StartT(f, sfnengine.Options{MaxClosedExecutions: 100})
-	sm, err := api.Engine.CreateStateMachine(context.Background(), sfnengine.CreateInput{
+	api := stepfunctions.RunT(f, stepfunctions.WithEngineOptions(sfnengine.Options{MaxClosedExecutions: 100}))
+	sm, err := api.Engine().CreateStateMachine(context.Background(), sfnengine.CreateInput{
 		Name: "Transfer", Definition: `{"StartAt":"Accepted","States":{"Accepted":{"Type":"Pass","End":true}}}`,
 	})
 	if err != nil {

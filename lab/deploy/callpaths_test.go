@@ -25,8 +25,8 @@ import (
 	"github.com/transferflow/orchestrator/internal/transfer"
 	"github.com/transferflow/orchestrator/localaws/ddbserver"
 	"github.com/transferflow/orchestrator/localaws/eventbus"
-	"github.com/transferflow/orchestrator/localaws/sfnapi"
 	"github.com/transferflow/orchestrator/localaws/sfnengine"
+	"github.com/transferflow/orchestrator/localaws/stepfunctions"
 )
 
 // Where the local Step Functions API puts its ARNs.
@@ -81,7 +81,7 @@ func newCallEnv(t *testing.T, tmpl *Template) *callEnv {
 		t.Fatalf("tables %v: the functions use exactly one", tables)
 	}
 	t0 := time.Now().UTC().Truncate(time.Second)
-	api := sfnapi.StartT(t, sfnengine.Options{Clock: sfnengine.NewManualClock(t0), Region: callRegion, AccountID: callAccount})
+	api := stepfunctions.RunT(t, stepfunctions.WithEngineOptions(sfnengine.Options{Clock: sfnengine.NewManualClock(t0), Region: callRegion, AccountID: callAccount}))
 	buses := tmpl.OfType("AWS::Events::EventBus")
 	if len(buses) != 1 {
 		t.Fatalf("event buses %v: the functions publish to exactly one", buses)
@@ -93,7 +93,7 @@ func newCallEnv(t *testing.T, tmpl *Template) *callEnv {
 	busSrv := httptest.NewServer(bus)
 	t.Cleanup(busSrv.Close)
 	e := &callEnv{
-		endpoints:  serviceEndpoints{"DynamoDB": srv.URL, "SFN": api.URL, "EventBridge": busSrv.URL},
+		endpoints:  serviceEndpoints{"DynamoDB": srv.URL, "SFN": api.URL(), "EventBridge": busSrv.URL},
 		bus:        buses[0],
 		machineID:  machines[0],
 		machineArn: fmt.Sprintf("arn:aws:states:%s:%s:stateMachine:%s", callRegion, callAccount, machines[0]),

@@ -59,9 +59,10 @@ type result struct {
 
 // instances is a function's pool of idle instances.
 type instances struct {
-	mu   sync.Mutex
-	idle []*instance
-	make func() lambda.Handler
+	mu     sync.Mutex
+	idle   []*instance
+	closed bool // Close was called: an instance that becomes idle ends
+	make   func() lambda.Handler
 }
 
 // get returns an idle instance, or starts a new one.
@@ -82,7 +83,22 @@ func (p *instances) get() *instance {
 func (p *instances) put(in *instance) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.closed {
+		close(in.calls)
+		return
+	}
 	p.idle = append(p.idle, in)
+}
+
+// close ends the idle instances' goroutines now and the busy ones' when their invocation returns.
+func (p *instances) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	for _, in := range p.idle {
+		close(in.calls)
+	}
+	p.idle = nil
 }
 
 // serve runs the instance's invocations until one crashes: a crashed sandbox is not reused.
@@ -147,6 +163,14 @@ func New(region, account string, newID func() string, logger *slog.Logger, funcs
 // ARN is the function ARN the invoker answers to for name.
 func (inv *Invoker) ARN(name string) string {
 	return fmt.Sprintf("arn:aws:lambda:%s:%s:function:%s", inv.region, inv.account, name)
+}
+
+// Close ends the goroutines of the functions' instances: the idle ones at once, the busy ones when their invocation
+// returns. Call it once nothing invokes the functions any more.
+func (inv *Invoker) Close() {
+	for _, f := range inv.funcs {
+		f.pool.close()
+	}
 }
 
 // AddFault makes the named function misbehave as f says.

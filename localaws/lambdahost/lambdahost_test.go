@@ -267,3 +267,62 @@ func BenchmarkInvokeDeepStack(b *testing.B) {
 		}
 	})
 }
+
+// TestCloseEndsTheInstances: Close ends an idle instance's goroutine at once (its calls channel is closed) and a busy
+// one's when its invocation returns, instead of putting it back in the pool.
+func TestCloseEndsTheInstances(t *testing.T) {
+	inv := newInvokerWithTimeout(time.Minute)
+	if _, err := inv.Invoke(context.Background(), "EchoFunction", []byte(`{"n":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	pool := inv.funcs["EchoFunction"].pool
+	idle := pool.get() // the instance that ran the invocation
+	pool.put(idle)
+	ctx, cancel := context.WithCancel(context.Background())
+	busy := make(chan error, 1)
+	go func() {
+		_, err := inv.Invoke(ctx, "EchoFunction", []byte(`{"mode":"slow"}`)) // takes idle; waits for ctx
+		busy <- err
+	}()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		pool.mu.Lock()
+		n := len(pool.idle)
+		pool.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the slow invocation never took the idle instance")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	other := pool.get() // a second instance, idle when Close is called
+	pool.put(other)
+
+	inv.Close()
+	if !closedChan(other.calls) {
+		t.Error("the idle instance still waits for calls after Close")
+	}
+	cancel()
+	<-busy
+	for deadline := time.Now().Add(10 * time.Second); !closedChan(idle.calls); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the busy instance went on waiting for calls after its invocation returned")
+		}
+	}
+	pool.mu.Lock()
+	defer pool.mu.Unlock()
+	if len(pool.idle) != 0 {
+		t.Errorf("%d instances back in the pool after Close", len(pool.idle))
+	}
+}
+
+// closedChan reports whether c is closed (an open channel of this pool has no sender waiting).
+func closedChan(c chan call) bool {
+	select {
+	case _, ok := <-c:
+		return !ok
+	default:
+		return false
+	}
+}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/transferflow/orchestrator/localaws/sfnapi"
 	"github.com/transferflow/orchestrator/localaws/sfnengine"
+	"github.com/transferflow/orchestrator/localaws/stepfunctions"
 )
 
 // tokenLambda is a LambdaInvoker that hands each payload's "token" to the test, as a function that passes its task
@@ -252,7 +253,7 @@ func mustFileStore(t *testing.T, dir string) *sfnengine.FileStore {
 func TestCallbackFailureIsCaught(t *testing.T) {
 	lambda := newTokenLambda()
 	clock := sfnengine.NewManualClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
-	srv := sfnapi.StartT(t, sfnengine.Options{Lambda: lambda, Clock: clock})
+	srv := stepfunctions.RunT(t, stepfunctions.WithEngineOptions(sfnengine.Options{Lambda: lambda, Clock: clock}))
 	c := srv.Client()
 	ctx := context.Background()
 	smArn := create(t, c, "reject", `{"StartAt":"Approve","States":{
@@ -279,7 +280,7 @@ func TestCallbackFailureIsCaught(t *testing.T) {
 	if _, err := c.SendTaskFailure(ctx, &sfn.SendTaskFailureInput{TaskToken: aws.String(second), Error: aws.String("Rejected"), Cause: aws.String("limit exceeded")}); err != nil {
 		t.Fatal(err)
 	}
-	rec := waitDone(t, srv.Engine, arn)
+	rec := waitDone(t, srv.Engine(), arn)
 	if rec.Status != sfnengine.StatusSucceeded || aws.ToString(rec.Output) != `{"error":{"Error":"Rejected","Cause":"limit exceeded"}}` {
 		t.Fatalf("%s, output %s; want the caught failure", rec.Status, aws.ToString(rec.Output))
 	}
@@ -302,10 +303,10 @@ func TestCallbackFailureIsCaught(t *testing.T) {
 func TestCallbackHeartbeatAndTaskTimeouts(t *testing.T) {
 	ctx := context.Background()
 	// Each case has its own engine and clock, so that the clock's pending timers are the case's own.
-	setup := func(t *testing.T) (*tokenLambda, *sfnengine.ManualClock, *sfnapi.TestServer, *sfn.Client) {
+	setup := func(t *testing.T) (*tokenLambda, *sfnengine.ManualClock, *stepfunctions.Server, *sfn.Client) {
 		lambda := newTokenLambda()
 		clock := sfnengine.NewManualClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
-		srv := sfnapi.StartT(t, sfnengine.Options{Lambda: lambda, Clock: clock})
+		srv := stepfunctions.RunT(t, stepfunctions.WithEngineOptions(sfnengine.Options{Lambda: lambda, Clock: clock}))
 		return lambda, clock, srv, srv.Client()
 	}
 
@@ -335,7 +336,7 @@ func TestCallbackHeartbeatAndTaskTimeouts(t *testing.T) {
 			t.Fatalf("after a heartbeat: %v %v, want RUNNING", d.Status, err)
 		}
 		clock.Advance(5 * time.Second) // 11 s after the heartbeat
-		rec := waitDone(t, srv.Engine, arn)
+		rec := waitDone(t, srv.Engine(), arn)
 		var caught struct{ Error string }
 		if rec.Status != sfnengine.StatusSucceeded || json.Unmarshal([]byte(aws.ToString(rec.Output)), &caught) != nil ||
 			caught.Error != "States.Timeout" {
@@ -367,7 +368,7 @@ func TestCallbackHeartbeatAndTaskTimeouts(t *testing.T) {
 		lambda.next(t)
 		waitTimers(t, clock, 2) // the task's timeout, besides the call's
 		clock.Advance(30 * time.Second)
-		rec := waitDone(t, srv.Engine, arn)
+		rec := waitDone(t, srv.Engine(), arn)
 		if rec.Status != sfnengine.StatusFailed || aws.ToString(rec.Error) != "States.Timeout" {
 			t.Fatalf("%s %s, want FAILED States.Timeout", rec.Status, aws.ToString(rec.Error))
 		}
@@ -384,7 +385,7 @@ func TestCallbackHeartbeatAndTaskTimeouts(t *testing.T) {
 func TestCallbackTokenErrors(t *testing.T) {
 	ctx := context.Background()
 	lambda := newTokenLambda()
-	srv := sfnapi.StartT(t, sfnengine.Options{Lambda: lambda})
+	srv := stepfunctions.RunT(t, stepfunctions.WithEngineOptions(sfnengine.Options{Lambda: lambda}))
 	c := srv.Client()
 	smArn := create(t, c, "approval", approvalMachine)
 	start, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(smArn), Input: aws.String(`{"id":"a"}`)})
@@ -392,7 +393,7 @@ func TestCallbackTokenErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	token := lambda.next(t)
-	other := sfnapi.StartT(t, sfnengine.Options{}).Client()
+	other := stepfunctions.RunT(t).Client()
 	// AWS accepts a callback task whose Parameters do not pass the token on (LocalStack's AWS-validated tests run
 	// one); such a task waits for its timeout or a stop.
 	create(t, c, "no-token", `{"StartAt":"Wait","States":{"Wait":{"Type":"Task",
@@ -428,7 +429,7 @@ func TestCallbackTokenErrors(t *testing.T) {
 func TestActivities(t *testing.T) {
 	ctx := context.Background()
 	clock := sfnengine.NewManualClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
-	srv := sfnapi.StartT(t, sfnengine.Options{Clock: clock})
+	srv := stepfunctions.RunT(t, stepfunctions.WithClock(clock))
 	c := srv.Client()
 
 	created, err := c.CreateActivity(ctx, &sfn.CreateActivityInput{Name: aws.String("review"),
@@ -494,7 +495,7 @@ func TestActivities(t *testing.T) {
 		_, err := c.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(token), Output: aws.String(`{"ok":true}`)})
 		return err
 	})
-	rec := waitDone(t, srv.Engine, aws.ToString(ok.ExecutionArn))
+	rec := waitDone(t, srv.Engine(), aws.ToString(ok.ExecutionArn))
 	if rec.Status != sfnengine.StatusSucceeded || aws.ToString(rec.Output) != `{"doc":"d-1","review":{"ok":true}}` {
 		t.Fatalf("%s, output %s", rec.Status, aws.ToString(rec.Output))
 	}
@@ -524,7 +525,7 @@ func TestActivities(t *testing.T) {
 		_, err := c.SendTaskFailure(ctx, &sfn.SendTaskFailureInput{TaskToken: aws.String(token), Error: aws.String("Unreadable"), Cause: aws.String("page 3")})
 		return err
 	})
-	rec = waitDone(t, srv.Engine, aws.ToString(failed.ExecutionArn))
+	rec = waitDone(t, srv.Engine(), aws.ToString(failed.ExecutionArn))
 	if rec.Status != sfnengine.StatusFailed || aws.ToString(rec.Error) != "Unreadable" || aws.ToString(rec.Cause) != "page 3" {
 		t.Fatalf("%s %s %s, want FAILED Unreadable", rec.Status, aws.ToString(rec.Error), aws.ToString(rec.Cause))
 	}

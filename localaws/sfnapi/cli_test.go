@@ -16,8 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/transferflow/orchestrator/localaws/sfnapi"
-	"github.com/transferflow/orchestrator/localaws/sfnengine"
+	"github.com/transferflow/orchestrator/localaws/stepfunctions"
 )
 
 // awsCLI returns the path of the AWS CLI of the repository's .venv-awscli (made by `make venv`, which `make test`
@@ -84,10 +83,10 @@ func decodeCLI(t *testing.T, out []byte) map[string]any {
 // as the last call shows).
 func TestAWSCLI(t *testing.T) {
 	aws := awsCLI(t)
-	srv := sfnapi.StartT(t, sfnengine.Options{})
+	srv := stepfunctions.RunT(t)
 	noPrefix := []string{"AWS_DISABLE_HOST_PREFIX_INJECTION=true"}
 
-	out, stderr, err := runCLI(t, aws, srv.URL, noPrefix, "stepfunctions", "create-state-machine", "--name", "cli",
+	out, stderr, err := runCLI(t, aws, srv.URL(), noPrefix, "stepfunctions", "create-state-machine", "--name", "cli",
 		"--definition", passChoice, "--role-arn", role, "--type", "EXPRESS")
 	if err != nil {
 		t.Fatalf("create-state-machine: %v\n%s", err, stderr)
@@ -97,7 +96,7 @@ func TestAWSCLI(t *testing.T) {
 		t.Fatalf("stateMachineArn = %q", smArn)
 	}
 
-	out, stderr, err = runCLI(t, aws, srv.URL, noPrefix, "stepfunctions", "start-sync-execution",
+	out, stderr, err = runCLI(t, aws, srv.URL(), noPrefix, "stepfunctions", "start-sync-execution",
 		"--state-machine-arn", smArn, "--name", "n1", "--input", `{"a":1}`)
 	if err != nil {
 		t.Fatalf("start-sync-execution: %v\n%s", err, stderr)
@@ -117,7 +116,7 @@ func TestAWSCLI(t *testing.T) {
 		t.Fatalf("startDate %v, stopDate %v: want epoch seconds of now", run["startDate"], run["stopDate"])
 	}
 
-	out, stderr, err = runCLI(t, aws, srv.URL, noPrefix, "stepfunctions", "test-state",
+	out, stderr, err = runCLI(t, aws, srv.URL(), noPrefix, "stepfunctions", "test-state",
 		"--definition", `{"Type":"Pass","InputPath":"$.a","Parameters":{"x.$":"$.b"},"ResultPath":"$.out","Next":"N"}`,
 		"--input", `{"a":{"b":2}}`, "--inspection-level", "DEBUG")
 	if err != nil {
@@ -130,13 +129,13 @@ func TestAWSCLI(t *testing.T) {
 		t.Fatalf("test-state = %s", out)
 	}
 
-	out, stderr, err = runCLI(t, aws, srv.URL, noPrefix, "stepfunctions", "start-sync-execution", "--state-machine-arn", smArn+"-missing")
+	out, stderr, err = runCLI(t, aws, srv.URL(), noPrefix, "stepfunctions", "start-sync-execution", "--state-machine-arn", smArn+"-missing")
 	if err == nil || !strings.Contains(stderr, "StateMachineDoesNotExist") {
 		t.Fatalf("start-sync-execution of a missing state machine: %v, %s%s", err, out, stderr)
 	}
 
 	// Without the setting the CLI prefixes the host.
-	_, stderr, err = runCLI(t, aws, srv.URL, nil, "stepfunctions", "start-sync-execution", "--state-machine-arn", smArn)
+	_, stderr, err = runCLI(t, aws, srv.URL(), nil, "stepfunctions", "start-sync-execution", "--state-machine-arn", smArn)
 	if err == nil || !strings.Contains(stderr, "sync-127.0.0.1") {
 		t.Fatalf("start-sync-execution without AWS_DISABLE_HOST_PREFIX_INJECTION: %v, %s", err, stderr)
 	}

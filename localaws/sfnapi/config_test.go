@@ -9,8 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
-	"github.com/transferflow/orchestrator/localaws/sfnapi"
 	"github.com/transferflow/orchestrator/localaws/sfnengine"
+	"github.com/transferflow/orchestrator/localaws/stepfunctions"
 )
 
 const logGroup = "arn:aws:logs:us-east-1:123456789012:log-group:/aws/vendedlogs/states/sm:*"
@@ -60,7 +60,7 @@ func describeConfig(t *testing.T, c *sfn.Client, arn string) string {
 // CreateStateMachine is described; UpdateStateMachine replaces what it is given and keeps the rest; the defaults
 // are AWS's (logging OFF, tracing off, an AWS-owned key); DescribeStateMachineForExecution reports them too.
 func TestConfigurationStoredAndDescribed(t *testing.T) {
-	srv := sfnapi.StartT(t, sfnengine.Options{})
+	srv := stepfunctions.RunT(t)
 	c := srv.Client()
 	ctx := context.Background()
 	plain := create(t, c, "plain", passChoice)
@@ -101,7 +101,7 @@ func TestConfigurationStoredAndDescribed(t *testing.T) {
 
 // TestConfigurationErrors: AWS's validation of the configuration, on Create and Update, and nothing is written.
 func TestConfigurationErrors(t *testing.T) {
-	srv := sfnapi.StartT(t, sfnengine.Options{})
+	srv := stepfunctions.RunT(t)
 	c := srv.Client()
 	ctx := context.Background()
 	arn := create(t, c, "sm", passChoice)

@@ -13,8 +13,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
-	"github.com/transferflow/orchestrator/localaws/sfnapi"
-	"github.com/transferflow/orchestrator/localaws/sfnengine"
+	"github.com/transferflow/orchestrator/localaws/stepfunctions"
 )
 
 // coverageDoc is the document whose "Operation coverage" table lists every operation of the Step Functions API.
@@ -55,10 +54,10 @@ func TestOperationCoverageTable(t *testing.T) {
 		t.Fatalf("the table lists %v\nthe API model has %v", listed, model)
 	}
 
-	srv := sfnapi.StartT(t, sfnengine.Options{})
+	srv := stepfunctions.RunT(t)
 	bodies := testBodies(t)
 	for _, r := range rows {
-		dispatched := dispatches(t, srv.URL, r.op)
+		dispatched := dispatches(t, srv.URL(), r.op)
 		if dispatched != r.supported {
 			t.Errorf("%s: the table says supported=%v, the local API dispatches it: %v", r.op, r.supported, dispatched)
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/transferflow/orchestrator/localaws/sfnapi"
 	"github.com/transferflow/orchestrator/localaws/sfnengine"
+	"github.com/transferflow/orchestrator/localaws/stepfunctions"
 )
 
 func createExpress(t *testing.T, c *sfn.Client, name, def string) string {
@@ -35,7 +36,7 @@ const waitTwoSeconds = `{"StartAt": "W", "States": {"W": {"Type": "Wait", "Secon
 // carries the outcome as AWS answers it (members, express ARN, billing rounded up to 100 ms, 64 MB).
 func TestStartSyncExecution(t *testing.T) {
 	clock := sfnengine.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	srv := sfnapi.StartT(t, sfnengine.Options{Clock: clock})
+	srv := stepfunctions.RunT(t, stepfunctions.WithClock(clock))
 	c := srv.Client()
 	ctx := context.Background()
 	smArn := createExpress(t, c, "sync", passChoice)
@@ -115,7 +116,7 @@ func TestStartSyncExecution(t *testing.T) {
 // States.Timeout, whatever its definition's TimeoutSeconds.
 func TestExpressDurationLimit(t *testing.T) {
 	clock := sfnengine.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	srv := sfnapi.StartT(t, sfnengine.Options{Clock: clock})
+	srv := stepfunctions.RunT(t, stepfunctions.WithClock(clock))
 	c := srv.Client()
 	smArn := createExpress(t, c, "forever", `{"TimeoutSeconds": 3600, "StartAt": "W", "States": {"W": {"Type": "Wait", "Seconds": 3600, "End": true}}}`)
 	done := make(chan *sfn.StartSyncExecutionOutput, 1)
@@ -145,7 +146,7 @@ func TestExpressDurationLimit(t *testing.T) {
 // and StartSyncExecution of a Standard state machine is StateMachineTypeNotSupported.
 func TestExpressAPIErrors(t *testing.T) {
 	clock := sfnengine.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	srv := sfnapi.StartT(t, sfnengine.Options{Clock: clock})
+	srv := stepfunctions.RunT(t, stepfunctions.WithClock(clock))
 	c := srv.Client()
 	ctx := context.Background()
 	expressArn := createExpress(t, c, "express", waitForever)
@@ -227,10 +228,10 @@ func (h *hostRecorder) Do(r *http.Request) (*http.Response, error) {
 // AWS_DISABLE_HOST_PREFIX_INJECTION): aws-sdk-go-v2 sends StartSyncExecution and TestState to sync-<host> even with
 // a BaseEndpoint, and with WithoutHostPrefix to the host as given, where the local API answers them.
 func TestHostPrefix(t *testing.T) {
-	srv := sfnapi.StartT(t, sfnengine.Options{})
-	host := srv.URL[len("http://"):]
+	srv := stepfunctions.RunT(t)
+	host := srv.URL()[len("http://"):]
 	rec := &hostRecorder{}
-	opts := sfn.Options{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL), HTTPClient: rec,
+	opts := sfn.Options{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL()), HTTPClient: rec,
 		Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""), RetryMaxAttempts: 1}
 	ctx := context.Background()
 	plain := sfn.New(opts)

@@ -11,8 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
-	"github.com/transferflow/orchestrator/localaws/sfnapi"
-	"github.com/transferflow/orchestrator/localaws/sfnengine"
+	"github.com/transferflow/orchestrator/localaws/stepfunctions"
 )
 
 // TestUnsupportedIntegrationsAreRefusedUpFront: a Task resource the engine does not run (an AWS integration it
@@ -21,7 +20,7 @@ import (
 // time with an error no Catch expects. The supported ones pass.
 func TestUnsupportedIntegrationsAreRefusedUpFront(t *testing.T) {
 	ctx := context.Background()
-	c := sfnapi.StartT(t, sfnengine.Options{}).Client()
+	c := stepfunctions.RunT(t).Client()
 	task := func(resource string) string {
 		return `{"Type":"Task","Resource":"` + resource + `","End":true}`
 	}
@@ -90,7 +89,7 @@ func TestUnsupportedIntegrationsAreRefusedUpFront(t *testing.T) {
 // and DescribeExecution shows the child's output inside the parent's.
 func TestNestedExecutionThroughTheAPI(t *testing.T) {
 	ctx := context.Background()
-	ts := sfnapi.StartT(t, sfnengine.Options{})
+	ts := stepfunctions.RunT(t)
 	c := ts.Client()
 	role := aws.String("arn:aws:iam::123456789012:role/sfn")
 	child, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("child"), RoleArn: role,
@@ -108,7 +107,7 @@ func TestNestedExecutionThroughTheAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitDone(t, ts.Engine, aws.ToString(start.ExecutionArn))
+	waitDone(t, ts.Engine(), aws.ToString(start.ExecutionArn))
 	d, err := c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: start.ExecutionArn})
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +122,7 @@ func TestNestedExecutionThroughTheAPI(t *testing.T) {
 // child answers (the task's result omitted them).
 func TestNestedSyncOfAnAliasThroughTheAPI(t *testing.T) {
 	ctx := context.Background()
-	ts := sfnapi.StartT(t, sfnengine.Options{})
+	ts := stepfunctions.RunT(t)
 	c := ts.Client()
 	role := aws.String("arn:aws:iam::123456789012:role/sfn")
 	child, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("child"), RoleArn: role, Publish: true,
@@ -146,7 +145,7 @@ func TestNestedSyncOfAnAliasThroughTheAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitDone(t, ts.Engine, aws.ToString(start.ExecutionArn))
+	waitDone(t, ts.Engine(), aws.ToString(start.ExecutionArn))
 	d, err := c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: start.ExecutionArn})
 	if err != nil {
 		t.Fatal(err)
@@ -172,7 +171,7 @@ func TestNestedSyncOfAnAliasThroughTheAPI(t *testing.T) {
 // (StateMachineDoesNotExist), while its executions stay describable; a malformed ARN is InvalidArn.
 func TestDeleteStateMachine(t *testing.T) {
 	ctx := context.Background()
-	c := sfnapi.StartT(t, sfnengine.Options{}).Client()
+	c := stepfunctions.RunT(t).Client()
 	arn := create(t, c, "doomed", passChoice)
 	run, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(arn)})
 	if err != nil {

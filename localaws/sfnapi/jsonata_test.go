@@ -16,8 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
-	"github.com/transferflow/orchestrator/localaws/sfnapi"
 	"github.com/transferflow/orchestrator/localaws/sfnengine"
+	"github.com/transferflow/orchestrator/localaws/stepfunctions"
 )
 
 // sagaLambda is the saga's functions: debit (and refund) always succeed, credit fails with creditErr when set.
@@ -63,7 +63,7 @@ func runSaga(t *testing.T, l *sagaLambda) (*sfn.Client, string, *sfn.DescribeExe
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := sfnapi.StartT(t, sfnengine.Options{Lambda: l})
+	ts := stepfunctions.RunT(t, stepfunctions.WithEngineOptions(sfnengine.Options{Lambda: l}))
 	c := ts.Client()
 	ctx := context.Background()
 	smArn := create(t, c, "saga-jsonata", string(def))
@@ -73,7 +73,7 @@ func runSaga(t *testing.T, l *sagaLambda) (*sfn.Client, string, *sfn.DescribeExe
 		t.Fatal(err)
 	}
 	arn := aws.ToString(start.ExecutionArn)
-	waitDone(t, ts.Engine, arn)
+	waitDone(t, ts.Engine(), arn)
 	d, err := c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
 	if err != nil {
 		t.Fatal(err)
@@ -221,7 +221,7 @@ func TestVariablesAcrossRestart(t *testing.T) {
 // TestJSONataDefinitionErrors: CreateStateMachine refuses JSONata problems with InvalidDefinition, and
 // ValidateStateMachineDefinition reports each at its location.
 func TestJSONataDefinitionErrors(t *testing.T) {
-	c := sfnapi.StartT(t, sfnengine.Options{}).Client()
+	c := stepfunctions.RunT(t).Client()
 	ctx := context.Background()
 	def := `{"QueryLanguage":"JSONata","StartAt":"A","States":{"A":{"Type":"Pass","QueryLanguage":"JSONPath","End":true},
 	  "B":{"Type":"Pass","Output":"{% phone %}","End":true}}}`
@@ -260,7 +260,7 @@ func containsAll(got, want []string) bool {
 // States.QueryEvaluationError, and the history read through the SDK has the EvaluationFailed event with its
 // location.
 func TestQueryEvaluationErrorOverTheWire(t *testing.T) {
-	ts := sfnapi.StartT(t, sfnengine.Options{})
+	ts := stepfunctions.RunT(t)
 	c := ts.Client()
 	ctx := context.Background()
 	smArn := create(t, c, "query-error", `{"QueryLanguage":"JSONata","StartAt":"A","States":{
@@ -270,7 +270,7 @@ func TestQueryEvaluationErrorOverTheWire(t *testing.T) {
 		t.Fatal(err)
 	}
 	arn := aws.ToString(start.ExecutionArn)
-	waitDone(t, ts.Engine, arn)
+	waitDone(t, ts.Engine(), arn)
 	names, events := historyTypes(t, c, arn)
 	if !slices.Equal(names, []string{"ExecutionStarted", "PassStateEntered", "EvaluationFailed", "ExecutionFailed"}) {
 		t.Fatalf("history %v", names)

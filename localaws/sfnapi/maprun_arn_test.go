@@ -10,8 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 	"github.com/aws/smithy-go"
 
-	"github.com/transferflow/orchestrator/localaws/sfnapi"
-	"github.com/transferflow/orchestrator/localaws/sfnengine"
+	"github.com/transferflow/orchestrator/localaws/stepfunctions"
 )
 
 // TestStartingADistributedMapArnIsAValidationException: the stateMachineArn of a Map Run
@@ -19,7 +18,7 @@ import (
 // state; StartExecution and StartSyncExecution given one answer ValidationException, as AWS documents (they answered
 // StateMachineDoesNotExist).
 func TestStartingADistributedMapArnIsAValidationException(t *testing.T) {
-	srv := sfnapi.StartT(t, sfnengine.Options{})
+	srv := stepfunctions.RunT(t)
 	c := srv.Client()
 	ctx := context.Background()
 	smArn := create(t, c, "fans", threeMapRuns)
@@ -27,7 +26,7 @@ func TestStartingADistributedMapArnIsAValidationException(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := srv.Engine.Wait(ctx, aws.ToString(start.ExecutionArn)); err != nil {
+	if _, err := srv.Engine().Wait(ctx, aws.ToString(start.ExecutionArn)); err != nil {
 		t.Fatal(err)
 	}
 	runs, err := c.ListMapRuns(ctx, &sfn.ListMapRunsInput{ExecutionArn: start.ExecutionArn})
@@ -68,7 +67,7 @@ const nestedMaps = `{"StartAt":"Fan","States":{
 // state machine, or a state machine that does not exist, is StateMachineDoesNotExist (they answered
 // StateMachineDoesNotExist for every such ARN).
 func TestDescribeStateMachineOfADistributedMapState(t *testing.T) {
-	srv := sfnapi.StartT(t, sfnengine.Options{})
+	srv := stepfunctions.RunT(t)
 	c := srv.Client()
 	ctx := context.Background()
 	smArn := create(t, c, "fans", nestedMaps)
@@ -76,7 +75,7 @@ func TestDescribeStateMachineOfADistributedMapState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := srv.Engine.Wait(ctx, aws.ToString(start.ExecutionArn)); err != nil {
+	if _, err := srv.Engine().Wait(ctx, aws.ToString(start.ExecutionArn)); err != nil {
 		t.Fatal(err)
 	}
 	runs, err := c.ListMapRuns(ctx, &sfn.ListMapRunsInput{ExecutionArn: start.ExecutionArn})

@@ -10,8 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
-	"github.com/transferflow/orchestrator/localaws/sfnapi"
 	"github.com/transferflow/orchestrator/localaws/sfnengine"
+	"github.com/transferflow/orchestrator/localaws/stepfunctions"
 )
 
 // threeMapRuns runs a Distributed Map three times in a loop.
@@ -27,7 +27,7 @@ const threeMapRuns = `{"StartAt":"Init","States":{
 // typed errors.
 func TestMapRunsThroughTheSDK(t *testing.T) {
 	clock := sfnengine.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	srv := sfnapi.StartT(t, sfnengine.Options{Clock: clock})
+	srv := stepfunctions.RunT(t, stepfunctions.WithClock(clock))
 	c := srv.Client()
 	ctx := context.Background()
 	smArn := create(t, c, "fans", threeMapRuns)
@@ -35,7 +35,7 @@ func TestMapRunsThroughTheSDK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := srv.Engine.Wait(ctx, aws.ToString(start.ExecutionArn)); err != nil {
+	if _, err := srv.Engine().Wait(ctx, aws.ToString(start.ExecutionArn)); err != nil {
 		t.Fatal(err)
 	}
 	var arns []string
@@ -95,7 +95,7 @@ func TestMapRunsThroughTheSDK(t *testing.T) {
 // TestUpdateMapRunThroughTheSDK: a running Map Run with MaxConcurrency 1 is updated to 3 and runs 3 children at once.
 func TestUpdateMapRunThroughTheSDK(t *testing.T) {
 	clock := sfnengine.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	srv := sfnapi.StartT(t, sfnengine.Options{Clock: clock})
+	srv := stepfunctions.RunT(t, stepfunctions.WithClock(clock))
 	c := srv.Client()
 	ctx := context.Background()
 	def := `{"StartAt":"Fan","States":{"Fan":{"Type":"Map","MaxConcurrency":1,"ToleratedFailureCount":1,"End":true,
@@ -130,7 +130,7 @@ func TestUpdateMapRunThroughTheSDK(t *testing.T) {
 		t.Fatalf("after the update: %+v %+v", d, d.ItemCounts)
 	}
 	clock.Advance(5 * time.Second)
-	if rec, err := srv.Engine.Wait(ctx, aws.ToString(start.ExecutionArn)); err != nil || rec.Status != sfnengine.StatusSucceeded {
+	if rec, err := srv.Engine().Wait(ctx, aws.ToString(start.ExecutionArn)); err != nil || rec.Status != sfnengine.StatusSucceeded {
 		t.Fatalf("wait: %v %v", err, rec)
 	}
 }

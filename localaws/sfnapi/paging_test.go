@@ -11,19 +11,19 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
-	"github.com/transferflow/orchestrator/localaws/sfnapi"
 	"github.com/transferflow/orchestrator/localaws/sfnengine"
+	"github.com/transferflow/orchestrator/localaws/stepfunctions"
 )
 
 // TestPagesAreStableWhileExecutionsStart pages through ListExecutions with the SDK's paginator, starting a new
 // execution before each page: every execution that existed at the start is listed exactly once and nothing twice
 // (with an offset as the token, each start moved the list by one and repeated an execution).
 func TestPagesAreStableWhileExecutionsStart(t *testing.T) {
-	srv := sfnapi.StartT(t, sfnengine.Options{})
+	srv := stepfunctions.RunT(t)
 	c := srv.Client()
 	ctx := context.Background()
 	smArn := create(t, c, "paged", passChoice)
-	start := func(name string) { startAndWait(t, c, srv.Engine, smArn, name) }
+	start := func(name string) { startAndWait(t, c, srv.Engine(), smArn, name) }
 	var before []string
 	for i := range 7 {
 		name := fmt.Sprintf("old-%d", i)
@@ -60,7 +60,7 @@ func TestPagesAreStableWhileExecutionsStart(t *testing.T) {
 // TestStateMachinePagesAreStable creates state machines between the pages of ListStateMachines: those that existed
 // are listed once each, one named after the last listed appears, one named before it does not repeat anything.
 func TestStateMachinePagesAreStable(t *testing.T) {
-	srv := sfnapi.StartT(t, sfnengine.Options{})
+	srv := stepfunctions.RunT(t)
 	c := srv.Client()
 	ctx := context.Background()
 	for i := range 5 {
@@ -94,7 +94,7 @@ func TestStateMachinePagesAreStable(t *testing.T) {
 // events between pages.
 func TestHistoryPagesInBothOrders(t *testing.T) {
 	clock := sfnengine.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	srv := sfnapi.StartT(t, sfnengine.Options{Clock: clock})
+	srv := stepfunctions.RunT(t, stepfunctions.WithClock(clock))
 	c := srv.Client()
 	ctx := context.Background()
 	def := `{"StartAt":"W1","States":{
@@ -146,7 +146,7 @@ func TestHistoryPagesInBothOrders(t *testing.T) {
 // filters, or older than 24 hours is InvalidToken.
 func TestInvalidPageTokens(t *testing.T) {
 	clock := sfnengine.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	srv := sfnapi.StartT(t, sfnengine.Options{Clock: clock})
+	srv := stepfunctions.RunT(t, stepfunctions.WithClock(clock))
 	c := srv.Client()
 	ctx := context.Background()
 	a := create(t, c, "a", waitForever)

@@ -9,15 +9,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
-	"github.com/transferflow/orchestrator/localaws/sfnapi"
-	"github.com/transferflow/orchestrator/localaws/sfnengine"
+	"github.com/transferflow/orchestrator/localaws/stepfunctions"
 )
 
 // TestVersionAndAliasPagesAreStable pages ListStateMachineVersions (newest first) and ListStateMachineAliases (by
 // name) while versions and aliases are published, created and deleted between pages: none is listed twice, none
 // that existed throughout is skipped, a deleted one is not listed, and one added after the page's last item is.
 func TestVersionAndAliasPagesAreStable(t *testing.T) {
-	srv := sfnapi.StartT(t, sfnengine.Options{})
+	srv := stepfunctions.RunT(t)
 	c := srv.Client()
 	ctx := context.Background()
 	smArn := create(t, c, "paged", passChoice)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/transferflow/orchestrator/localaws/sfnapi"
 	"github.com/transferflow/orchestrator/localaws/sfnengine"
+	"github.com/transferflow/orchestrator/localaws/stepfunctions"
 )
 
 // call sends one request over the wire by hand (the Go SDK checks required members before sending; other clients do
@@ -76,7 +77,7 @@ func padded(t *testing.T, n int, c rune) string {
 // before the checks of names, ARNs, state machines and inputs, in the order AWS makes them (measured on AWS for
 // StartExecution: model constraints, then the state machine, then the name's characters and the input's JSON).
 func TestQuotasAndValidationOrder(t *testing.T) {
-	srv := sfnapi.StartT(t, sfnengine.Options{})
+	srv := stepfunctions.RunT(t)
 	arn := create(t, srv.Client(), "sm", passChoice)
 	missing := "arn:aws:states:us-east-1:123456789012:stateMachine:missing"
 	long := strings.Repeat("n", 81)
@@ -186,7 +187,7 @@ func TestQuotasAndValidationOrder(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			status, typ, msg := call(t, srv.URL, tt.op, tt.req)
+			status, typ, msg := call(t, srv.URL(), tt.op, tt.req)
 			prefix, isPrefix := strings.CutSuffix(tt.wantMsg, "…")
 			if status != http.StatusBadRequest || typ != tt.wantType || (isPrefix && !strings.HasPrefix(msg, prefix)) || (!isPrefix && msg != tt.wantMsg) {
 				t.Fatalf("%d %s %.300q\nwant 400 %s %.300q", status, typ, msg, tt.wantType, tt.wantMsg)
@@ -198,7 +199,7 @@ func TestQuotasAndValidationOrder(t *testing.T) {
 // TestQuotasAreInclusive: a definition of exactly 1,048,576 characters (2 MiB of UTF-8: the quota counts
 // characters), an 80-character name and an input of exactly 262,144 bytes are accepted.
 func TestQuotasAreInclusive(t *testing.T) {
-	srv := sfnapi.StartT(t, sfnengine.Options{})
+	srv := stepfunctions.RunT(t)
 	c := srv.Client()
 	ctx := context.Background()
 	name := strings.Repeat("n", sfnapi.MaxNameLength)
@@ -208,7 +209,7 @@ func TestQuotasAreInclusive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := srv.Engine.Wait(ctx, aws.ToString(out.ExecutionArn))
+	rec, err := srv.Engine().Wait(ctx, aws.ToString(out.ExecutionArn))
 	if err != nil || rec.Status != sfnengine.StatusSucceeded || rec.Output == nil || len(*rec.Output) != sfnapi.MaxInputBytes {
 		t.Fatalf("execution: %+v, %v", rec, err)
 	}
@@ -224,9 +225,9 @@ func TestQuotasAreInclusive(t *testing.T) {
 // that is too large; one over MaxRequestBytes is refused with HTTP 413 and a message saying so, by its
 // Content-Length before it is read, or once MaxRequestBytes have been read when it has none.
 func TestOversizedRequests(t *testing.T) {
-	srv := sfnapi.StartT(t, sfnengine.Options{})
+	srv := stepfunctions.RunT(t)
 	arn := create(t, srv.Client(), "sm", passChoice)
-	status, typ, msg := call(t, srv.URL, "StartExecution", map[string]any{"stateMachineArn": arn, "input": `"` + strings.Repeat("i", 5<<20) + `"`})
+	status, typ, msg := call(t, srv.URL(), "StartExecution", map[string]any{"stateMachineArn": arn, "input": `"` + strings.Repeat("i", 5<<20) + `"`})
 	if status != http.StatusBadRequest || typ != "ValidationException" || !strings.Contains(msg, "at 'input'") {
 		t.Fatalf("5 MB input: %d %s %q", status, typ, msg)
 	}
@@ -236,11 +237,11 @@ func TestOversizedRequests(t *testing.T) {
 		length int64
 	}{{"with its Content-Length", int64(len(huge))}, {"chunked", -1}} {
 		t.Run(tt.name, func(t *testing.T) {
-			status, typ, msg := post(t, srv.URL, "StartExecution", io.MultiReader(strings.NewReader(huge)), tt.length)
+			status, typ, msg := post(t, srv.URL(), "StartExecution", io.MultiReader(strings.NewReader(huge)), tt.length)
 			if status != http.StatusRequestEntityTooLarge || typ != "RequestEntityTooLarge" || !strings.Contains(msg, "exceeds 8388608 bytes") {
 				t.Fatalf("%d %s %q", status, typ, msg)
 			}
-			if l, err := srv.Engine.ListExecutions(context.Background(), arn, ""); err != nil || len(l) != 0 {
+			if l, err := srv.Engine().ListExecutions(context.Background(), arn, ""); err != nil || len(l) != 0 {
 				t.Fatalf("executions after a refused request: %d, %v", len(l), err)
 			}
 		})

@@ -11,8 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
-	"github.com/transferflow/orchestrator/localaws/sfnapi"
 	"github.com/transferflow/orchestrator/localaws/sfnengine"
+	"github.com/transferflow/orchestrator/localaws/stepfunctions"
 )
 
 // brokenLambda fails with a function error until fixed.
@@ -35,12 +35,12 @@ const debitMachine = `{"StartAt":"Validate","States":{
 // ListExecutions (redriveFilter) and GetExecutionHistory (ExecutionRedriven) show the redrive; errors are typed.
 func TestRedriveExecutionThroughTheSDK(t *testing.T) {
 	lambda := &brokenLambda{}
-	srv := sfnapi.StartT(t, sfnengine.Options{Lambda: lambda})
+	srv := stepfunctions.RunT(t, stepfunctions.WithEngineOptions(sfnengine.Options{Lambda: lambda}))
 	c := srv.Client()
 	ctx := context.Background()
 	smArn := create(t, c, "debits", debitMachine)
-	arn := startAndWait(t, c, srv.Engine, smArn, "tr-1")
-	other := startAndWait(t, c, srv.Engine, smArn, "tr-2")
+	arn := startAndWait(t, c, srv.Engine(), smArn, "tr-1")
+	other := startAndWait(t, c, srv.Engine(), smArn, "tr-2")
 	d, err := c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: arn})
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +56,7 @@ func TestRedriveExecutionThroughTheSDK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := srv.Engine.Wait(ctx, aws.ToString(arn)); err != nil {
+	if _, err := srv.Engine().Wait(ctx, aws.ToString(arn)); err != nil {
 		t.Fatal(err)
 	}
 	r2, err := c.RedriveExecution(ctx, &sfn.RedriveExecutionInput{ExecutionArn: arn, ClientToken: aws.String("retry-1")})
@@ -133,7 +133,7 @@ func TestRedriveExecutionThroughTheSDK(t *testing.T) {
 // TestRedriveWhileRunningIsRefused: a running execution (a first run or a redriven one) is NOT_REDRIVABLE.
 func TestRedriveWhileRunningIsRefused(t *testing.T) {
 	clock := sfnengine.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	srv := sfnapi.StartT(t, sfnengine.Options{Clock: clock})
+	srv := stepfunctions.RunT(t, stepfunctions.WithClock(clock))
 	c := srv.Client()
 	ctx := context.Background()
 	smArn := create(t, c, "waits", waitForever)

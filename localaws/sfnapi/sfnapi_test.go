@@ -12,8 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
-	"github.com/transferflow/orchestrator/localaws/sfnapi"
 	"github.com/transferflow/orchestrator/localaws/sfnengine"
+	"github.com/transferflow/orchestrator/localaws/stepfunctions"
 )
 
 const role = "arn:aws:iam::123456789012:role/sfn"
@@ -42,7 +42,7 @@ func create(t *testing.T, c *sfn.Client, name, def string) string {
 }
 
 func TestCreateAndDescribeStateMachine(t *testing.T) {
-	srv := sfnapi.StartT(t, sfnengine.Options{})
+	srv := stepfunctions.RunT(t)
 	c := srv.Client()
 	ctx := context.Background()
 	arn := create(t, c, "pass-choice", passChoice)
@@ -66,7 +66,7 @@ func TestCreateAndDescribeStateMachine(t *testing.T) {
 }
 
 func TestAPIErrors(t *testing.T) {
-	srv := sfnapi.StartT(t, sfnengine.Options{Clock: sfnengine.NewManualClock(time.Unix(1_700_000_000, 0))})
+	srv := stepfunctions.RunT(t, stepfunctions.WithClock(sfnengine.NewManualClock(time.Unix(1_700_000_000, 0))))
 	c := srv.Client()
 	ctx := context.Background()
 	smArn := create(t, c, "sm", passChoice)
@@ -181,7 +181,7 @@ func TestExecutionLifecycle(t *testing.T) {
 }
 
 func testExecutionLifecycle(t *testing.T, store sfnengine.Store) {
-	srv := sfnapi.StartT(t, sfnengine.Options{Store: store})
+	srv := stepfunctions.RunT(t, stepfunctions.WithEngineOptions(sfnengine.Options{Store: store}))
 	c := srv.Client()
 	ctx := context.Background()
 	smArn := create(t, c, "pass-choice", passChoice)
@@ -189,7 +189,7 @@ func testExecutionLifecycle(t *testing.T, store sfnengine.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := srv.Engine.Wait(ctx, aws.ToString(start.ExecutionArn)); err != nil {
+	if _, err := srv.Engine().Wait(ctx, aws.ToString(start.ExecutionArn)); err != nil {
 		t.Fatal(err)
 	}
 	d, err := c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: start.ExecutionArn})
@@ -259,7 +259,7 @@ func toStrings(ts []types.HistoryEventType) []string {
 
 func TestRunningNameReuseAndStop(t *testing.T) {
 	clock := sfnengine.NewManualClock(time.Unix(1_700_000_000, 0))
-	srv := sfnapi.StartT(t, sfnengine.Options{Clock: clock})
+	srv := stepfunctions.RunT(t, stepfunctions.WithClock(clock))
 	c := srv.Client()
 	ctx := context.Background()
 	smArn := create(t, c, "waiter", waitForever)
@@ -305,7 +305,7 @@ func TestRunningNameReuseAndStop(t *testing.T) {
 // TestMissingRequiredFields: each operation refuses a request without its ARN with AWS's ValidationException. The
 // requests go over the wire by hand: the Go SDK checks required members before sending, other clients do not.
 func TestMissingRequiredFields(t *testing.T) {
-	srv := sfnapi.StartT(t, sfnengine.Options{})
+	srv := stepfunctions.RunT(t)
 	for op, member := range map[string]string{
 		"DescribeStateMachine": "stateMachineArn", "DeleteStateMachine": "stateMachineArn", "UpdateStateMachine": "stateMachineArn",
 		"StartExecution": "stateMachineArn", "ListExecutions": "stateMachineArn", "DescribeExecution": "executionArn",
@@ -313,7 +313,7 @@ func TestMissingRequiredFields(t *testing.T) {
 		"ValidateStateMachineDefinition": "definition",
 	} {
 		t.Run(op, func(t *testing.T) {
-			status, typ, msg := call(t, srv.URL, op, map[string]any{})
+			status, typ, msg := call(t, srv.URL(), op, map[string]any{})
 			if status != http.StatusBadRequest || !strings.HasSuffix(typ, "ValidationException") ||
 				!strings.Contains(msg, "'"+member+"'") || !strings.Contains(msg, "Member must not be null") {
 				t.Fatalf("%d %s %q, want a ValidationException naming %s", status, typ, msg, member)
@@ -328,13 +328,13 @@ func TestExecutionPastRetention(t *testing.T) {
 	for _, st := range stores {
 		t.Run(st.name, func(t *testing.T) {
 			clock := sfnengine.NewManualClock(time.Unix(1_700_000_000, 0))
-			srv := sfnapi.StartT(t, sfnengine.Options{Store: st.store(t), Clock: clock, HistoryRetention: 24 * time.Hour})
+			srv := stepfunctions.RunT(t, stepfunctions.WithEngineOptions(sfnengine.Options{Store: st.store(t), Clock: clock, HistoryRetention: 24 * time.Hour}))
 			c := srv.Client()
 			ctx := context.Background()
 			smArn := create(t, c, "retained", passChoice)
-			old := startAndWait(t, c, srv.Engine, smArn, "old")
+			old := startAndWait(t, c, srv.Engine(), smArn, "old")
 			clock.Advance(12 * time.Hour)
-			recent := startAndWait(t, c, srv.Engine, smArn, "recent")
+			recent := startAndWait(t, c, srv.Engine(), smArn, "recent")
 			clock.Advance(12*time.Hour + time.Second)
 
 			var missing *types.ExecutionDoesNotExist

@@ -11,8 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 	"github.com/aws/smithy-go"
 
-	"github.com/transferflow/orchestrator/localaws/sfnapi"
 	"github.com/transferflow/orchestrator/localaws/sfnengine"
+	"github.com/transferflow/orchestrator/localaws/stepfunctions"
 )
 
 // tagsOf lists a resource's tags as key=value strings, in the order the API gives them.
@@ -42,7 +42,7 @@ func tagList(kv ...string) []types.Tag {
 // adds and replaces, UntagResource removes (ignoring keys the resource does not have), ListTagsForResource lists by
 // key.
 func TestTagsOnStateMachinesAndActivities(t *testing.T) {
-	srv := sfnapi.StartT(t, sfnengine.Options{})
+	srv := stepfunctions.RunT(t)
 	c := srv.Client()
 	ctx := context.Background()
 	sm, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("tagged"),
@@ -79,7 +79,7 @@ func TestTagsOnStateMachinesAndActivities(t *testing.T) {
 
 // TestTagErrors: AWS's limits and errors, and nothing is changed by a refused request.
 func TestTagErrors(t *testing.T) {
-	srv := sfnapi.StartT(t, sfnengine.Options{})
+	srv := stepfunctions.RunT(t)
 	c := srv.Client()
 	ctx := context.Background()
 	smArn := create(t, c, "sm", passChoice)
@@ -134,7 +134,7 @@ func TestTagErrors(t *testing.T) {
 	if got := fmt.Sprint(tagsOf(t, c, smArn)); got != "[a=1]" {
 		t.Fatalf("tags after refused requests = %s", got)
 	}
-	if _, err := c.DescribeStateMachine(ctx, &sfn.DescribeStateMachineInput{StateMachineArn: aws.String(srv.Engine.StateMachineArn("many"))}); err == nil {
+	if _, err := c.DescribeStateMachine(ctx, &sfn.DescribeStateMachineInput{StateMachineArn: aws.String(srv.Engine().StateMachineArn("many"))}); err == nil {
 		t.Fatal("a state machine refused for its tags was created")
 	}
 }

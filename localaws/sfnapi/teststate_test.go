@@ -11,8 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
-	"github.com/transferflow/orchestrator/localaws/sfnapi"
 	"github.com/transferflow/orchestrator/localaws/sfnengine"
+	"github.com/transferflow/orchestrator/localaws/stepfunctions"
 )
 
 // scriptedLambda answers with its payload under "echo", or fails with a FunctionError when the payload has
@@ -41,7 +41,7 @@ const taskState = `{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke",
 // requests the API refuses.
 func TestTestState(t *testing.T) {
 	lambda := &scriptedLambda{}
-	srv := sfnapi.StartT(t, sfnengine.Options{Lambda: lambda})
+	srv := stepfunctions.RunT(t, stepfunctions.WithEngineOptions(sfnengine.Options{Lambda: lambda}))
 	c := srv.Client()
 	ctx := context.Background()
 	s := aws.String
@@ -200,7 +200,7 @@ func TestTestState(t *testing.T) {
 
 // TestTestStateErrors: requests TestState refuses, with typed errors.
 func TestTestStateErrors(t *testing.T) {
-	srv := sfnapi.StartT(t, sfnengine.Options{})
+	srv := stepfunctions.RunT(t)
 	c := srv.Client()
 	ctx := context.Background()
 	s := aws.String

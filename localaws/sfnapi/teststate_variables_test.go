@@ -8,8 +8,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
-	"github.com/transferflow/orchestrator/localaws/sfnapi"
 	"github.com/transferflow/orchestrator/localaws/sfnengine"
+	"github.com/transferflow/orchestrator/localaws/stepfunctions"
 )
 
 // TestTestStateVariablesAndJSONata: TestState runs JSONata states (Output, Arguments, Condition, the catcher's Output)
@@ -17,7 +17,7 @@ import (
 // variables are those the state leaves: the request's and those it assigned. (TestState ran every state as JSONPath
 // and ignored Assign: a JSONata Pass answered its input, a JSONata Choice States.Runtime.)
 func TestTestStateVariablesAndJSONata(t *testing.T) {
-	srv := sfnapi.StartT(t, sfnengine.Options{Lambda: &scriptedLambda{}})
+	srv := stepfunctions.RunT(t, stepfunctions.WithEngineOptions(sfnengine.Options{Lambda: &scriptedLambda{}}))
 	c := srv.Client()
 	ctx := context.Background()
 	s := aws.String

@@ -12,8 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
-	"github.com/transferflow/orchestrator/localaws/sfnapi"
 	"github.com/transferflow/orchestrator/localaws/sfnengine"
+	"github.com/transferflow/orchestrator/localaws/stepfunctions"
 )
 
 func passResult(result string) string {
@@ -33,7 +33,7 @@ func createPublished(t *testing.T, c *sfn.Client, name, def string) (arn, versio
 }
 
 // run starts an execution of arn, waits for it and describes it.
-func run(t *testing.T, srv *sfnapi.TestServer, arn string) *sfn.DescribeExecutionOutput {
+func run(t *testing.T, srv *stepfunctions.Server, arn string) *sfn.DescribeExecutionOutput {
 	t.Helper()
 	ctx := context.Background()
 	c := srv.Client()
@@ -41,7 +41,7 @@ func run(t *testing.T, srv *sfnapi.TestServer, arn string) *sfn.DescribeExecutio
 	if err != nil {
 		t.Fatalf("StartExecution %s: %v", arn, err)
 	}
-	waitDone(t, srv.Engine, aws.ToString(out.ExecutionArn))
+	waitDone(t, srv.Engine(), aws.ToString(out.ExecutionArn))
 	d, err := c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: out.ExecutionArn})
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +53,7 @@ func run(t *testing.T, srv *sfnapi.TestServer, arn string) *sfn.DescribeExecutio
 // idempotency, DescribeStateMachine and StartExecution on a version ARN, ListStateMachineVersions,
 // DeleteStateMachineVersion.
 func TestVersions(t *testing.T) {
-	srv := sfnapi.StartT(t, sfnengine.Options{Clock: sfnengine.NewManualClock(time.Unix(1_700_000_000, 0))})
+	srv := stepfunctions.RunT(t, stepfunctions.WithClock(sfnengine.NewManualClock(time.Unix(1_700_000_000, 0))))
 	c := srv.Client()
 	ctx := context.Background()
 	created, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("sm"), Definition: aws.String(passResult("v1")),
@@ -139,7 +139,7 @@ func TestVersions(t *testing.T) {
 // DeleteStateMachineVersion refused while an alias routes to it, DeleteStateMachineAlias, and DeleteStateMachine
 // taking its versions and aliases with it.
 func TestAliases(t *testing.T) {
-	srv := sfnapi.StartT(t, sfnengine.Options{Clock: sfnengine.NewManualClock(time.Unix(1_700_000_000, 0))})
+	srv := stepfunctions.RunT(t, stepfunctions.WithClock(sfnengine.NewManualClock(time.Unix(1_700_000_000, 0))))
 	c := srv.Client()
 	ctx := context.Background()
 	arn, v1 := createPublished(t, c, "sm", passResult("v1"))
@@ -261,7 +261,7 @@ func TestAliases(t *testing.T) {
 
 // TestVersionAndAliasErrors: the errors of the version and alias operations, with nothing changed.
 func TestVersionAndAliasErrors(t *testing.T) {
-	srv := sfnapi.StartT(t, sfnengine.Options{})
+	srv := stepfunctions.RunT(t)
 	c := srv.Client()
 	ctx := context.Background()
 	arn, v1 := createPublished(t, c, "sm", passResult("v1"))
@@ -349,12 +349,12 @@ func TestVersionAndAliasErrors(t *testing.T) {
 
 // TestVersionQuotaOverTheAPI: the 1001st version is ServiceQuotaExceededException.
 func TestVersionQuotaOverTheAPI(t *testing.T) {
-	srv := sfnapi.StartT(t, sfnengine.Options{})
+	srv := stepfunctions.RunT(t)
 	c := srv.Client()
 	ctx := context.Background()
 	arn := create(t, c, "sm", passResult("v0"))
 	for i := range sfnengine.MaxVersions {
-		if _, _, err := srv.Engine.Update(ctx, sfnengine.UpdateInput{StateMachineArn: arn, Definition: passResult(fmt.Sprint("v", i+1)), Publish: true}); err != nil {
+		if _, _, err := srv.Engine().Update(ctx, sfnengine.UpdateInput{StateMachineArn: arn, Definition: passResult(fmt.Sprint("v", i+1)), Publish: true}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -368,7 +368,7 @@ func TestVersionQuotaOverTheAPI(t *testing.T) {
 // TestErrorMembers: the members of error shapes besides the message reach the SDK's typed errors:
 // ResourceNotFound and TooManyTags name the resource, a routing ValidationException gives its reason.
 func TestErrorMembers(t *testing.T) {
-	srv := sfnapi.StartT(t, sfnengine.Options{})
+	srv := stepfunctions.RunT(t)
 	c := srv.Client()
 	ctx := context.Background()
 	arn, v1 := createPublished(t, c, "sm", passResult("v1"))

@@ -14,13 +14,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
-	"github.com/transferflow/orchestrator/localaws/sfnapi"
 	"github.com/transferflow/orchestrator/localaws/sfnengine"
+	"github.com/transferflow/orchestrator/localaws/stepfunctions"
 )
 
 // TestWireFormat checks what the SDKs depend on below the client: status codes, content type and error bodies.
 func TestWireFormat(t *testing.T) {
-	srv := sfnapi.StartT(t, sfnengine.Options{})
+	srv := stepfunctions.RunT(t)
 	tests := []struct {
 		name       string
 		target     string
@@ -36,7 +36,7 @@ func TestWireFormat(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req, _ := http.NewRequest(http.MethodPost, srv.URL+"/", strings.NewReader(tt.body))
+			req, _ := http.NewRequest(http.MethodPost, srv.URL()+"/", strings.NewReader(tt.body))
 			req.Header.Set("X-Amz-Target", tt.target)
 			req.Header.Set("Content-Type", "application/x-amz-json-1.0")
 			resp, err := http.DefaultClient.Do(req)
@@ -60,12 +60,12 @@ func TestWireFormat(t *testing.T) {
 }
 
 func TestListExecutionsPagesAndValidation(t *testing.T) {
-	srv := sfnapi.StartT(t, sfnengine.Options{})
+	srv := stepfunctions.RunT(t)
 	c := srv.Client()
 	ctx := context.Background()
 	smArn := create(t, c, "many", passChoice)
 	for range 5 {
-		startAndWait(t, c, srv.Engine, smArn, "")
+		startAndWait(t, c, srv.Engine(), smArn, "")
 	}
 	seen := map[string]bool{}
 	var token *string
@@ -99,7 +99,7 @@ func TestListExecutionsPagesAndValidation(t *testing.T) {
 }
 
 func TestDescribeStateMachineForExecution(t *testing.T) {
-	srv := sfnapi.StartT(t, sfnengine.Options{Clock: sfnengine.NewManualClock(time.Unix(1_700_000_000, 0))})
+	srv := stepfunctions.RunT(t, stepfunctions.WithClock(sfnengine.NewManualClock(time.Unix(1_700_000_000, 0))))
 	c := srv.Client()
 	ctx := context.Background()
 	smArn := create(t, c, "sm", passChoice)
@@ -117,7 +117,7 @@ func TestDescribeStateMachineForExecution(t *testing.T) {
 }
 
 func TestUpdateStateMachine(t *testing.T) {
-	srv := sfnapi.StartT(t, sfnengine.Options{})
+	srv := stepfunctions.RunT(t)
 	c := srv.Client()
 	ctx := context.Background()
 	smArn := create(t, c, "upd", passChoice)
@@ -129,7 +129,7 @@ func TestUpdateStateMachine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := srv.Engine.Wait(ctx, aws.ToString(out.ExecutionArn))
+	rec, err := srv.Engine().Wait(ctx, aws.ToString(out.ExecutionArn))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/transferflow/orchestrator/localaws/internal/httpserver"
 	"github.com/transferflow/orchestrator/localaws/sfnapi"
 	"github.com/transferflow/orchestrator/localaws/sfnengine"
+	"github.com/transferflow/orchestrator/localaws/stepfunctions"
 )
 
 // slowInvoker answers every function after its delay.
@@ -32,10 +33,10 @@ func (s slowInvoker) Invoke(ctx context.Context, _ string, _ []byte) ([]byte, er
 // body deadline) answers a StartSyncExecution whose Express execution runs longer than the write timeout, at the
 // address as given (sfnapi.WithoutHostPrefix).
 func TestSFNServerAnswersStartSyncExecutionPastItsWriteTimeout(t *testing.T) {
-	eng := sfnengine.New(sfnengine.Options{Lambda: slowInvoker{delay: 500 * time.Millisecond}})
-	t.Cleanup(eng.Close)
+	srv := stepfunctions.New(stepfunctions.WithEngineOptions(sfnengine.Options{Lambda: slowInvoker{delay: 500 * time.Millisecond}}))
+	t.Cleanup(srv.Close)
 	timeouts := httpserver.Timeouts{Header: time.Second, Body: time.Second, Write: 100 * time.Millisecond, Idle: time.Second}
-	addr := listen(t, sfnServer(sfnapi.New(eng, nil), timeouts, slog.New(slog.DiscardHandler)))
+	addr := listen(t, sfnServer(srv.Handler(), timeouts, slog.New(slog.DiscardHandler)))
 	c := sfn.New(sfn.Options{Region: "us-east-1", BaseEndpoint: aws.String("http://" + addr), RetryMaxAttempts: 1,
 		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}, sfnapi.WithoutHostPrefix)
 	ctx := context.Background()

@@ -38,8 +38,8 @@ import (
 	"github.com/transferflow/orchestrator/localaws/internal/httpserver"
 	"github.com/transferflow/orchestrator/localaws/lambdahost"
 	"github.com/transferflow/orchestrator/localaws/samtemplate"
-	"github.com/transferflow/orchestrator/localaws/sfnapi"
 	"github.com/transferflow/orchestrator/localaws/sfnengine"
+	"github.com/transferflow/orchestrator/localaws/stepfunctions"
 	"github.com/transferflow/orchestrator/localaws/txtokens"
 )
 
@@ -199,7 +199,7 @@ type stack struct {
 	names    names
 	fns      []samtemplate.Function // the template's functions, names resolved
 	invoker  *lambdahost.Invoker
-	engine   *sfnengine.Engine
+	sfn      *stepfunctions.Server // the Step Functions engine and its API (startEngine)
 	rules    []rule
 	schedule []schedule
 	wg       sync.WaitGroup // asynchronous deliveries and schedules
@@ -331,7 +331,7 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	if err := s.startEngine(ctx, ddb, bus, root); err != nil {
 		return err
 	}
-	defer s.engine.Close()
+	defer s.sfn.Close()
 
 	gw, err := s.gateway()
 	if err != nil {
@@ -346,7 +346,7 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 		machines = append(machines, stateMachineArn(sm.LogicalID))
 	}
 	apiSrv := apiServer(gw, &health{checks: s.healthChecks(awsCfg, machines), logger: s.logger}, APITimeouts, s.logger)
-	sfnSrv := sfnServer(sfnapi.New(s.engine, s.logger), SFNTimeouts, s.logger)
+	sfnSrv := sfnServer(s.sfn.Handler(), SFNTimeouts, s.logger)
 	eventsSrv := eventsServer(bus, SFNTimeouts, s.logger)
 	serveErr := make(chan error, 4)
 	go func() { serveErr <- apiSrv.Serve(apiLn) }()
@@ -387,7 +387,7 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	_ = apiSrv.Shutdown(shutCtx)
 	gw.Close() // the invocations still running after Shutdown's wait end with the stack
 	_ = sfnSrv.Shutdown(shutCtx)
-	s.engine.Close()
+	s.sfn.Close()
 	waitFor(&s.wg, time.Second)
 	_ = eventsSrv.Shutdown(shutCtx)
 	return runErr

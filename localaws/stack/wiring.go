@@ -21,6 +21,7 @@ import (
 	"github.com/transferflow/orchestrator/localaws/lambdahost"
 	"github.com/transferflow/orchestrator/localaws/samtemplate"
 	"github.com/transferflow/orchestrator/localaws/sfnengine"
+	"github.com/transferflow/orchestrator/localaws/stepfunctions"
 )
 
 // names resolves the template's logical ids to the names and ARNs the local stack gives them.
@@ -276,7 +277,7 @@ func (s *stack) startFunctions(cfg aws.Config) error {
 	return nil
 }
 
-// startEngine starts the Step Functions engine (restoring executions from --data-dir) and creates the template's
+// startEngine builds the Step Functions engine and its API through package stepfunctions, as other modules do (restoring executions from --data-dir) and creates the template's
 // state machines with their DefinitionSubstitutions applied.
 func (s *stack) startEngine(ctx context.Context, ddb sfnengine.DynamoDBAPI, events sfnengine.EventBridgeAPI, root string) error {
 	var store sfnengine.Store = sfnengine.NewMemoryStore()
@@ -287,7 +288,7 @@ func (s *stack) startEngine(ctx context.Context, ddb sfnengine.DynamoDBAPI, even
 		}
 		store = fs
 	}
-	s.engine = sfnengine.New(sfnengine.Options{
+	s.sfn = stepfunctions.New(stepfunctions.WithEngineOptions(sfnengine.Options{
 		Lambda:               s.invoker,
 		DynamoDB:             ddb,
 		EventBridge:          events,
@@ -303,9 +304,10 @@ func (s *stack) startEngine(ctx context.Context, ddb sfnengine.DynamoDBAPI, even
 		MaxClosedExecutions:  s.cfg.HistoryMaxExecutions,
 		Subscribers:          []sfnengine.Subscriber{s.deliver},
 		Publishes:            s.publishes,
-	})
+	}))
+	eng := s.sfn.Engine()
 	if s.cfg.DataDir != "" {
-		if err := s.engine.Restore(ctx); err != nil {
+		if err := eng.Restore(ctx); err != nil {
 			return err
 		}
 	}
@@ -320,9 +322,9 @@ func (s *stack) startEngine(ctx context.Context, ddb sfnengine.DynamoDBAPI, even
 		}
 		def := sfnengine.SubstituteDefinition(string(b), sm.Substitutions)
 		role := fmt.Sprintf("arn:aws:iam::%s:role/%sRole", AccountID, sm.LogicalID)
-		_, err = s.engine.CreateStateMachine(ctx, sfnengine.CreateInput{Name: sm.LogicalID, Definition: def, RoleArn: role, Type: sm.Type})
+		_, err = eng.CreateStateMachine(ctx, sfnengine.CreateInput{Name: sm.LogicalID, Definition: def, RoleArn: role, Type: sm.Type})
 		if errors.Is(err, sfnengine.ErrStateMachineExists) {
-			_, err = s.engine.UpdateStateMachine(ctx, stateMachineArn(sm.LogicalID), def, role)
+			_, err = eng.UpdateStateMachine(ctx, stateMachineArn(sm.LogicalID), def, role)
 		}
 		if err != nil {
 			return fmt.Errorf("state machine %s: %w", sm.LogicalID, err)
