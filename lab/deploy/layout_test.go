@@ -3,7 +3,9 @@ package deploy
 import (
 	"encoding/json"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -94,6 +96,44 @@ func TestWingOfEachFolder(t *testing.T) {
 	} {
 		if got := wing(pkg); got != want {
 			t.Errorf("wing(%q) = %q, want %q", pkg, got, want)
+		}
+	}
+}
+
+// TestREADMENamesEveryPackage: the README's table of the wings names every package of the module, so that a newcomer
+// who reads it has seen the whole house. A package is named by its path below its wing's folder (`ledger` for
+// internal/ledger, `asl/jsonata` for localaws/asl/jsonata, `cmd/local` for a command; `functions/*` names the four
+// functions).
+func TestREADMENamesEveryPackage(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	section, ok := strings.CutPrefix(string(readme)[strings.Index(string(readme), "## Where things are"):], "## Where things are")
+	if !ok {
+		t.Fatal("README has no section \"Where things are\"")
+	}
+	if end := strings.Index(section, "\n## "); end >= 0 {
+		section = section[:end]
+	}
+	out, err := exec.Command("go", "list", module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, path := range strings.Fields(string(out)) {
+		pkg := strings.TrimPrefix(path, module+"/")
+		name := pkg
+		for _, folder := range []string{"internal/", "localaws/", "lab/"} {
+			if rest, ok := strings.CutPrefix(pkg, folder); ok {
+				name = rest
+				break
+			}
+		}
+		if strings.HasPrefix(pkg, "functions/") {
+			name = "functions/*"
+		}
+		if !strings.Contains(section, "`"+name+"`") {
+			t.Errorf("README's \"Where things are\" does not name %s (as `%s`)", pkg, name)
 		}
 	}
 }
