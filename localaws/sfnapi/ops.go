@@ -97,23 +97,14 @@ func (s *Server) describeStateMachine(ctx context.Context, body json.RawMessage)
 }
 
 func (s *Server) listStateMachines(ctx context.Context, body json.RawMessage) (any, error) {
-	var in struct {
-		MaxResults int    `json:"maxResults"`
-		NextToken  string `json:"nextToken"`
-	}
+	var in pageRequest
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
 	pg := byName("ListStateMachines", []string{"all"}, func(sm sfnengine.StateMachine) string { return sm.Name })
-	sms, next, err := pg.page(s.eng.Now(), s.eng.ListStateMachines(ctx), in.NextToken, in.MaxResults, 100, 1000)
-	if err != nil {
-		return nil, err
-	}
-	items := []any{}
-	for _, sm := range sms {
-		items = append(items, map[string]any{"stateMachineArn": sm.Arn, "name": sm.Name, "type": sm.Type, "creationDate": epoch(sm.CreationDate)})
-	}
-	return withNextToken(map[string]any{"stateMachines": items}, next), nil
+	return pg.list(s.eng.Now(), s.eng.ListStateMachines(ctx), in, "stateMachines", func(sm sfnengine.StateMachine) any {
+		return map[string]any{"stateMachineArn": sm.Arn, "name": sm.Name, "type": sm.Type, "creationDate": epoch(sm.CreationDate)}
+	})
 }
 
 func (s *Server) updateStateMachine(ctx context.Context, body json.RawMessage) (any, error) {
@@ -333,8 +324,7 @@ func (s *Server) listExecutions(ctx context.Context, body json.RawMessage) (any,
 		StateMachineArn string `json:"stateMachineArn"`
 		StatusFilter    string `json:"statusFilter"`
 		RedriveFilter   string `json:"redriveFilter"`
-		MaxResults      int    `json:"maxResults"`
-		NextToken       string `json:"nextToken"`
+		pageRequest
 	}
 	if err := decode(body, &in); err != nil {
 		return nil, err
@@ -355,12 +345,7 @@ func (s *Server) listExecutions(ctx context.Context, body json.RawMessage) (any,
 	pg := byNewest("ListExecutions", []string{in.StateMachineArn, in.StatusFilter, in.RedriveFilter},
 		func(r *sfnengine.ExecutionRecord) time.Time { return r.StartDate },
 		func(r *sfnengine.ExecutionRecord) string { return r.Arn })
-	recs, next, err := pg.page(s.eng.Now(), recs, in.NextToken, in.MaxResults, 100, 1000)
-	if err != nil {
-		return nil, err
-	}
-	items := []any{}
-	for _, r := range recs {
+	return pg.list(s.eng.Now(), recs, in.pageRequest, "executions", func(r *sfnengine.ExecutionRecord) any {
 		item := map[string]any{"executionArn": r.Arn, "stateMachineArn": r.StateMachineArn, "name": r.Name,
 			"status": r.Status, "startDate": epoch(r.StartDate), "redriveCount": r.RedriveCount()}
 		if r.StopDate != nil {
@@ -375,9 +360,8 @@ func (s *Server) listExecutions(ctx context.Context, body json.RawMessage) (any,
 		if d := r.RedriveDate(); d != nil {
 			item["redriveDate"] = epoch(*d)
 		}
-		items = append(items, item)
-	}
-	return withNextToken(map[string]any{"executions": items}, next), nil
+		return item
+	})
 }
 
 func (s *Server) stopExecution(ctx context.Context, body json.RawMessage) (any, error) {
@@ -399,10 +383,9 @@ func (s *Server) stopExecution(ctx context.Context, body json.RawMessage) (any, 
 func (s *Server) getExecutionHistory(ctx context.Context, body json.RawMessage) (any, error) {
 	var in struct {
 		ExecutionArn         string `json:"executionArn"`
-		MaxResults           int    `json:"maxResults"`
-		NextToken            string `json:"nextToken"`
 		ReverseOrder         bool   `json:"reverseOrder"`
 		IncludeExecutionData *bool  `json:"includeExecutionData"`
+		pageRequest
 	}
 	if err := decode(body, &in); err != nil {
 		return nil, err
@@ -421,12 +404,7 @@ func (s *Server) getExecutionHistory(ctx context.Context, body json.RawMessage) 
 		pg.Scope[1] = "reverse"
 		pg.After = func(e sfnengine.Event, a anchor) bool { return e.ID < a.N }
 	}
-	events, next, err := pg.page(s.eng.Now(), events, in.NextToken, in.MaxResults, 100, 1000)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]sfnengine.Event, 0, len(events))
-	for _, e := range events {
+	return pg.list(s.eng.Now(), events, in.pageRequest, "events", func(e sfnengine.Event) any {
 		if in.IncludeExecutionData != nil && !*in.IncludeExecutionData && e.Details != nil {
 			d := make(map[string]any, len(e.Details))
 			for k, v := range e.Details {
@@ -436,9 +414,8 @@ func (s *Server) getExecutionHistory(ctx context.Context, body json.RawMessage) 
 			}
 			e.Details = d
 		}
-		out = append(out, e)
-	}
-	return withNextToken(map[string]any{"events": out}, next), nil
+		return e
+	})
 }
 
 // withNextToken adds nextToken to a page when there is a next one.

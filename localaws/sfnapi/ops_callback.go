@@ -121,23 +121,14 @@ func (s *Server) describeActivity(ctx context.Context, body json.RawMessage) (an
 }
 
 func (s *Server) listActivities(ctx context.Context, body json.RawMessage) (any, error) {
-	var in struct {
-		MaxResults int    `json:"maxResults"`
-		NextToken  string `json:"nextToken"`
-	}
+	var in pageRequest
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
 	pg := byName("ListActivities", []string{"all"}, func(a sfnengine.Activity) string { return a.Name })
-	acts, next, err := pg.page(s.eng.Now(), s.eng.ListActivities(ctx), in.NextToken, in.MaxResults, 100, 1000)
-	if err != nil {
-		return nil, err
-	}
-	items := []any{}
-	for _, a := range acts {
-		items = append(items, map[string]any{"activityArn": a.Arn, "name": a.Name, "creationDate": epoch(a.CreationDate)})
-	}
-	return withNextToken(map[string]any{"activities": items}, next), nil
+	return pg.list(s.eng.Now(), s.eng.ListActivities(ctx), in, "activities", func(a sfnengine.Activity) any {
+		return map[string]any{"activityArn": a.Arn, "name": a.Name, "creationDate": epoch(a.CreationDate)}
+	})
 }
 
 func (s *Server) deleteActivity(ctx context.Context, body json.RawMessage) (any, error) {

@@ -12,8 +12,7 @@ import (
 func (s *Server) listMapRuns(ctx context.Context, body json.RawMessage) (any, error) {
 	var in struct {
 		ExecutionArn string `json:"executionArn"`
-		MaxResults   int    `json:"maxResults"`
-		NextToken    string `json:"nextToken"`
+		pageRequest
 	}
 	if err := decode(body, &in); err != nil {
 		return nil, err
@@ -24,20 +23,14 @@ func (s *Server) listMapRuns(ctx context.Context, body json.RawMessage) (any, er
 	}
 	pg := byNewest("ListMapRuns", []string{in.ExecutionArn},
 		func(r sfnengine.MapRun) time.Time { return r.StartDate }, func(r sfnengine.MapRun) string { return r.Arn })
-	runs, next, err := pg.page(s.eng.Now(), runs, in.NextToken, in.MaxResults, 100, 1000)
-	if err != nil {
-		return nil, err
-	}
-	items := []any{}
-	for _, r := range runs {
+	return pg.list(s.eng.Now(), runs, in.pageRequest, "mapRuns", func(r sfnengine.MapRun) any {
 		item := map[string]any{"executionArn": r.ExecutionArn, "mapRunArn": r.Arn, "stateMachineArn": r.StateMachineArn,
 			"startDate": epoch(r.StartDate)}
 		if r.StopDate != nil {
 			item["stopDate"] = epoch(*r.StopDate)
 		}
-		items = append(items, item)
-	}
-	return withNextToken(map[string]any{"mapRuns": items}, next), nil
+		return item
+	})
 }
 
 func (s *Server) describeMapRun(ctx context.Context, body json.RawMessage) (any, error) {

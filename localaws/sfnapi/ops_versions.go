@@ -72,8 +72,7 @@ func (s *Server) publishStateMachineVersion(ctx context.Context, body json.RawMe
 func (s *Server) listStateMachineVersions(ctx context.Context, body json.RawMessage) (any, error) {
 	var in struct {
 		StateMachineArn string `json:"stateMachineArn"`
-		MaxResults      int    `json:"maxResults"`
-		NextToken       string `json:"nextToken"`
+		pageRequest
 	}
 	if err := decode(body, &in); err != nil {
 		return nil, err
@@ -86,15 +85,9 @@ func (s *Server) listStateMachineVersions(ctx context.Context, body json.RawMess
 	pg := pager[sfnengine.StateMachineVersion]{Op: "ListStateMachineVersions", Scope: []string{in.StateMachineArn},
 		Key:   func(v sfnengine.StateMachineVersion) anchor { return anchor{N: int64(v.Version)} },
 		After: func(v sfnengine.StateMachineVersion, a anchor) bool { return int64(v.Version) < a.N }}
-	vs, next, err := pg.page(s.eng.Now(), vs, in.NextToken, in.MaxResults, 100, 1000)
-	if err != nil {
-		return nil, err
-	}
-	items := []any{}
-	for _, v := range vs {
-		items = append(items, map[string]any{"stateMachineVersionArn": v.Arn, "creationDate": epoch(v.CreationDate)})
-	}
-	return withNextToken(map[string]any{"stateMachineVersions": items}, next), nil
+	return pg.list(s.eng.Now(), vs, in.pageRequest, "stateMachineVersions", func(v sfnengine.StateMachineVersion) any {
+		return map[string]any{"stateMachineVersionArn": v.Arn, "creationDate": epoch(v.CreationDate)}
+	})
 }
 
 func (s *Server) deleteStateMachineVersion(ctx context.Context, body json.RawMessage) (any, error) {
@@ -223,8 +216,7 @@ func (s *Server) deleteStateMachineAlias(ctx context.Context, body json.RawMessa
 func (s *Server) listStateMachineAliases(ctx context.Context, body json.RawMessage) (any, error) {
 	var in struct {
 		StateMachineArn string `json:"stateMachineArn"`
-		MaxResults      int    `json:"maxResults"`
-		NextToken       string `json:"nextToken"`
+		pageRequest
 	}
 	if err := decode(body, &in); err != nil {
 		return nil, err
@@ -234,13 +226,7 @@ func (s *Server) listStateMachineAliases(ctx context.Context, body json.RawMessa
 		return nil, err
 	}
 	pg := byName("ListStateMachineAliases", []string{in.StateMachineArn}, func(a sfnengine.StateMachineAlias) string { return a.Name })
-	as, next, err := pg.page(s.eng.Now(), as, in.NextToken, in.MaxResults, 100, 1000)
-	if err != nil {
-		return nil, err
-	}
-	items := []any{}
-	for _, a := range as {
-		items = append(items, map[string]any{"stateMachineAliasArn": a.Arn, "creationDate": epoch(a.CreationDate)})
-	}
-	return withNextToken(map[string]any{"stateMachineAliases": items}, next), nil
+	return pg.list(s.eng.Now(), as, in.pageRequest, "stateMachineAliases", func(a sfnengine.StateMachineAlias) any {
+		return map[string]any{"stateMachineAliasArn": a.Arn, "creationDate": epoch(a.CreationDate)}
+	})
 }

@@ -70,6 +70,26 @@ func (p pager[T]) page(now time.Time, items []T, token string, maxResults, def, 
 	return out, base64.RawURLEncoding.EncodeToString(b), nil
 }
 
+// pageRequest holds the paging members of a List request.
+type pageRequest struct {
+	MaxResults int    `json:"maxResults"`
+	NextToken  string `json:"nextToken"`
+}
+
+// list answers a List request: the page of items that req asks for (100 when it names no maxResults, 1000 at
+// the most), each rendered by render, in the member key, with the next page's token when there is one.
+func (p pager[T]) list(now time.Time, items []T, req pageRequest, key string, render func(T) any) (any, error) {
+	items, next, err := p.page(now, items, req.NextToken, req.MaxResults, 100, 1000)
+	if err != nil {
+		return nil, err
+	}
+	out := []any{}
+	for _, x := range items {
+		out = append(out, render(x))
+	}
+	return withNextToken(map[string]any{key: out}, next), nil
+}
+
 func (p pager[T]) scope() string {
 	h := sha256.New()
 	for _, s := range p.Scope {
