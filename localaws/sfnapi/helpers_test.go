@@ -10,6 +10,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/transferflow/orchestrator/localaws/sfnengine"
+	"github.com/transferflow/orchestrator/localaws/stepfunctions"
 )
 
 // apiErrorCase is a request the API refuses: call makes it and returns its error, which must be the typed error
@@ -67,3 +68,52 @@ func startAndWait(t *testing.T, c *sfn.Client, eng *sfnengine.Engine, smArn, nam
 
 // errOf is the error of an SDK call, its output dropped.
 func errOf[T any](_ T, err error) error { return err }
+
+// run starts an execution of arn, waits for it and describes it.
+func run(t *testing.T, srv *stepfunctions.Server, arn string) *sfn.DescribeExecutionOutput {
+	t.Helper()
+	return runInput(t, srv, arn, "")
+}
+
+// runInput starts an execution of arn with input (none when empty), waits for it and describes it.
+func runInput(t *testing.T, srv *stepfunctions.Server, arn, input string) *sfn.DescribeExecutionOutput {
+	t.Helper()
+	ctx := context.Background()
+	c := srv.Client()
+	in := &sfn.StartExecutionInput{StateMachineArn: aws.String(arn)}
+	if input != "" {
+		in.Input = aws.String(input)
+	}
+	out, err := c.StartExecution(ctx, in)
+	if err != nil {
+		t.Fatalf("StartExecution %s: %v", arn, err)
+	}
+	waitDone(t, srv.Engine(), aws.ToString(out.ExecutionArn))
+	d, err := c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: out.ExecutionArn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// paginator is an SDK paginator of pages of type T.
+type paginator[T any] interface {
+	HasMorePages() bool
+	NextPage(context.Context, ...func(*sfn.Options)) (T, error)
+}
+
+// eachPage calls got with each page p reads and its number from 0; it fails the test when a page is an error or
+// when there is a page numbered above last (the paging does not end).
+func eachPage[T any](t *testing.T, p paginator[T], last int, got func(page int, out T)) {
+	t.Helper()
+	for page := 0; p.HasMorePages(); page++ {
+		if page > last {
+			t.Fatal("paging does not end")
+		}
+		out, err := p.NextPage(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got(page, out)
+	}
+}

@@ -141,15 +141,7 @@ func TestNestedSyncOfAnAliasThroughTheAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: parent.StateMachineArn, Input: aws.String(`{"id":"t-7"}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitDone(t, ts.Engine(), aws.ToString(start.ExecutionArn))
-	d, err := c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: start.ExecutionArn})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := runInput(t, ts, aws.ToString(parent.StateMachineArn), `{"id":"t-7"}`)
 	kid, err := c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String("arn:aws:states:us-east-1:123456789012:execution:child:kid")})
 	if err != nil {
 		t.Fatal(err)

@@ -65,20 +65,9 @@ func runSaga(t *testing.T, l *sagaLambda) (*sfn.Client, string, *sfn.DescribeExe
 	}
 	ts := stepfunctions.RunT(t, stepfunctions.WithEngineOptions(sfnengine.Options{Lambda: l}))
 	c := ts.Client()
-	ctx := context.Background()
 	smArn := create(t, c, "saga-jsonata", string(def))
-	start, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(smArn),
-		Input: aws.String(`{"id":"tr_9","amount":25}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	arn := aws.ToString(start.ExecutionArn)
-	waitDone(t, ts.Engine(), arn)
-	d, err := c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c, arn, d
+	d := runInput(t, ts, smArn, `{"id":"tr_9","amount":25}`)
+	return c, aws.ToString(d.ExecutionArn), d
 }
 
 // exitedVariables returns the assignedVariables of each state that assigned some, by state name, from the history

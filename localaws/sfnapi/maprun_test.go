@@ -40,14 +40,7 @@ func TestMapRunsThroughTheSDK(t *testing.T) {
 	}
 	var arns []string
 	p := sfn.NewListMapRunsPaginator(c, &sfn.ListMapRunsInput{ExecutionArn: start.ExecutionArn, MaxResults: 1})
-	for pages := 0; p.HasMorePages(); pages++ {
-		if pages > 5 {
-			t.Fatal("paging does not end")
-		}
-		out, err := p.NextPage(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachPage(t, p, 5, func(_ int, out *sfn.ListMapRunsOutput) {
 		for _, r := range out.MapRuns {
 			if aws.ToString(r.ExecutionArn) != aws.ToString(start.ExecutionArn) || aws.ToString(r.StateMachineArn) != smArn+"/fan" ||
 				r.StartDate == nil || r.StopDate == nil {
@@ -55,7 +48,7 @@ func TestMapRunsThroughTheSDK(t *testing.T) {
 			}
 			arns = append(arns, aws.ToString(r.MapRunArn))
 		}
-	}
+	})
 	if len(arns) != 3 || arns[0] == arns[1] || arns[1] == arns[2] {
 		t.Fatalf("map runs %v, want 3 distinct", arns)
 	}

@@ -83,9 +83,7 @@ func describeMachine(sm sfnengine.StateMachine) map[string]any {
 }
 
 func (s *Server) describeStateMachine(ctx context.Context, body json.RawMessage) (any, error) {
-	var in struct {
-		StateMachineArn string `json:"stateMachineArn"`
-	}
+	var in stateMachineArnInput
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
@@ -162,9 +160,7 @@ func unqualified(op, arn string) error {
 }
 
 func (s *Server) deleteStateMachine(ctx context.Context, body json.RawMessage) (any, error) {
-	var in struct {
-		StateMachineArn string `json:"stateMachineArn"`
-	}
+	var in stateMachineArnInput
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
@@ -269,8 +265,22 @@ func describeRecord(r *sfnengine.ExecutionRecord, redriveStatus, redriveReason s
 	return out
 }
 
+// executionArnInput, stateMachineArnInput, stateMachineAliasArnInput and activityArnInput are the requests that
+// name only the resource they act on.
 type executionArnInput struct {
 	ExecutionArn string `json:"executionArn"`
+}
+
+type stateMachineArnInput struct {
+	StateMachineArn string `json:"stateMachineArn"`
+}
+
+type stateMachineAliasArnInput struct {
+	StateMachineAliasArn string `json:"stateMachineAliasArn"`
+}
+
+type activityArnInput struct {
+	ActivityArn string `json:"activityArn"`
 }
 
 func (s *Server) describeExecution(ctx context.Context, body json.RawMessage) (any, error) {

@@ -107,9 +107,7 @@ func (s *Server) createActivity(ctx context.Context, body json.RawMessage) (any,
 }
 
 func (s *Server) describeActivity(ctx context.Context, body json.RawMessage) (any, error) {
-	var in struct {
-		ActivityArn string `json:"activityArn"`
-	}
+	var in activityArnInput
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
@@ -132,9 +130,7 @@ func (s *Server) listActivities(ctx context.Context, body json.RawMessage) (any,
 }
 
 func (s *Server) deleteActivity(ctx context.Context, body json.RawMessage) (any, error) {
-	var in struct {
-		ActivityArn string `json:"activityArn"`
-	}
+	var in activityArnInput
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}

@@ -159,9 +159,7 @@ func (s *Server) createStateMachineAlias(ctx context.Context, body json.RawMessa
 }
 
 func (s *Server) describeStateMachineAlias(ctx context.Context, body json.RawMessage) (any, error) {
-	var in struct {
-		StateMachineAliasArn string `json:"stateMachineAliasArn"`
-	}
+	var in stateMachineAliasArnInput
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
@@ -204,9 +202,7 @@ func (s *Server) updateStateMachineAlias(ctx context.Context, body json.RawMessa
 }
 
 func (s *Server) deleteStateMachineAlias(ctx context.Context, body json.RawMessage) (any, error) {
-	var in struct {
-		StateMachineAliasArn string `json:"stateMachineAliasArn"`
-	}
+	var in stateMachineAliasArnInput
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}

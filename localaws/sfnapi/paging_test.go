@@ -21,7 +21,6 @@ import (
 func TestPagesAreStableWhileExecutionsStart(t *testing.T) {
 	srv := stepfunctions.RunT(t)
 	c := srv.Client()
-	ctx := context.Background()
 	smArn := create(t, c, "paged", passChoice)
 	start := func(name string) { startAndWait(t, c, srv.Engine(), smArn, name) }
 	var before []string
@@ -32,19 +31,12 @@ func TestPagesAreStableWhileExecutionsStart(t *testing.T) {
 	}
 	seen := map[string]int{}
 	p := sfn.NewListExecutionsPaginator(c, &sfn.ListExecutionsInput{StateMachineArn: aws.String(smArn), MaxResults: 2})
-	for pages := 0; p.HasMorePages(); pages++ {
-		if pages > 10 {
-			t.Fatal("paging does not end")
-		}
-		out, err := p.NextPage(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachPage(t, p, 10, func(page int, out *sfn.ListExecutionsOutput) {
 		for _, e := range out.Executions {
 			seen[aws.ToString(e.Name)]++
 		}
-		start(fmt.Sprintf("new-%d", pages))
-	}
+		start(fmt.Sprintf("new-%d", page))
+	})
 	for _, name := range before {
 		if seen[name] != 1 {
 			t.Errorf("%s listed %d times, want once", name, seen[name])
@@ -62,28 +54,20 @@ func TestPagesAreStableWhileExecutionsStart(t *testing.T) {
 func TestStateMachinePagesAreStable(t *testing.T) {
 	srv := stepfunctions.RunT(t)
 	c := srv.Client()
-	ctx := context.Background()
 	for i := range 5 {
 		create(t, c, fmt.Sprintf("m%d", i), passChoice)
 	}
 	seen := map[string]int{}
 	p := sfn.NewListStateMachinesPaginator(c, &sfn.ListStateMachinesInput{MaxResults: 2})
-	for pages := 0; p.HasMorePages(); pages++ {
-		if pages > 10 {
-			t.Fatal("paging does not end")
-		}
-		out, err := p.NextPage(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachPage(t, p, 10, func(page int, out *sfn.ListStateMachinesOutput) {
 		for _, sm := range out.StateMachines {
 			seen[aws.ToString(sm.Name)]++
 		}
-		if pages == 0 {
+		if page == 0 {
 			create(t, c, "a-before", passChoice) // sorts before every listed one: a later page does not show it
 			create(t, c, "z-after", passChoice)  // sorts after: the last page shows it
 		}
-	}
+	})
 	want := map[string]int{"m0": 1, "m1": 1, "m2": 1, "m3": 1, "m4": 1, "z-after": 1}
 	if fmt.Sprint(seen) != fmt.Sprint(want) {
 		t.Fatalf("listed %v, want %v", seen, want)
@@ -112,26 +96,19 @@ func TestHistoryPagesInBothOrders(t *testing.T) {
 		t.Run(fmt.Sprint("reverse=", reverse), func(t *testing.T) {
 			p := sfn.NewGetExecutionHistoryPaginator(c, &sfn.GetExecutionHistoryInput{ExecutionArn: arn, MaxResults: 1, ReverseOrder: reverse})
 			var ids []int64
-			for pages := 0; p.HasMorePages(); pages++ {
-				if pages > 20 {
-					t.Fatal("paging does not end")
-				}
-				h, err := p.NextPage(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
+			eachPage(t, p, 20, func(page int, h *sfn.GetExecutionHistoryOutput) {
 				for _, e := range h.Events {
 					ids = append(ids, e.Id)
 				}
-				if pages == 0 && !reverse {
+				if page == 0 && !reverse {
 					clock.Advance(10 * time.Second) // W1 exits, W2 enters: two events after the anchor
 					waitTimers(t, clock, 1)
 				}
-				if pages == 0 && reverse {
+				if page == 0 && reverse {
 					clock.Advance(10 * time.Second) // W2 exits, W3 enters: newer than the anchor, not listed again
 					waitTimers(t, clock, 1)
 				}
-			}
+			})
 			switch {
 			case !reverse && fmt.Sprint(ids) != "[1 2 3 4]":
 				t.Fatalf("forward ids %v, want [1 2 3 4]", ids)

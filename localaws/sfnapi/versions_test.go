@@ -32,23 +32,6 @@ func createPublished(t *testing.T, c *sfn.Client, name, def string) (arn, versio
 	return aws.ToString(created.StateMachineArn), aws.ToString(created.StateMachineVersionArn)
 }
 
-// run starts an execution of arn, waits for it and describes it.
-func run(t *testing.T, srv *stepfunctions.Server, arn string) *sfn.DescribeExecutionOutput {
-	t.Helper()
-	ctx := context.Background()
-	c := srv.Client()
-	out, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(arn)})
-	if err != nil {
-		t.Fatalf("StartExecution %s: %v", arn, err)
-	}
-	waitDone(t, srv.Engine(), aws.ToString(out.ExecutionArn))
-	d, err := c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: out.ExecutionArn})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
 // TestVersions: publish on create and on update, PublishStateMachineVersion with its revision check and its
 // idempotency, DescribeStateMachine and StartExecution on a version ARN, ListStateMachineVersions,
 // DeleteStateMachineVersion.
