@@ -116,18 +116,10 @@ func (d *fastDecoder) object(depth int) (any, bool) {
 			return nil, false
 		}
 		o.Set(k.(string), v)
-		d.space()
-		if d.pos >= len(d.data) {
+		if end, ok := d.separator('}'); !ok {
 			return nil, false
-		}
-		switch d.data[d.pos] {
-		case ',':
-			d.pos++
-		case '}':
-			d.pos++
+		} else if end {
 			return o, true
-		default:
-			return nil, false
 		}
 	}
 }
@@ -146,20 +138,30 @@ func (d *fastDecoder) array(depth int) (any, bool) {
 			return nil, false
 		}
 		a = append(a, v)
-		d.space()
-		if d.pos >= len(d.data) {
+		if end, ok := d.separator(']'); !ok {
 			return nil, false
-		}
-		switch d.data[d.pos] {
-		case ',':
-			d.pos++
-		case ']':
-			d.pos++
+		} else if end {
 			return a, true
-		default:
-			return nil, false
 		}
 	}
+}
+
+// separator reads what follows a member of an object or an element of an array: a comma (more follow) or closing,
+// the bracket that ends it (end). ok is false for anything else.
+func (d *fastDecoder) separator(closing byte) (end, ok bool) {
+	d.space()
+	if d.pos >= len(d.data) {
+		return false, false
+	}
+	switch d.data[d.pos] {
+	case ',':
+		d.pos++
+		return false, true
+	case closing:
+		d.pos++
+		return true, true
+	}
+	return false, false
 }
 
 // str reads a string. Plain ASCII text is taken as it is; a string with escapes or other bytes is handed to
