@@ -35,8 +35,7 @@ const waitTwoSeconds = `{"StartAt": "W", "States": {"W": {"Type": "Wait", "Secon
 // TestStartSyncExecution runs Express executions to their end through the SDK's StartSyncExecution: the answer
 // carries the outcome as AWS answers it (members, express ARN, billing rounded up to 100 ms, 64 MB).
 func TestStartSyncExecution(t *testing.T) {
-	clock := sfnengine.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	srv := stepfunctions.RunT(t, stepfunctions.WithClock(clock))
+	srv, clock := runClocked(t)
 	c := srv.Client()
 	ctx := context.Background()
 	smArn := createExpress(t, c, "sync", passChoice)
@@ -115,8 +114,7 @@ func TestStartSyncExecution(t *testing.T) {
 // TestExpressDurationLimit: an Express execution still running after five minutes ends TIMED_OUT with
 // States.Timeout, whatever its definition's TimeoutSeconds.
 func TestExpressDurationLimit(t *testing.T) {
-	clock := sfnengine.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	srv := stepfunctions.RunT(t, stepfunctions.WithClock(clock))
+	srv, clock := runClocked(t)
 	c := srv.Client()
 	smArn := createExpress(t, c, "forever", `{"TimeoutSeconds": 3600, "StartAt": "W", "States": {"W": {"Type": "Wait", "Seconds": 3600, "End": true}}}`)
 	done := make(chan *sfn.StartSyncExecutionOutput, 1)
@@ -145,8 +143,7 @@ func TestExpressDurationLimit(t *testing.T) {
 // TestExpressAPIErrors: the operations AWS does not offer for Express executions answer as AWS does (recorded),
 // and StartSyncExecution of a Standard state machine is StateMachineTypeNotSupported.
 func TestExpressAPIErrors(t *testing.T) {
-	clock := sfnengine.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	srv := stepfunctions.RunT(t, stepfunctions.WithClock(clock))
+	srv, _ := runClocked(t)
 	c := srv.Client()
 	ctx := context.Background()
 	expressArn := createExpress(t, c, "express", waitForever)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
@@ -116,4 +117,11 @@ func eachPage[T any](t *testing.T, p paginator[T], last int, got func(page int, 
 		}
 		got(page, out)
 	}
+}
+
+// runClocked runs the API on an engine whose manual clock starts at noon on 1 March 2026.
+func runClocked(t *testing.T) (*stepfunctions.Server, *sfnengine.ManualClock) {
+	t.Helper()
+	clock := sfnengine.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	return stepfunctions.RunT(t, stepfunctions.WithClock(clock)), clock
 }

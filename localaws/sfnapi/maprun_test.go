@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
 	"github.com/transferflow/orchestrator/localaws/sfnengine"
-	"github.com/transferflow/orchestrator/localaws/stepfunctions"
 )
 
 // threeMapRuns runs a Distributed Map three times in a loop.
@@ -26,8 +25,7 @@ const threeMapRuns = `{"StartAt":"Init","States":{
 // TestMapRunsThroughTheSDK: ListMapRuns (paged with the SDK's paginator), DescribeMapRun and UpdateMapRun, and their
 // typed errors.
 func TestMapRunsThroughTheSDK(t *testing.T) {
-	clock := sfnengine.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	srv := stepfunctions.RunT(t, stepfunctions.WithClock(clock))
+	srv, _ := runClocked(t)
 	c := srv.Client()
 	ctx := context.Background()
 	smArn := create(t, c, "fans", threeMapRuns)
@@ -87,8 +85,7 @@ func TestMapRunsThroughTheSDK(t *testing.T) {
 
 // TestUpdateMapRunThroughTheSDK: a running Map Run with MaxConcurrency 1 is updated to 3 and runs 3 children at once.
 func TestUpdateMapRunThroughTheSDK(t *testing.T) {
-	clock := sfnengine.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	srv := stepfunctions.RunT(t, stepfunctions.WithClock(clock))
+	srv, clock := runClocked(t)
 	c := srv.Client()
 	ctx := context.Background()
 	def := `{"StartAt":"Fan","States":{"Fan":{"Type":"Map","MaxConcurrency":1,"ToleratedFailureCount":1,"End":true,

@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
-	"github.com/transferflow/orchestrator/localaws/sfnengine"
 	"github.com/transferflow/orchestrator/localaws/stepfunctions"
 )
 
@@ -77,8 +76,7 @@ func TestStateMachinePagesAreStable(t *testing.T) {
 // TestHistoryPagesInBothOrders pages a running execution's history forwards and backwards while it records more
 // events between pages.
 func TestHistoryPagesInBothOrders(t *testing.T) {
-	clock := sfnengine.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	srv := stepfunctions.RunT(t, stepfunctions.WithClock(clock))
+	srv, clock := runClocked(t)
 	c := srv.Client()
 	ctx := context.Background()
 	def := `{"StartAt":"W1","States":{
@@ -122,8 +120,7 @@ func TestHistoryPagesInBothOrders(t *testing.T) {
 // TestInvalidPageTokens: a token that is garbage, issued by another operation, for another resource or other
 // filters, or older than 24 hours is InvalidToken.
 func TestInvalidPageTokens(t *testing.T) {
-	clock := sfnengine.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	srv := stepfunctions.RunT(t, stepfunctions.WithClock(clock))
+	srv, clock := runClocked(t)
 	c := srv.Client()
 	ctx := context.Background()
 	a := create(t, c, "a", waitForever)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
@@ -132,8 +131,7 @@ func TestRedriveExecutionThroughTheSDK(t *testing.T) {
 
 // TestRedriveWhileRunningIsRefused: a running execution (a first run or a redriven one) is NOT_REDRIVABLE.
 func TestRedriveWhileRunningIsRefused(t *testing.T) {
-	clock := sfnengine.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	srv := stepfunctions.RunT(t, stepfunctions.WithClock(clock))
+	srv, _ := runClocked(t)
 	c := srv.Client()
 	ctx := context.Background()
 	smArn := create(t, c, "waits", waitForever)
