@@ -150,11 +150,7 @@ func TestTestState(t *testing.T) {
 				checkTestContext(t, aws.ToString(out.Output))
 				tc.wantOutput = aws.ToString(out.Output)
 			}
-			if out.Status != tc.wantStatus || aws.ToString(out.Output) != tc.wantOutput ||
-				aws.ToString(out.NextState) != tc.wantNext || aws.ToString(out.Error) != tc.wantError {
-				t.Fatalf("status %s output %s next %q error %q (cause %q), want %s %s %q %q", out.Status, aws.ToString(out.Output),
-					aws.ToString(out.NextState), aws.ToString(out.Error), aws.ToString(out.Cause), tc.wantStatus, tc.wantOutput, tc.wantNext, tc.wantError)
-			}
+			checkTestStateAnswer(t, out, tc.wantStatus, tc.wantOutput, tc.wantNext, tc.wantError)
 			if n := lambda.calls.Load() - before; n != tc.wantCalls {
 				t.Errorf("%d calls of the function, want %d", n, tc.wantCalls)
 			}
@@ -233,6 +229,15 @@ func TestTestStateErrors(t *testing.T) {
 			_, err := c.TestState(ctx, &tc.in)
 			checkAPIError(t, err, tc.wantErr, tc.wantMsg)
 		})
+	}
+}
+
+// checkTestStateAnswer checks TestState's status, output, next state and error.
+func checkTestStateAnswer(t *testing.T, out *sfn.TestStateOutput, status types.TestExecutionStatus, output, next, errorName string) {
+	t.Helper()
+	if out.Status != status || aws.ToString(out.Output) != output || aws.ToString(out.NextState) != next || aws.ToString(out.Error) != errorName {
+		t.Fatalf("status %s, output %s, next %q, error %q (cause %q); want %s, %s, %q, %q", out.Status, aws.ToString(out.Output),
+			aws.ToString(out.NextState), aws.ToString(out.Error), aws.ToString(out.Cause), status, output, next, errorName)
 	}
 }
 

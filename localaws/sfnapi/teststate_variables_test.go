@@ -67,11 +67,7 @@ func TestTestStateVariablesAndJSONata(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if out.Status != tc.wantStatus || aws.ToString(out.Output) != tc.wantOutput || aws.ToString(out.NextState) != tc.wantNext ||
-				aws.ToString(out.Error) != tc.wantError {
-				t.Fatalf("status %s, output %s, next %q, error %q %q; want %s, %s, %q, %q", out.Status, aws.ToString(out.Output),
-					aws.ToString(out.NextState), aws.ToString(out.Error), aws.ToString(out.Cause), tc.wantStatus, tc.wantOutput, tc.wantNext, tc.wantError)
-			}
+			checkTestStateAnswer(t, out, tc.wantStatus, tc.wantOutput, tc.wantNext, tc.wantError)
 			if out.InspectionData == nil || aws.ToString(out.InspectionData.Variables) != tc.wantVariables {
 				var got string
 				if out.InspectionData != nil {
