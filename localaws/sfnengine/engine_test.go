@@ -81,6 +81,16 @@ func newEngine(t *testing.T, opts sfnengine.Options) *sfnengine.Engine {
 	return eng
 }
 
+// fileStore opens a FileStore in dir.
+func fileStore(tb testing.TB, dir string) *sfnengine.FileStore {
+	tb.Helper()
+	s, err := sfnengine.NewFileStore(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
 const lambdaTask = `{"StartAt":"Call","States":{"Call":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke",
   "Parameters":{"FunctionName":"arn:aws:lambda:us-east-1:123456789012:function:debit","Payload":{"x.$":"$.x"}},
   "Catch":[{"ErrorEquals":["States.ALL"],"Next":"Caught"}],"End":true},

@@ -30,10 +30,7 @@ func (l *countingLambda) Invoke(context.Context, string, []byte) ([]byte, error)
 func TestExpressExecutionsKeepNoState(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	store, err := sfnengine.NewFileStore(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := fileStore(t, dir)
 	var events atomic.Int64
 	lambda := &countingLambda{called: make(chan struct{}, 2)}
 	eng := sfnengine.New(sfnengine.Options{Store: store, CheckpointEveryState: true, Lambda: lambda,

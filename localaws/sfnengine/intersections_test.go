@@ -30,10 +30,7 @@ func TestRedriveOfAVersionExecution(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	clock := sfnengine.NewManualClock(time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC))
-	files, err := sfnengine.NewFileStore(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := fileStore(t, dir)
 	lambda := newFlakyLambda("work")
 	first := sfnengine.New(sfnengine.Options{Store: files, Clock: clock, Lambda: lambda, CheckpointEveryState: true})
 	sm := mustCreate(t, first, sfnengine.CreateInput{Name: "versioned", Definition: versionedWork("v1"),
@@ -58,10 +55,7 @@ func TestRedriveOfAVersionExecution(t *testing.T) {
 	first.Close()
 
 	lambda.fix("work")
-	files2, err := sfnengine.NewFileStore(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	files2 := fileStore(t, dir)
 	second := newEngine(t, sfnengine.Options{Store: files2, Clock: clock, Lambda: lambda, CheckpointEveryState: true})
 	if err := second.Restore(ctx); err != nil {
 		t.Fatal(err)
@@ -92,10 +86,7 @@ func TestRedriveOfAVersionExecution(t *testing.T) {
 func TestRedrivenMapResumesAfterACrashWithCheckpoints(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	files, err := sfnengine.NewFileStore(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := fileStore(t, dir)
 	var mu sync.Mutex
 	phase := "fail"
 	calls := map[string]int{}
@@ -137,10 +128,7 @@ func TestRedrivenMapResumesAfterACrashWithCheckpoints(t *testing.T) {
 	mu.Lock()
 	phase = "succeed"
 	mu.Unlock()
-	files2, err := sfnengine.NewFileStore(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	files2 := fileStore(t, dir)
 	second := newEngine(t, sfnengine.Options{Store: files2, Lambda: lambda, CheckpointEveryState: true})
 	if err := second.Restore(ctx); err != nil {
 		t.Fatal(err)
@@ -257,10 +245,7 @@ func TestRestoreOfAnExecutionOfARecreatedStateMachine(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	clock := sfnengine.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	files, err := sfnengine.NewFileStore(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := fileStore(t, dir)
 	waitThen := func(result string) string {
 		return `{"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":60,"Next":"P"},"P":{"Type":"Pass","Result":"` + result + `","End":true}}}`
 	}
@@ -279,10 +264,7 @@ func TestRestoreOfAnExecutionOfARecreatedStateMachine(t *testing.T) {
 	first.Close()
 	before, _ := clock.Waiters()
 
-	files2, err := sfnengine.NewFileStore(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	files2 := fileStore(t, dir)
 	second := newEngine(t, sfnengine.Options{Store: files2, Clock: clock, CheckpointEveryState: true})
 	if err := second.Restore(ctx); err != nil {
 		t.Fatal(err)

@@ -368,10 +368,7 @@ func TestJSONataItemBatcher(t *testing.T) {
 // succeeded.
 func TestMapRunsSurviveARestart(t *testing.T) {
 	ctx := context.Background()
-	files, err := sfnengine.NewFileStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := fileStore(t, t.TempDir())
 	lambda := newFlakyLambda(`work {"n":2}`)
 	def := distributed(`"MaxConcurrency":1,`, `{"P":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke",
 	  "Parameters":{"FunctionName":"work","Payload.$":"$"},"OutputPath":"$.Payload","End":true}}`)

@@ -25,11 +25,7 @@ var memoryStores = []struct {
 }{
 	{name: "memory", store: func(testing.TB) sfnengine.Store { return nil }, bound: 16 << 10},
 	{name: "files", store: func(tb testing.TB) sfnengine.Store {
-		s, err := sfnengine.NewFileStore(tb.TempDir())
-		if err != nil {
-			tb.Fatal(err)
-		}
-		return s
+		return fileStore(tb, tb.TempDir())
 	}, bound: 2 << 10},
 }
 

@@ -269,10 +269,7 @@ func TestRedriveWithAssignAcrossRestarts(t *testing.T) {
 		for _, checkpoints := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/checkpoints=%v", l.name, checkpoints), func(t *testing.T) {
 				ctx := context.Background()
-				files, err := sfnengine.NewFileStore(t.TempDir())
-				if err != nil {
-					t.Fatal(err)
-				}
+				files := fileStore(t, t.TempDir())
 				def := `{` + l.top + `"StartAt":"Init","States":{
 				  "Init":{"Type":"Pass","Assign":{"n":0},"Next":"Inc"},
 				  "Inc":{"Type":"Pass",` + l.add(1) + `,"Next":"Work"},

@@ -467,10 +467,7 @@ func TestRedriveAbortedAndTimedOut(t *testing.T) {
 func TestRedriveAcrossRestart(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	files, err := sfnengine.NewFileStore(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := fileStore(t, dir)
 	lambda := newFlakyLambda("debit")
 	first := sfnengine.New(sfnengine.Options{Store: files, Lambda: lambda})
 	rec := run(t, first, transferLike, `{"transferId":"tr_2"}`)
@@ -519,10 +516,7 @@ func TestRedriveAcrossRestart(t *testing.T) {
 // the next engine resumes it where the redrive did, not from its first state.
 func TestRedrivenExecutionResumesAfterACrash(t *testing.T) {
 	ctx := context.Background()
-	files, err := sfnengine.NewFileStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := fileStore(t, t.TempDir())
 	clock := sfnengine.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	def := `{"StartAt":"Once","States":{
 	  "Once":{"Type":"Pass","Result":1,"ResultPath":"$.once","Next":"Work"},

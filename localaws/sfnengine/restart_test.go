@@ -39,10 +39,7 @@ func (s *startOnlyStore) SaveExecution(ctx context.Context, rec *sfnengine.Execu
 func TestStartedExecutionRunsAfterACrashBeforeItsFirstState(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	files, err := sfnengine.NewFileStore(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := fileStore(t, dir)
 	var calls atomic.Int64
 	lambda := invokerFunc(func(_ context.Context, _ string, payload []byte) ([]byte, error) {
 		calls.Add(1)
@@ -93,10 +90,7 @@ func TestStartedExecutionRunsAfterACrashBeforeItsFirstState(t *testing.T) {
 	if n := calls.Load(); n != 2 {
 		t.Fatalf("the debit ran %d times, want 2: once before the crash, once after", n)
 	}
-	reread, err := sfnengine.NewFileStore(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	reread := fileStore(t, dir)
 	if r, err := reread.Execution(ctx, rec.Arn); err != nil || r.Status != sfnengine.StatusSucceeded {
 		t.Fatalf("stored after the restart: %v %v, want SUCCEEDED", r, err)
 	}

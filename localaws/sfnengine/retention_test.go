@@ -20,10 +20,7 @@ var storeKinds = []struct {
 	{name: "memory", store: func(*testing.T) (sfnengine.Store, func() int) { return sfnengine.NewMemoryStore(), nil }},
 	{name: "files", store: func(t *testing.T) (sfnengine.Store, func() int) {
 		dir := t.TempDir()
-		s, err := sfnengine.NewFileStore(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := fileStore(t, dir)
 		return s, func() int { return len(logFiles(t, dir)) }
 	}},
 }

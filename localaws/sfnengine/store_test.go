@@ -14,11 +14,7 @@ import (
 
 func TestRestoreFromStore(t *testing.T) {
 	newFile := func(t *testing.T) sfnengine.Store {
-		s, err := sfnengine.NewFileStore(t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
+		return fileStore(t, t.TempDir())
 	}
 	tests := []struct {
 		name  string
@@ -69,10 +65,7 @@ func TestRestoreFromStore(t *testing.T) {
 
 func TestRunningExecutionResumesAfterRestart(t *testing.T) {
 	ctx := context.Background()
-	store, err := sfnengine.NewFileStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := fileStore(t, t.TempDir())
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := sfnengine.NewManualClock(t0)
 	opts := sfnengine.Options{Store: store, Clock: clock, CheckpointEveryState: true}
@@ -167,10 +160,7 @@ func fileSize(t *testing.T, path string) int64 {
 // that rewrote the whole record at each checkpoint wrote 189 MB for 500 turns, and about 2 GB for these.
 func TestCheckpointsAppend(t *testing.T) {
 	dir := t.TempDir()
-	store, err := sfnengine.NewFileStore(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := fileStore(t, dir)
 	eng := newEngine(t, sfnengine.Options{Store: store, CheckpointEveryState: true})
 	rec := run(t, eng, loopDefinition(1500, 0), `{}`)
 	if rec.Status != sfnengine.StatusSucceeded || *rec.Output != `{"i":1500}` {
@@ -200,10 +190,7 @@ func TestCheckpointsAppend(t *testing.T) {
 func TestResumeIgnoresUncommittedTail(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	store, err := sfnengine.NewFileStore(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := fileStore(t, dir)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := sfnengine.NewManualClock(t0)
 	first := sfnengine.New(sfnengine.Options{Store: store, Clock: clock, CheckpointEveryState: true})
@@ -228,10 +215,7 @@ func TestResumeIgnoresUncommittedTail(t *testing.T) {
 	f.Close()
 
 	clock2 := sfnengine.NewManualClock(clock.Now())
-	store2, err := sfnengine.NewFileStore(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store2 := fileStore(t, dir)
 	second := sfnengine.New(sfnengine.Options{Store: store2, Clock: clock2, CheckpointEveryState: true})
 	defer second.Close()
 	if err := second.Restore(ctx); err != nil {
@@ -260,10 +244,7 @@ func TestResumeIgnoresUncommittedTail(t *testing.T) {
 		t.Fatalf("resumed history differs from an uninterrupted one:\n%s\nwant\n%s", got, w)
 	}
 
-	store3, err := sfnengine.NewFileStore(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store3 := fileStore(t, dir)
 	third := newEngine(t, sfnengine.Options{Store: store3, Clock: clock2})
 	if err := third.Restore(ctx); err != nil {
 		t.Fatal(err)
@@ -295,10 +276,7 @@ func TestRestoreOneFileFormat(t *testing.T) {
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join("testdata", "filestore-v1"))); err != nil {
 		t.Fatal(err)
 	}
-	store, err := sfnengine.NewFileStore(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := fileStore(t, dir)
 	clock := sfnengine.NewManualClock(time.Date(2026, 3, 1, 12, 0, 1, 0, time.UTC))
 	eng := newEngine(t, sfnengine.Options{Store: store, Clock: clock, CheckpointEveryState: true})
 	if err := eng.Restore(ctx); err != nil {

@@ -157,10 +157,7 @@ func TestVersionsAndAliasesAcrossRestart(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	clock := sfnengine.NewManualClock(time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC))
-	files, err := sfnengine.NewFileStore(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := fileStore(t, dir)
 	first := sfnengine.New(sfnengine.Options{Store: files, Clock: clock, CheckpointEveryState: true})
 	waitThen := `{"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":60,"Next":"P"},"P":{"Type":"Pass","Result":"v1","End":true}}}`
 	sm := mustCreate(t, first, sfnengine.CreateInput{Name: "sm", Definition: waitThen, CreateOptions: sfnengine.CreateOptions{Publish: true}})
@@ -181,10 +178,7 @@ func TestVersionsAndAliasesAcrossRestart(t *testing.T) {
 	first.Close()
 	before, _ := clock.Waiters() // the first engine's timer stays pending on the shared clock
 
-	files2, err := sfnengine.NewFileStore(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	files2 := fileStore(t, dir)
 	second := sfnengine.New(sfnengine.Options{Store: files2, Clock: clock, CheckpointEveryState: true})
 	defer second.Close()
 	if err := second.Restore(ctx); err != nil {
