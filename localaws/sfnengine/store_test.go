@@ -64,7 +64,6 @@ func TestRestoreFromStore(t *testing.T) {
 }
 
 func TestRunningExecutionResumesAfterRestart(t *testing.T) {
-	ctx := context.Background()
 	store := fileStore(t, t.TempDir())
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := sfnengine.NewManualClock(t0)
@@ -79,20 +78,7 @@ func TestRunningExecutionResumesAfterRestart(t *testing.T) {
 	waitForTimers(t, clock, 2)
 	first.Close()
 
-	// A new clock at the same time: the first engine's timers stay pending on the old one.
-	clock2 := sfnengine.NewManualClock(clock.Now())
-	opts.Clock = clock2
-	second := sfnengine.New(opts)
-	defer second.Close()
-	if err := second.Restore(ctx); err != nil {
-		t.Fatal(err)
-	}
-	waitForTimers(t, clock2, 2)
-	clock2.Advance(60 * time.Second)
-	done, err := waitHistory(ctx, second, rec.Arn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	done, _ := resumePastWait(t, opts, clock.Now(), rec.Arn)
 	if done.Status != sfnengine.StatusSucceeded || *done.Output != `{"in":0,"a":1,"b":2}` {
 		t.Fatalf("resumed execution ended %s with %v", done.Status, done.Output)
 	}
@@ -113,6 +99,27 @@ func TestRunningExecutionResumesAfterRestart(t *testing.T) {
 	if done.Checkpoint != nil {
 		t.Fatal("a closed execution keeps its checkpoint")
 	}
+}
+
+// resumePastWait restores the execution arn, which sits in a 60-second Wait with its execution timeout pending, on a
+// new engine with opts and a new clock at now (the stopped engine's timers stay pending on the old one); it passes
+// the Wait and returns the execution once it has ended, and the new clock.
+func resumePastWait(t *testing.T, opts sfnengine.Options, now time.Time, arn string) (*sfnengine.ExecutionRecord, *sfnengine.ManualClock) {
+	t.Helper()
+	ctx := context.Background()
+	clock := sfnengine.NewManualClock(now)
+	opts.Clock = clock
+	eng := newEngine(t, opts)
+	if err := eng.Restore(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitForTimers(t, clock, 2)
+	clock.Advance(60 * time.Second)
+	done, err := waitHistory(ctx, eng, arn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return done, clock
 }
 
 // waitForTimers waits until at least n timers are pending on clock: the engine is then waiting on them.
@@ -214,19 +221,7 @@ func TestResumeIgnoresUncommittedTail(t *testing.T) {
 	}
 	f.Close()
 
-	clock2 := sfnengine.NewManualClock(clock.Now())
-	store2 := fileStore(t, dir)
-	second := sfnengine.New(sfnengine.Options{Store: store2, Clock: clock2, CheckpointEveryState: true})
-	defer second.Close()
-	if err := second.Restore(ctx); err != nil {
-		t.Fatal(err)
-	}
-	waitForTimers(t, clock2, 2)
-	clock2.Advance(60 * time.Second)
-	done, err := waitHistory(ctx, second, rec.Arn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	done, clock2 := resumePastWait(t, sfnengine.Options{Store: fileStore(t, dir), CheckpointEveryState: true}, clock.Now(), rec.Arn)
 	if done.Status != sfnengine.StatusSucceeded || *done.Output != `{"i":300}` {
 		t.Fatalf("resumed loop ended %s with %v", done.Status, done.Output)
 	}
