@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -87,23 +88,11 @@ func TestRouting(t *testing.T) {
 			if fn.function != tt.wantFunction || fn.got.Resource != tt.wantResource || fn.got.Path != tt.path {
 				t.Errorf("invoked %s with resource %s path %s", fn.function, fn.got.Resource, fn.got.Path)
 			}
-			if len(tt.wantParams) > 0 && !equalMaps(fn.got.PathParameters, tt.wantParams) {
+			if len(tt.wantParams) > 0 && !maps.Equal(fn.got.PathParameters, tt.wantParams) {
 				t.Errorf("path parameters = %v, want %v", fn.got.PathParameters, tt.wantParams)
 			}
 		})
 	}
-}
-
-func equalMaps(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 func TestEventCarriesRequestAndIdentity(t *testing.T) {

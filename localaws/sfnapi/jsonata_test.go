@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -113,10 +114,10 @@ func TestJSONataSaga(t *testing.T) {
 			t.Fatalf("history %v", names)
 		}
 		vars := exitedVariables(events)
-		if want := map[string]string{"transferId": `"tr_9"`, "amount": "25", "debitRef": `"deb-tr_9"`}; !mapsEqual(vars["Debit"], want) {
+		if want := map[string]string{"transferId": `"tr_9"`, "amount": "25", "debitRef": `"deb-tr_9"`}; !maps.Equal(vars["Debit"], want) {
 			t.Fatalf("Debit assigned %v, want %v", vars["Debit"], want)
 		}
-		if want := map[string]string{"creditRef": `"cre-tr_9"`}; !mapsEqual(vars["Credit"], want) || len(vars) != 2 {
+		if want := map[string]string{"creditRef": `"cre-tr_9"`}; !maps.Equal(vars["Credit"], want) || len(vars) != 2 {
 			t.Fatalf("assigned %v", vars)
 		}
 		if out := aws.ToString(events[5].StateExitedEventDetails.Output); out != `{"debited":true}` {
@@ -157,18 +158,6 @@ func TestJSONataSaga(t *testing.T) {
 			t.Fatalf("a failed Credit assigned its own Assign: %v", vars["Credit"])
 		}
 	})
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // TestVariablesAcrossRestart: the variables an execution assigned before it waited for a task token are in its
