@@ -15,6 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	cwltypes "github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
 	"github.com/aws/smithy-go"
+
+	"github.com/transferflow/orchestrator/internal/transferclient"
 )
 
 // Where `events tail` reads the outcome events when no flag or variable says otherwise: the local stack's events
@@ -147,14 +149,7 @@ func (a *app) pause(ctx context.Context, d time.Duration) error {
 	if a.deps.sleep != nil {
 		return a.deps.sleep(ctx, d)
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return transferclient.Sleep(ctx, d)
 }
 
 // readEvents hands each event of the group from startMs on (every page) to emit, skipping those in seen (keyed
