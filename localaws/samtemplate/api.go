@@ -89,19 +89,5 @@ func plain(n *yaml.Node) (string, error) {
 
 // plainMap returns the plain string values of a mapping node (an empty map for nil).
 func plainMap(n *yaml.Node) (map[string]string, error) {
-	out := map[string]string{}
-	if n == nil {
-		return out, nil
-	}
-	if n.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("line %d: want a mapping", n.Line)
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		v, err := plain(n.Content[i+1])
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", n.Content[i].Value, err)
-		}
-		out[n.Content[i].Value] = v
-	}
-	return out, nil
+	return mapValues(n, plain)
 }

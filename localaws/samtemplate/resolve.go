@@ -127,6 +127,12 @@ func mapping(n *yaml.Node, key string) *yaml.Node {
 
 // stringMap resolves every value of a mapping node.
 func (t *Template) stringMap(n *yaml.Node, env Env, r Resolver) (map[string]string, error) {
+	return mapValues(n, func(v *yaml.Node) (string, error) { return t.scalar(v, env, r) })
+}
+
+// mapValues turns each value of a mapping node into a string with value (an empty map for nil); an error names the
+// key whose value it is about.
+func mapValues(n *yaml.Node, value func(*yaml.Node) (string, error)) (map[string]string, error) {
 	out := map[string]string{}
 	if n == nil {
 		return out, nil
@@ -135,7 +141,7 @@ func (t *Template) stringMap(n *yaml.Node, env Env, r Resolver) (map[string]stri
 		return nil, fmt.Errorf("line %d: want a mapping", n.Line)
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		v, err := t.scalar(n.Content[i+1], env, r)
+		v, err := value(n.Content[i+1])
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", n.Content[i].Value, err)
 		}
