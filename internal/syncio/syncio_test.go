@@ -36,3 +36,31 @@ func TestWritesDoNotInterleave(t *testing.T) {
 		}
 	}
 }
+
+// TestBufferCollectsConcurrentWrites: a Buffer read while writers write holds whole lines; Take empties it.
+func TestBufferCollectsConcurrentWrites(t *testing.T) {
+	var b Buffer
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 50 {
+				if _, err := b.Write([]byte("line\n")); err != nil {
+					t.Error(err)
+				}
+				_ = b.String()
+			}
+		}()
+	}
+	wg.Wait()
+	if got := string(b.Bytes()); got != strings.Repeat("line\n", 200) {
+		t.Fatalf("Bytes = %q", got)
+	}
+	if got := b.Take(); got != strings.Repeat("line\n", 200) {
+		t.Fatalf("Take = %q", got)
+	}
+	if got := b.String(); got != "" {
+		t.Fatalf("after Take: %q", got)
+	}
+}

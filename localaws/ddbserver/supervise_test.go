@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/transferflow/orchestrator/internal/syncio"
 	"github.com/transferflow/orchestrator/localaws/ddbserver"
 )
 
@@ -37,29 +37,11 @@ func supervise(t *testing.T, opts ddbserver.SuperviseOptions) *ddbserver.Supervi
 	return sup
 }
 
-// lockedLog collects a logger's lines.
-type lockedLog struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestSupervisorRestartsAKilledServerWithItsData: a server killed with SIGKILL is started again on the same address
 // with the same data file, logged, and what was written before is there.
 func TestSupervisorRestartsAKilledServerWithItsData(t *testing.T) {
 	restarted := make(chan *ddbserver.Server, 1)
-	var logs lockedLog
+	var logs syncio.Buffer
 	sup := supervise(t, ddbserver.SuperviseOptions{
 		Options:   ddbserver.Options{DBPath: filepath.Join(t.TempDir(), "data.sqlite")},
 		Logger:    slog.New(slog.NewJSONHandler(&logs, nil)),

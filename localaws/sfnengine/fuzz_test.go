@@ -1,7 +1,6 @@
 package sfnengine_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -9,10 +8,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/transferflow/orchestrator/internal/syncio"
 	"github.com/transferflow/orchestrator/localaws/sfnengine"
 )
 
@@ -67,7 +66,7 @@ func FuzzRunValidDefinition(f *testing.F) {
 		f.Add([]byte(s[0]), []byte(s[1]))
 	}
 
-	logs := &lockedBuffer{}
+	logs := &syncio.Buffer{}
 	eng := sfnengine.New(sfnengine.Options{
 		ExecutionTimeout:    100 * time.Millisecond,
 		MaxHistoryEvents:    1000,
@@ -103,7 +102,7 @@ func FuzzRunValidDefinition(f *testing.F) {
 		if err != nil {
 			t.Fatalf("the execution of %s on %s did not end: %v", definition, input, err)
 		}
-		if logged := logs.take(); strings.Contains(logged, "engine panic") {
+		if logged := logs.Take(); strings.Contains(logged, "engine panic") {
 			t.Fatalf("the engine panicked running %s on %s:\n%s", definition, input, logged)
 		}
 		closing, ok := closingEvent[final.Status]
@@ -123,26 +122,6 @@ func FuzzRunValidDefinition(f *testing.F) {
 			}
 		}
 	})
-}
-
-// lockedBuffer collects log lines; take returns and clears them.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) take() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	s := b.buf.String()
-	b.buf.Reset()
-	return s
 }
 
 func first(h []sfnengine.Event) string {

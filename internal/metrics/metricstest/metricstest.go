@@ -13,8 +13,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/transferflow/orchestrator/internal/syncio"
 )
 
 // Line is one checked EMF record.
@@ -263,22 +264,7 @@ func ParseAll(out []byte, skipOthers bool) ([]Line, error) {
 
 // Buffer collects the lines of any number of emitters; it is safe for concurrent use.
 type Buffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-// Write implements io.Writer.
-func (b *Buffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-// Bytes returns a copy of everything written.
-func (b *Buffer) Bytes() []byte {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return bytes.Clone(b.b.Bytes())
+	syncio.Buffer
 }
 
 // Lines checks every line written so far and returns them; a line that breaks the specification fails t.
