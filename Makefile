@@ -5,7 +5,7 @@ NPM   ?= npm
 
 # npm's and PyPI's installs are kept outside the clone, one per content of package-lock.json and of each
 # requirements file, so that the next clone reuses them (tools/cached-install.sh): node_modules is copied from the
-# cache, .venv and .venv-checkov are links into it.
+# cache, .venv, .venv-awscli, .venv-checkov and .venv-schemathesis are links into it.
 export TRANSFERFLOW_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/transferflow
 CACHED_INSTALL := tools/cached-install.sh
 VENV       := .venv
@@ -26,14 +26,14 @@ export DYNOXIDE_BIN ?=
 
 .PHONY: help test run deps node-deps venv fmt-check vet lint-asl lint-template build build-lambdas sam-build deploy deploy-guided \
 	invoke-examples bench bench-quick clean bench-engine-deps bench-engine chaos chaos-quick ddblocal-deps java-check \
-	test-ddblocal fuzz fuzz-brief fuzz-check
+	test-ddblocal fuzz fuzz-brief fuzz-check test-steps test-compile test-go
 
 help:
 	@echo 'make run          start the local stack with the demo accounts (installs what is missing first)'
-	@echo 'make test         everything CI runs (installs what is missing first)'
+	@echo 'make test         everything CI runs (installs what is missing first; docs/testing.md says what and why)'
 	@echo 'make bench-quick  the benchmark, small (under 2 minutes); make bench: the full one (about 11 minutes)'
 	@echo 'make chaos        the chaos campaign (make chaos-quick: the small one make test runs)'
-	@echo 'make fuzz         every fuzz target for FUZZTIME (60s)'
+	@echo 'make fuzz         every fuzz target for FUZZTIME (60s); go test and make test replay their corpora'
 	@echo 'make deploy       sam build and sam deploy with samconfig.toml (ENV=dev|prod); docs/deploy.md'
 	@echo 'make clean        the installs and builds of this clone (the install cache stays)'
 
@@ -71,10 +71,61 @@ RACE := $(shell command -v "$$($(GO) env CC)" >/dev/null 2>&1 && echo -race)
 GOTESTSUM := $(GO) tool gotestsum
 TEST_JSON := bin/test.json
 
-test: deps venv fmt-check vet lint-asl lint-template build build-lambdas fuzz-brief
+# make test runs its steps TEST_JOBS at a time (-j): the installs (mostly network and disk) and the template linters
+# (mostly starting Python) overlap Go's compiling and the tests, which spend much of their time waiting for the stacks
+# they start. Each step's output is printed whole when the step ends (make's --output-sync, where make has it), and
+# every step runs even when another has failed (-k), so that one run shows every failure. The steps:
+#   fmt-check, lint-asl, lint-template, fuzz-check     the checks (each its own target, below)
+#   test-compile    go vet ./..., then the binaries (make build), then the functions compiled for this machine with
+#                   the flags `local invoke` builds them with (localaws/saminvoke/goflags; no link), so that the tests
+#                   that invoke functions, several at once, find them compiled instead of each compiling them
+#   build-lambdas   the functions as Lambda runs them (linux/arm64)
+#   test-go         go test of every package, once, after test-compile (which compiles what its binaries share)
+# make test does not run the fuzzers: go test runs every Fuzz target on its seed corpus and testdata/fuzz (the inputs
+# that found a bug stay there), as it runs any test; `make fuzz` is the long run that looks for new inputs.
+TEST_JOBS   ?= 2
+OUTPUT_SYNC := $(if $(filter output-sync,$(.FEATURES)),--output-sync=target)
+
+test:
+	@$(MAKE) --no-print-directory -k -j$(TEST_JOBS) $(OUTPUT_SYNC) test-steps
+
+test-steps: test-go fmt-check lint-asl lint-template build-lambdas fuzz-check
+
+test-compile: deps
+	$(GO) vet ./...
+	@mkdir -p bin
+	$(GO) build -o bin/ ./cmd/local ./cmd/transferctl
+	CGO_ENABLED=0 GOFLAGS="$${GOFLAGS:-} $(LAMBDA_GOFLAGS)" $(GO) build ./functions/...
+
+# The race detector runs on the packages where concurrency matters (and on their dependencies, compiled into their
+# test binaries with it): the engine, the stack, the gateway, the local Lambda, EventBridge and DynamoDB, txtokens,
+# JSONata (a parse runs in a goroutine, under a timeout), the transfer handlers and the ledger, the metrics, the clients
+# and transferctl, the deployment checks (parallel tests), the end-to-end suite and the chaos and load drivers: every
+# package but NORACE_PKGS, so that a new package has it. NORACE_PKGS are those whose code and tests run on one
+# goroutine (the parsers and evaluators of ASL, JSONPath, the intrinsic functions, event patterns, templates and IAM
+# policies; the functions' thin mains; the tests of the commands' flags and help; the doc examples' parser): the
+# detector would find nothing there and slows them. Their code is still checked by it wherever a race-set package
+# runs it under concurrency (the gateway evaluates policies, the engine ASL, the end-to-end suite's stack everything).
+# go test runs them without it, at the same time as the race set (tools/go-test-sets.sh), and only links their
+# binaries: test-compile compiled what they share. go vet ran already (all of its analyzers), so go test's own
+# (-vet=off) would only repeat a subset of it. The test binaries are linked without DWARF (-ldflags=-w), a third less
+# linking for each of the ~50: nothing in a test run reads it (tracebacks and race reports use the symbol table).
+NORACE_PKGS := ./cmd/aslcheck ./cmd/bench ./cmd/chaos ./cmd/local ./functions/credit ./functions/debit \
+	./functions/orchestrator ./functions/timeout-reconciler ./internal/apigw ./internal/clitest ./internal/fnconfig \
+	./lab/docexample ./lab/statediagram ./localaws/asl ./localaws/asl/intrinsic ./localaws/asl/jsonpath \
+	./localaws/asl/jsonvalue ./localaws/eventpattern ./localaws/iampolicy ./localaws/internal/awsjson \
+	./localaws/internal/heaptrim ./localaws/samtemplate
+
+# TEST_FIRST are the longest packages, which go test starts first (it starts them in the order given, GOMAXPROCS at
+# a time): the end-to-end suite (about a minute: schemathesis's budget and the chaos campaign, its other tests
+# alongside), then the transfer handlers' DynamoDB tests.
+TEST_FIRST := ./lab/e2e ./internal/transfer ./localaws/sfnapi ./localaws/sfnengine
+
+test-go: deps venv test-compile
 	@[ -n "$(RACE)" ] || echo "test: no C compiler, running without the race detector"
 	CI=$${CI:-} $(GOTESTSUM) --format pkgname-and-test-fails --format-hide-empty-pkg --jsonfile $(TEST_JSON) \
-		--raw-command -- $(GO) test -json $(RACE) -count=1 -timeout 12m ./...
+		--raw-command -- env GO="$(GO)" RACE="$(RACE)" NORACE_PKGS="$(NORACE_PKGS)" FIRST_PKGS="$(TEST_FIRST)" \
+		tools/go-test-sets.sh -count=1 -vet=off -ldflags=-w -timeout 12m
 
 # The binaries a user runs: the local stack and the CLI (make run starts them; make test builds them, so a build
 # break of either fails it).
@@ -116,8 +167,9 @@ test-ddblocal: deps ddblocal-deps java-check
 # Go native fuzz targets (docs/reliability.md#fuzzing), listed in $(FUZZ_LIST) as `package FuzzName`. `make fuzz`
 # runs each for FUZZTIME with FUZZFLAGS (e.g. FUZZFLAGS='-parallel 1' for one worker) and prints, per target, the
 # time, executions and new coverage of its last report (the full output is in $(FUZZ_LOG)/); a crasher stops it
-# and is written to the package's testdata/fuzz/<FuzzName>/. make test runs each for FUZZ_BRIEF_TIME on one worker
-# (go test ./... runs every seed corpus too). fuzz-check fails when the list and the code's Fuzz functions differ.
+# and is written to the package's testdata/fuzz/<FuzzName>/. `make fuzz-brief` runs each for FUZZ_BRIEF_TIME on one
+# worker, a few at a time (make test does not: go test ./... runs every seed corpus). fuzz-check, part of make test,
+# fails when the list and the code's Fuzz functions differ.
 # The brief run is bounded by executions, not time: before Go 1.27 a duration can end a run with a bare "context
 # deadline exceeded" and no crasher (golang/go#75804), as it did here when the cached corpus took longer than 2 s to
 # replay. A duration-bound make fuzz can meet that too: with no crasher file written, rerun it.
@@ -195,23 +247,22 @@ lint-asl: node-deps
 	@for f in statemachine/*.asl.json; do [ -f "$$f" ] || continue; node_modules/.bin/asl-validator --json-path "$$f" || exit 1; done
 	$(GO) run ./cmd/aslcheck statemachine/*.asl.json
 
-# AWS's own Python tools live in private virtual environments: .venv has tools/requirements.txt (cfn-lint,
-# aws-sam-translator for the template transform test in lab/deploy, and the SAM CLI for `sam validate --lint`,
-# `sam build` and `sam deploy`); .venv-checkov has checkov (tools/checkov-requirements.txt), apart because its pins
-# conflict with the SAM CLI's; .venv-awscli has the AWS CLI (tools/awscli-requirements.txt), apart because awscli
-# pins its dependencies exactly, for localaws/sfnapi's tests of `aws stepfunctions` against the local API;
-# .venv-schemathesis has schemathesis and botocore (tools/schemathesis-requirements.txt) for e2e's
-# TestOpenAPIConformance, which fuzzes the local stack with docs/openapi.yaml and signs as botocore does. All are
-# links to virtual environments in the cache, one per content of the requirements file (and Python version):
-# changing a pin creates a new one, a fresh clone links to the existing one.
+# AWS's own Python tools live in private virtual environments, as few as their pins allow: .venv has
+# tools/requirements.txt (cfn-lint, aws-sam-translator for the template transform test in lab/deploy, the SAM CLI for
+# `sam validate --lint`, `sam build` and `sam deploy`, and the AWS CLI for localaws/sfnapi's tests of
+# `aws stepfunctions` against the local API; .venv-awscli is the same environment under the name those tests and
+# docs/local-stack.md use); .venv-checkov has checkov (tools/checkov-requirements.txt), apart because its pins conflict
+# with the SAM CLI's (boto3, botocore, networkx, packaging, click); .venv-schemathesis has schemathesis and botocore
+# (tools/schemathesis-requirements.txt) for e2e's TestOpenAPIConformance, which fuzzes the local stack with
+# docs/openapi.yaml and signs as botocore does, apart because its botocore pin is not the SAM CLI's. All are links to
+# virtual environments in the cache, one per content of the requirements file (and Python version): changing a pin
+# creates a new one, a fresh clone links to the existing one. The three install at once (cached-install.sh venvs).
 # Without python3 on the machine the step says so and is skipped (the template checks with it); under CI it is
 # required.
 ifneq ($(PYTHON3),)
 venv:
-	@$(CACHED_INSTALL) venv $(VENV) tools/requirements.txt
-	@$(CACHED_INSTALL) venv $(CHECKOV) tools/checkov-requirements.txt
-	@$(CACHED_INSTALL) venv $(AWSCLI) tools/awscli-requirements.txt
-	@$(CACHED_INSTALL) venv $(SCHEMATHESIS) tools/schemathesis-requirements.txt
+	@$(CACHED_INSTALL) venvs $(VENV) tools/requirements.txt $(CHECKOV) tools/checkov-requirements.txt \
+		$(SCHEMATHESIS) tools/schemathesis-requirements.txt $(AWSCLI) tools/requirements.txt
 else
 venv:
 	@if [ -n "$${CI:-}" ]; then echo "python3 is required under CI for the template checks"; exit 1; fi

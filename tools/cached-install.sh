@@ -4,6 +4,7 @@
 #
 #   tools/cached-install.sh node                      node_modules from package.json and package-lock.json
 #   tools/cached-install.sh venv LINK REQUIREMENTS    a Python virtual environment with REQUIREMENTS' pins, at LINK
+#   tools/cached-install.sh venvs LINK REQUIREMENTS …  several, the distinct requirements files installed at once
 #
 # The cache is $TRANSFERFLOW_CACHE, default ${XDG_CACHE_HOME:-$HOME/.cache}/transferflow. An entry is named after
 # the SHA-256 of everything that decides its content (the lock or requirements file, the interpreter's version and
@@ -88,8 +89,37 @@ install_venv() {
 	say "$link -> $entry"
 }
 
+# install_venvs LINK REQUIREMENTS [LINK REQUIREMENTS ...]: install_venv of each pair, the distinct requirements
+# files at once (pip spends most of a cold install downloading and unpacking, not computing), each one's output
+# printed whole when all have ended, in the order given; then the links that share a requirements file with an
+# earlier pair (the same cache entry: only a link). Any failure fails the whole, after every install has ended.
+install_venvs() {
+	local out rc=0 i=0 pids=() args=() later=() seen=" "
+	out=$(mktemp -d)
+	while [ $# -ge 2 ]; do
+		case "$seen" in
+		*" $2 "*) later+=("$1" "$2") ;;
+		*)
+			seen="$seen$2 "
+			(install_venv "$1" "$2") >"$out/$i" 2>&1 &
+			pids+=($!); args+=("$1 $2"); i=$((i + 1)) ;;
+		esac
+		shift 2
+	done
+	for i in "${!pids[@]}"; do
+		if ! wait "${pids[$i]}"; then rc=1; say "failed: venv ${args[$i]}"; fi
+		cat "$out/$i"
+	done
+	rm -rf "$out"
+	[ "$rc" -eq 0 ] || return "$rc"
+	set -- ${later[@]+"${later[@]}"}
+	while [ $# -ge 2 ]; do install_venv "$1" "$2"; shift 2; done
+}
+
 case "${1:-}" in
 node) install_node ;;
 venv) [ $# -eq 3 ] || { echo "usage: $0 venv LINK REQUIREMENTS" >&2; exit 2; }; install_venv "$2" "$3" ;;
-*) echo "usage: $0 node | venv LINK REQUIREMENTS" >&2; exit 2 ;;
+venvs) [ $# -ge 3 ] && [ $(($# % 2)) -eq 1 ] || { echo "usage: $0 venvs LINK REQUIREMENTS [LINK REQUIREMENTS ...]" >&2; exit 2; }
+	shift; install_venvs "$@" ;;
+*) echo "usage: $0 node | venv LINK REQUIREMENTS | venvs LINK REQUIREMENTS [LINK REQUIREMENTS ...]" >&2; exit 2 ;;
 esac

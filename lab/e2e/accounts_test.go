@@ -12,6 +12,7 @@ import (
 // a customer account still refuses an overdraft while the funding account is below zero; and the seed's balances
 // are opening transfers from funding-EUR that a restart on the same --data-dir does not repeat.
 func TestAccountsThroughTheStack(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := startStack(t, "--data-dir", dir)
 	operator := userCaller("operator")

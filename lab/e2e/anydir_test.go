@@ -16,6 +16,7 @@ import (
 // seed next to it, and with --hints prints example commands naming the addresses it really serves (ports :0), not
 // make run's defaults.
 func TestStackFromAnotherDirectory(t *testing.T) {
+	t.Parallel()
 	args := append(dynamoDBArgs(t), "--api-addr", "127.0.0.1:0", "--sfn-addr", "127.0.0.1:0", "--dynamodb-addr", "127.0.0.1:0",
 		"--events-addr", "127.0.0.1:0", "--hints")
 	s := runStack(t, t.TempDir(), args)
@@ -62,6 +63,7 @@ func TestStackFromAnotherDirectory(t *testing.T) {
 
 // TestStackTemplateMissing: a --template that does not exist stops the stack at once, naming the file.
 func TestStackTemplateMissing(t *testing.T) {
+	t.Parallel()
 	missing := filepath.Join(t.TempDir(), "nowhere", "template.yaml")
 	cmd := exec.Command(binary, "--template", missing, "--api-addr", "127.0.0.1:0", "--sfn-addr", "127.0.0.1:0",
 		"--dynamodb-addr", "127.0.0.1:0", "--events-addr", "127.0.0.1:0")

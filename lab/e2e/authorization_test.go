@@ -57,6 +57,7 @@ func (r apiRoute) path() string {
 // deny, and the orchestrator never runs for it (its one metrics record per request counts the requests that
 // reached it).
 func TestAuthorizationThroughTheStack(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, "--operator", "arn:aws:iam::000000000000:user/operator", "--metrics")
 	routes := templateRoutes(t, filepath.Join(root, "template.yaml"))
 	if len(routes) != 13 {

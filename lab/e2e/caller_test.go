@@ -36,6 +36,7 @@ func (s *stack) signed(creds aws.Credentials, method, path string, body []byte, 
 // the same Idempotency-Key: the retry is a replay of the same transfer and one execution runs. Another role with the
 // same key is another caller: a new transfer, which cannot spend the first role's account.
 func TestAssumedRoleRetryFromANewSession(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	// Temporary credentials: an ASIA key and a session token; locally the token names the role (docs/local-stack.md).
 	session := func(key, role string) aws.Credentials {

@@ -18,6 +18,7 @@ import (
 // TestMain. The seed is random unless CHAOS_SEED is set; it is logged, and a failure names it, so that
 // `CHAOS_SEED=… make chaos-quick` replays the run's schedule.
 func TestChaosQuick(t *testing.T) {
+	t.Parallel()
 	if _, err := ddbserver.BinaryPath(); errors.Is(err, ddbserver.ErrBinaryNotFound) && os.Getenv("CI") == "" {
 		t.Skipf("chaos campaign skipped: %v; `make test` installs Dynoxide", err)
 	}

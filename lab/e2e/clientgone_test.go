@@ -17,6 +17,7 @@ import (
 // transfer is reserved and its workflow started and completed without the reconciler's sweep; the client's retry
 // with the same key is a replay of it.
 func TestClientThatGoesAwayStillGetsItsWorkflow(t *testing.T) {
+	t.Parallel()
 	// The orchestrator answers 1 s late, long after the client has gone; the sweep would take minutes.
 	s := startStack(t, "--fault", "orchestrator:delay=1s:times=1")
 	body, _ := json.Marshal(transferBody("acc-alice", "acc-bob", 432, "EUR"))

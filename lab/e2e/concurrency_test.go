@@ -17,6 +17,7 @@ import (
 // invocation, which API Gateway answers with the template's DEFAULT_5XX gateway response), and so is a workflow's Debit task, with Lambda.TooManyRequestsException,
 // which the workflow's Retry retries until the credit has given the unit back. Afterwards every transfer completes.
 func TestLambdaConcurrencyThrottles(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, "--lambda-concurrency", "1", "--fault", "credit:delay=4s:times=1")
 	client := sfn.New(sfn.Options{Region: "us-east-1", BaseEndpoint: aws.String(s.SFN),
 		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})

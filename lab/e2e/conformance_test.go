@@ -69,6 +69,7 @@ func schemathesis(t *testing.T) string {
 // the test with schemathesis's report (each failure with a curl command that reproduces it). The seed is printed;
 // SCHEMATHESIS_SEED=… replays a run.
 func TestOpenAPIConformance(t *testing.T) {
+	t.Parallel()
 	bin := schemathesis(t)
 	var flags []string
 	if stackAccepts("operator") {

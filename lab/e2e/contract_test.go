@@ -10,6 +10,7 @@ import (
 // TestTransferContract runs every row of the POST /transfers table of docs/api.md against the running
 // stack, and checks that a rejected request writes nothing: no transfer, no execution, no money moved.
 func TestTransferContract(t *testing.T) {
+	t.Parallel()
 	// The debit answers 2 s late, so the duplicate below meets the transfer still in progress however loaded the
 	// machine is (the workflow otherwise completes in about 15 ms).
 	s := startStack(t, "--fault", "debit:delay=2s:times=1")
@@ -102,6 +103,7 @@ func TestTransferContract(t *testing.T) {
 // TestWorkflowFailureIsExplained: a workflow that fails on an error nothing catches is settled by the reconciler
 // from the ledger, and the transfer's failure message carries the execution's error and cause.
 func TestWorkflowFailureIsExplained(t *testing.T) {
+	t.Parallel()
 	// An error type the Debit state neither retries nor catches fails the execution at once.
 	s := startStack(t, "--fault", "debit:error=LedgerOffline")
 	r := s.submit("e2e-workflow-failed", transferBody("acc-alice", "acc-bob", 400, "EUR"))

@@ -33,6 +33,7 @@ const docSessionTimeout = 4 * time.Minute
 // would escape the test, no expectation that checks nothing, no typo in an info string) and each document keeps
 // its minimum of run blocks.
 func TestDocsAreTested(t *testing.T) {
+	t.Parallel()
 	for _, d := range testedDocs {
 		t.Run(filepath.Base(d.path), func(t *testing.T) {
 			doc := parseDoc(t, d.path)
@@ -51,9 +52,11 @@ func TestDocsAreTested(t *testing.T) {
 // block is a subtest named by its line (TestDocs/api.md/line_42); a failure prints the block, its output and the
 // expectation. Run it alone with go test ./lab/e2e -run TestDocs.
 func TestDocs(t *testing.T) {
+	t.Parallel()
 	tools := docTools(t)
 	for _, d := range testedDocs {
 		t.Run(filepath.Base(d.path), func(t *testing.T) {
+			t.Parallel() // each has its own stack
 			doc := parseDoc(t, d.path)
 			runDoc(t, doc, tools)
 		})
@@ -61,6 +64,7 @@ func TestDocs(t *testing.T) {
 }
 
 func TestDocRewriter(t *testing.T) {
+	t.Parallel()
 	rewrite := docRewriter(map[string]string{"3000": "http://127.0.0.1:41000", "8083": "http://127.0.0.1:41001"})
 	tests := []struct{ in, want string }{
 		{"curl http://127.0.0.1:3000/transfers", "curl http://127.0.0.1:41000/transfers"},

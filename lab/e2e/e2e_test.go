@@ -23,6 +23,7 @@ const settle = 30 * time.Second
 // TestSuccessfulTransferAndReplay: a transfer completes, moves the money once, has a complete audit trail, and a
 // replay after completion answers 200 with the same transfer.
 func TestSuccessfulTransferAndReplay(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	r := s.submit("e2e-success", transferBody("acc-alice", "acc-bob", 1250, "EUR"))
 	if r.Status != http.StatusAccepted || r.Header.Get("Location") == "" {
@@ -65,6 +66,7 @@ func TestSuccessfulTransferAndReplay(t *testing.T) {
 
 // TestBusinessFailures: refused transfers end FAILED with their code and leave balances as they were.
 func TestBusinessFailures(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	tests := []struct {
 		name     string
@@ -117,6 +119,7 @@ func TestBusinessFailures(t *testing.T) {
 // TestPermanentCreditFailureIsRefunded: a credit that fails for good (forced with --fault) ends refunded, with
 // the balances restored.
 func TestPermanentCreditFailureIsRefunded(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, "--fault", "credit:error=CreditRejected:leg=CREDIT")
 	r := s.submit("e2e-refund", transferBody("acc-alice", "acc-bob", 700, "EUR"))
 	id := r.Body["transferId"].(string)
@@ -136,6 +139,7 @@ func TestPermanentCreditFailureIsRefunded(t *testing.T) {
 // TestTransientLambdaErrorsAreRetried: Lambda service errors on the debit are retried with backoff and the
 // transfer still completes once.
 func TestTransientLambdaErrorsAreRetried(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, "--fault", "debit:error=Lambda.ServiceException:times=2")
 	id := s.submitAccepted("submit", "e2e-retry", transferBody("acc-alice", "acc-bob", 100, "EUR"))
 	s.waitCompleted("transfer", id)
@@ -157,6 +161,7 @@ func TestTransientLambdaErrorsAreRetried(t *testing.T) {
 // TestConcurrentSubmissionsWithDuplicates: 100 concurrent submissions over 40 keys give 40 transfers, each
 // terminal, and the money invariants hold.
 func TestConcurrentSubmissionsWithDuplicates(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	// On DynamoDB Local the burst's reservations can outlast the orchestrator's 10 s timeout on a loaded machine
 	// (docs/dynamodb.md, difference 7): API Gateway's answer is then 502, which a client retries with the same key,
@@ -261,8 +266,10 @@ func keysOf(m map[string]map[string]any) []string {
 // TestRestartMidBatch stops the stack while a batch is in flight and starts it again on the same --data-dir:
 // every transfer still reaches a terminal state and the money invariants hold.
 func TestRestartMidBatch(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel() // each has its own stack
 			dir := t.TempDir()
 			s := startStack(t, "--data-dir", dir, "--fault", "credit:delay=1s:leg=CREDIT")
 			ids := map[string]bool{}
@@ -297,6 +304,7 @@ func TestRestartMidBatch(t *testing.T) {
 // workflow; the client sees 502. The sweep re-drives the start, the transfer completes, and the client's retry
 // with the same key is a replay.
 func TestOrchestratorCrashAfterReserve(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, "--fault", "orchestrator:crash=after-reserve:times=1", "--sweep-interval", "200ms", "--orphan-after", "1s")
 	body := transferBody("acc-alice", "acc-bob", 321, "EUR")
 	if r := s.submit("e2e-crash", body); r.Status != http.StatusBadGateway {
@@ -326,6 +334,7 @@ func TestOrchestratorCrashAfterReserve(t *testing.T) {
 // (CreditAlreadyApplied): the transfer went through. CompleteCredited asks the credit function again, which answers
 // from the ledger, and the workflow publishes the one Transfer Completed event. The money moved once.
 func TestCreditCrashAfterCommit(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, "--fault", "credit:crash=after-credit:times=1")
 	id := s.submitAccepted("submit", "e2e-credit-crash", transferBody("acc-alice", "acc-bob", 654, "EUR"))
 	s.waitCompleted("transfer", id)
@@ -354,6 +363,7 @@ func TestCreditCrashAfterCommit(t *testing.T) {
 // TestExecutionTimeoutIsReconciled: the workflow times out while the credit is still running; the reconciler
 // refunds the lone debit and marks the transfer TIMED_OUT, and the late credit is fenced off.
 func TestExecutionTimeoutIsReconciled(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, "--execution-timeout", "1s", "--fault", "credit:delay=2s:leg=CREDIT")
 	r := s.submit("e2e-timeout", transferBody("acc-alice", "acc-bob", 900, "EUR"))
 	id := r.Body["transferId"].(string)
@@ -375,6 +385,7 @@ func TestExecutionTimeoutIsReconciled(t *testing.T) {
 
 // TestStepFunctionsAPIThroughTheSDK: the stack's Step Functions endpoint answers the real aws-sdk-go-v2 client.
 func TestStepFunctionsAPIThroughTheSDK(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	r := s.submit("e2e-sdk", transferBody("acc-alice", "acc-bob", 5, "EUR"))
 	id := r.Body["transferId"].(string)
@@ -394,6 +405,7 @@ func TestStepFunctionsAPIThroughTheSDK(t *testing.T) {
 
 // TestHealthz answers 200 once the stack is ready.
 func TestHealthz(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	if r := s.do(http.MethodGet, "/healthz", nil, nil); r.Status != http.StatusOK {
 		t.Fatalf("healthz: %d", r.Status)
@@ -404,6 +416,7 @@ func TestHealthz(t *testing.T) {
 // closed, the first one's execution is gone, and its audit trail shows the transfer's ledger legs without workflow
 // events, as for a transfer whose workflow never started; the second one's trail is whole.
 func TestHistoryPastTheCap(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, "--history-max-executions", "1")
 	var ids []string
 	for _, key := range []string{"e2e-cap-1", "e2e-cap-2"} {
@@ -438,6 +451,7 @@ func TestHistoryPastTheCap(t *testing.T) {
 // itself (localaws/txtokens, docs/dynamodb.md) and says so at start-up; on DynamoDB Local (TEST_DYNAMODB) it leaves
 // them to the server. Either way a transfer completes and moves the money once.
 func TestStackKeepsTheTokensOnlyForDynoxide(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	store, err := ddbserver.TestStore()
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 // itself, here the IAM user alice who made the transfer, is refused with AccessDeniedException, as on AWS, where
 // the API's callers hold no IAM rights on the log group.
 func TestOnlyTheLocalUserReadsTheOutcomeEvents(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	body, _ := json.Marshal(withReference(transferBody("acc-alice", "acc-bob", 75, "EUR"), "invoice 2026-7"))
 	r := s.signed(aws.Credentials{AccessKeyID: "alice", SecretAccessKey: "anything"}, http.MethodPost, "/transfers", body,

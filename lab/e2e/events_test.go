@@ -127,6 +127,7 @@ func (s *stack) checkOutcome(by map[string][]outcome, id string) outcome {
 // exactly one outcome event, from the workflow, whose detail is the transfer as the API shows it; the completed
 // transfer's history shows the events:putEvents task.
 func TestOutcomeEventsOnePerSettlement(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	ids := map[string]string{}
 	for name, body := range map[string]map[string]any{
@@ -188,6 +189,7 @@ func withReference(body map[string]any, ref string) map[string]any {
 // TestReconcilerSettlementPublishesItsEvent: a workflow that times out is settled by the reconciler, which publishes
 // the transfer's one outcome event, TIMED_OUT, with the detail the API shows.
 func TestReconcilerSettlementPublishesItsEvent(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, "--execution-timeout", "1s", "--fault", "credit:delay=2s:leg=CREDIT")
 	r := s.submit("e2e-events-timeout", transferBody("acc-alice", "acc-bob", 900, "EUR"))
 	id := r.Body["transferId"].(string)
@@ -208,6 +210,7 @@ func TestReconcilerSettlementPublishesItsEvent(t *testing.T) {
 // (the local bus fails the entries of six calls); the transfer stays COMPLETED, the execution fails with
 // EventNotPublished, and the reconciler, on that FAILED status change, publishes the one outcome event.
 func TestUnpublishedEventIsPublishedByTheReconciler(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, "--fault", "events:failed-entry=InternalFailure:times=6")
 	id := s.submitAccepted("submit", "e2e-events-unpublished", transferBody("acc-alice", "acc-bob", 700, "EUR"))
 	s.waitCompleted("transfer", id)
@@ -233,6 +236,7 @@ func TestUnpublishedEventIsPublishedByTheReconciler(t *testing.T) {
 // TestEventsTail: `transferctl events tail` against a stack prints the outcome events (text and JSON, which keeps
 // the raw events), and --follow prints the next one as it comes, until interrupted.
 func TestEventsTail(t *testing.T) {
+	t.Parallel()
 	bin := transferctlPath(t)
 	s := startStack(t)
 	env := append(os.Environ(), "TRANSFERCTL_ENDPOINT="+s.API, "TRANSFERCTL_EVENTS_ENDPOINT="+s.Events)
@@ -312,8 +316,10 @@ func TestEventsTail(t *testing.T) {
 // one refused by the Lambda service (a plain cause) end CREDIT_FAILED_REFUNDED; each outcome event's failure.message
 // is the API's, word for word.
 func TestOutcomeEventsOfRefundedCredits(t *testing.T) {
+	t.Parallel()
 	for _, fault := range []string{"credit:error=CreditRejected:leg=CREDIT", "credit:error=Lambda.ResourceNotFoundException:leg=CREDIT"} {
 		t.Run(fault, func(t *testing.T) {
+			t.Parallel() // each has its own stack
 			s := startStack(t, "--fault", fault)
 			id := s.submit("e2e-events-refund", transferBody("acc-alice", "acc-bob", 700, "EUR")).Body["transferId"].(string)
 			tr := s.waitTerminal(id, settle)

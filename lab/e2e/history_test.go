@@ -31,6 +31,7 @@ type historyCase struct {
 // the one timeline it prints: states with their integrations and attempts, each failed attempt with the retry after
 // it, the ledger legs at their time among the states, the transfer's acceptance and settlement.
 func TestHistoryCommand(t *testing.T) {
+	t.Parallel()
 	stacks := []struct {
 		name   string
 		faults []string
@@ -100,6 +101,7 @@ status     FAILED TIMED_OUT: …
 	}
 	for _, st := range stacks {
 		t.Run(st.name, func(t *testing.T) {
+			t.Parallel() // each has its own stack
 			s := startStack(t, st.faults...)
 			for _, tc := range st.cases {
 				t.Run(tc.name, func(t *testing.T) {

@@ -19,6 +19,7 @@ import (
 // TestGatewayErrorsAreProblems: the errors API Gateway itself produces are the template's problem documents, and a
 // path with a double slash is refused like any unknown path, never redirected.
 func TestGatewayErrorsAreProblems(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	tests := []struct {
@@ -129,6 +130,7 @@ func (s *stack) healthz(t *testing.T, want int) response {
 // port with the same data, logged; /healthz is healthy again, the transfers written before are there, and new
 // ones complete.
 func TestDynoxideIsRestartedAfterACrash(t *testing.T) {
+	t.Parallel()
 	s := startStackWithDynoxide(t, "--data-dir", t.TempDir())
 	before := s.submitAccepted("submit", "e2e-ddb-before", transferBody("acc-alice", "acc-bob", 300, "EUR"))
 	s.waitCompleted("transfer before the crash", before)
@@ -174,6 +176,7 @@ func TestDynoxideIsRestartedAfterACrash(t *testing.T) {
 // TestInMemoryDynoxideCrashStopsTheStack: without --data-dir the data died with the process, so the stack does not
 // start an empty one: it exits non-zero, saying why.
 func TestInMemoryDynoxideCrashStopsTheStack(t *testing.T) {
+	t.Parallel()
 	s := startStackWithDynoxide(t)
 	if err := syscall.Kill(s.dynoxidePID(t), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -195,6 +198,7 @@ func TestInMemoryDynoxideCrashStopsTheStack(t *testing.T) {
 // TestHealthzNamesDynamoDBWhenItIsDown: /healthz checks DynamoDB for real: with --dynamodb-endpoint, stopping that
 // server turns it into a 503 problem that names dynamodb, the engine still up.
 func TestHealthzNamesDynamoDBWhenItIsDown(t *testing.T) {
+	t.Parallel()
 	ddb := ddbserver.StartT(t)
 	s := startStack(t, "--dynamodb-endpoint", ddb.URL)
 	s.healthz(t, http.StatusOK)

@@ -121,6 +121,7 @@ func orphan(t *testing.T, s *stack, amount int64) string {
 // TestInvokeExamples is `make invoke-examples`: a fresh stack seeded with events/local-transfers.json, then every
 // event of events/ through `local invoke` with events/env.json, in the order docs/local-stack.md gives, each outcome checked.
 func TestInvokeExamples(t *testing.T) {
+	t.Parallel()
 	// The stack's own sweep must not run during the test: the scheduled event's invocation is the one that sweeps.
 	s := startStack(t, "--seed-transfers", filepath.Join(root, "events", "local-transfers.json"), "--sweep-interval", "1h")
 	envVars := localEnvVars(t, s)
@@ -218,6 +219,7 @@ func TestInvokeExamples(t *testing.T) {
 // TestInvokeWithoutEnvVars: without env.json, STATE_MACHINE_ARN is the logical id SAM gives an unresolvable !Ref;
 // the orchestrator starts anyway and answers the invocation with a ConfigurationError naming the variable.
 func TestInvokeWithoutEnvVars(t *testing.T) {
+	t.Parallel()
 	inv := invoke(t, "", "OrchestratorFunction", "orchestrator-new-transfer.json")
 	var doc struct{ ErrorType, ErrorMessage string }
 	if err := json.Unmarshal(inv.stdout, &doc); err != nil || doc.ErrorType != "ConfigurationError" ||

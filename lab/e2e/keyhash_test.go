@@ -14,6 +14,7 @@ import (
 // confirm a guess of the key; the stack's secret is kept in --data-dir, so a retry with the same key after a
 // restart is still a replay.
 func TestTransferIDHidesTheKey(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := startStack(t, "--data-dir", dir)
 	payee := userCaller("keyhashpayee")

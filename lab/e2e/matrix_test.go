@@ -43,6 +43,7 @@ type matrix struct {
 // allowed row succeeds; every forbidden row answers as documented and changes nothing in the table but, at most, the
 // forbidden caller's own transfer record (scanned before and after).
 func TestAuthorizationMatrix(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, "--operator", operatorCaller)
 	outsider := roleCaller("outsider", "arn:aws:iam::111122223333:role/outsider")
 	outsider.scope = "iam:arn:aws:sts::111122223333:assumed-role/outsider"
@@ -85,6 +86,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 // TestAuthorizationMatrixIsDocumented: the matrix rows of docs/security.md and the rows TestAuthorizationMatrix runs
 // are the same, so no row is documented without a test or tested without being documented.
 func TestAuthorizationMatrixIsDocumented(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(filepath.Join(root, "docs", "security.md"))
 	if err != nil {
 		t.Fatal(err)

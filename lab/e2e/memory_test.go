@@ -45,6 +45,7 @@ func vmRSS(t *testing.T, pid int) int64 {
 // until AWS's history quota fails it; within a minute of its end the stack's resident memory is back within twice
 // what it was idle before (after one transfer). The wait polls the memory, the minute is the requirement.
 func TestMemoryReturnsAfterAHostileExecution(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		t.Skip("needs /proc to read the stack's resident memory")
 	}

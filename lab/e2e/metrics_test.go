@@ -12,6 +12,7 @@ import (
 // credit's) come out on stderr among the logs, each valid EMF under the template's namespace; without it there are
 // none. Either way stdout carries the ready line and nothing else.
 func TestMetricsGoToStderrWithTheFlag(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name string
 		args []string
@@ -21,6 +22,7 @@ func TestMetricsGoToStderrWithTheFlag(t *testing.T) {
 		{"without", nil, map[string]string{}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // each has its own stack
 			s := startStack(t, tt.args...)
 			id := s.submitAccepted("submit", "e2e-metrics", transferBody("acc-alice", "acc-bob", 100, "EUR"))
 			s.waitCompleted("transfer", id)

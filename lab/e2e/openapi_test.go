@@ -83,6 +83,7 @@ func templateRouteNames(t *testing.T, template string) []string {
 // operationId (the links name them), is signed with SigV4 and nothing else, and lists API Gateway's own answers.
 // OPENAPI_TEMPLATE names another template to compare with (a draft of template.yaml, say).
 func TestOpenAPIRoutesAreTheTemplates(t *testing.T) {
+	t.Parallel()
 	doc := loadOpenAPI(t)
 	template := os.Getenv("OPENAPI_TEMPLATE")
 	if template == "" {

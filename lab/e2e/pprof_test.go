@@ -10,6 +10,7 @@ import (
 // TestPprofAddr: --pprof-addr serves Go's profiles on its own address, named on the ready line; without it the
 // ready line has no pprof and the API does not serve them.
 func TestPprofAddr(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, "--pprof-addr", "127.0.0.1:0")
 	ready := strings.TrimSpace(s.stdout.String())
 	_, pprofURL, ok := strings.Cut(ready, " pprof=")

@@ -25,6 +25,7 @@ const propertyChecks = 12
 // changed, and the balances of each currency still sum to what they did; and no answer of the sequence showed a
 // caller an account, listing or transfer of another owner (every such read answered exactly as a missing one).
 func TestNoCallerSpendsAnotherOwnersMoney(t *testing.T) {
+	t.Parallel()
 	if f := flag.Lookup("rapid.checks"); f != nil && !isFlagSet("rapid.checks") {
 		_ = f.Value.Set(fmt.Sprint(propertyChecks))
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,7 +35,20 @@ var binary string
 // root is the repository root (where template.yaml is).
 var root string
 
+// Every test of this package starts its own stacks (each on free ports, with its own data directory and its own
+// Dynoxide) and shares nothing else but the binaries, so every test runs in parallel (t.Parallel). Most of a test's
+// time is waiting (for a workflow's retries and backoffs, a fault's delay, a restart, schemathesis's time budget),
+// not computing, so more of them run at once than go test's default -parallel (GOMAXPROCS): parallelPerCPU per
+// CPU, unless -parallel is given.
+const parallelPerCPU = 4
+
 func TestMain(m *testing.M) {
+	flag.Parse()
+	parallelSet := false
+	flag.Visit(func(f *flag.Flag) { parallelSet = parallelSet || f.Name == "test.parallel" })
+	if !parallelSet {
+		_ = flag.Set("test.parallel", strconv.Itoa(parallelPerCPU*runtime.GOMAXPROCS(0)))
+	}
 	code, err := build()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)

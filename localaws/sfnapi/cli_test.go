@@ -77,7 +77,7 @@ func decodeCLI(t *testing.T, out []byte) map[string]any {
 	return v
 }
 
-// TestAWSCLI runs the real AWS CLI (tools/awscli-requirements.txt) against the local API: create-state-machine,
+// TestAWSCLI runs the real AWS CLI (tools/requirements.txt) against the local API: create-state-machine,
 // start-sync-execution and test-state, with AWS_DISABLE_HOST_PREFIX_INJECTION=true, the setting the local endpoint
 // needs for the last two (their host prefix "sync-" would make the CLI call sync-127.0.0.1, which does not resolve,
 // as the last call shows).
