@@ -26,7 +26,7 @@ export DYNOXIDE_BIN ?=
 
 .PHONY: help test run deps node-deps venv fmt-check vet lint-asl lint-template build build-lambdas sam-build deploy deploy-guided \
 	invoke-examples bench bench-quick clean bench-engine-deps bench-engine chaos chaos-quick ddblocal-deps java-check \
-	test-ddblocal fuzz fuzz-brief fuzz-check test-steps test-compile test-go
+	test-ddblocal fuzz fuzz-api fuzz-brief fuzz-check test-steps test-compile test-go
 
 help:
 	@echo 'make run          start the local stack with the demo accounts (installs what is missing first)'
@@ -117,7 +117,7 @@ NORACE_PKGS := ./cmd/aslcheck ./cmd/bench ./cmd/chaos ./cmd/local ./functions/cr
 	./localaws/internal/heaptrim ./localaws/samtemplate
 
 # TEST_FIRST are the longest packages, which go test starts first (it starts them in the order given, GOMAXPROCS at
-# a time): the end-to-end suite (about a minute: schemathesis's budget and the chaos campaign, its other tests
+# a time): the end-to-end suite (under a minute: the chaos campaign and schemathesis's budget, its other tests
 # alongside), then the transfer handlers' DynamoDB tests.
 TEST_FIRST := ./lab/e2e ./internal/transfer ./localaws/sfnapi ./localaws/sfnengine
 
@@ -212,8 +212,14 @@ for name in $$($(fuzz_targets) | awk '{print $$2}'); do \
 done
 endef
 
-fuzz: deps fuzz-check
+fuzz: deps fuzz-check fuzz-api
 	$(call run_fuzz,$(FUZZTIME),$(FUZZFLAGS))
+
+# schemathesis against a fresh local stack for API_FUZZTIME seconds (lab/e2e's TestOpenAPIConformance, which make
+# test runs with its default budget of 15 s: every phase, fewer generated cases).
+API_FUZZTIME ?= 120
+fuzz-api: deps venv
+	SCHEMATHESIS_MAX_TIME=$(API_FUZZTIME) $(GO) test -count=1 -timeout 30m -run '^TestOpenAPIConformance$$' -v ./lab/e2e/
 
 # Each brief run has one worker (-parallel 1), so FUZZ_BRIEF_JOBS (the number of CPUs) of them run at once.
 FUZZ_BRIEF_JOBS ?= $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)

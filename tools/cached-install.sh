@@ -71,7 +71,9 @@ requirements=
 fill_venv() {
 	say "creating the virtual environment $1 with $requirements (once per requirements file)"
 	python3 -m venv "$1"
-	"$1/bin/pip" install -q --disable-pip-version-check -r "$requirements"
+	# --no-compile: pip would byte-compile every module of every package (botocore's thousands), most of a cold
+	# install's CPU; Python compiles a module the first time it is imported, and caches it, as it does for any module.
+	"$1/bin/pip" install -q --disable-pip-version-check --no-compile -r "$requirements"
 }
 
 install_venv() {
