@@ -121,11 +121,16 @@ NORACE_PKGS := ./cmd/aslcheck ./cmd/bench ./cmd/chaos ./cmd/local ./functions/cr
 # alongside), then the transfer handlers' DynamoDB tests.
 TEST_FIRST := ./lab/e2e ./internal/transfer ./localaws/sfnapi ./localaws/sfnengine
 
+# go test runs TEST_PKGS_AT_ONCE test binaries at a time in each set (-p; its default is the number of CPUs): three
+# per CPU, since most packages spend their time waiting for the Dynoxide, stacks and subprocesses they start, not
+# computing. On the 2-core machine this brought a warm make test from 92 s to 71 s.
+TEST_PKGS_AT_ONCE ?= $(shell echo $$(( $$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2) * 3 )))
+
 test-go: deps venv test-compile
 	@[ -n "$(RACE)" ] || echo "test: no C compiler, running without the race detector"
 	CI=$${CI:-} $(GOTESTSUM) --format pkgname-and-test-fails --format-hide-empty-pkg --jsonfile $(TEST_JSON) \
 		--raw-command -- env GO="$(GO)" RACE="$(RACE)" NORACE_PKGS="$(NORACE_PKGS)" FIRST_PKGS="$(TEST_FIRST)" \
-		tools/go-test-sets.sh -count=1 -vet=off -ldflags=-w -timeout 12m
+		tools/go-test-sets.sh -p $(TEST_PKGS_AT_ONCE) -count=1 -vet=off -ldflags=-w -timeout 12m
 
 # The binaries a user runs: the local stack and the CLI (make run starts them; make test builds them, so a build
 # break of either fails it).
