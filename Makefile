@@ -100,19 +100,20 @@ test-compile: deps
 # The race detector runs on the packages where concurrency matters (and on their dependencies, compiled into their
 # test binaries with it): the engine, the stack, the gateway, the local Lambda, EventBridge and DynamoDB, txtokens,
 # JSONata (a parse runs in a goroutine, under a timeout), the transfer handlers and the ledger, the metrics, the clients
-# and transferctl, the deployment checks (parallel tests), the end-to-end suite and the chaos and load drivers: every
+# and transferctl, the end-to-end suite and the chaos and load drivers: every
 # package but NORACE_PKGS, so that a new package has it. NORACE_PKGS are those whose code and tests run on one
 # goroutine (the parsers and evaluators of ASL, JSONPath, the intrinsic functions, event patterns, templates and IAM
-# policies; the functions' thin mains; the tests of the commands' flags and help; the doc examples' parser): the
-# detector would find nothing there and slows them. Their code is still checked by it wherever a race-set package
-# runs it under concurrency (the gateway evaluates policies, the engine ASL, the end-to-end suite's stack everything).
+# policies; the functions' thin mains; the tests of the commands' flags and help; the doc examples' parser; the
+# deployment checks, which read the template and run the engine and handlers that race-set packages test under the
+# detector already): the detector would find nothing there and slows them. Their code is still checked by it wherever a race-set package
+# runs it under concurrency (the gateway evaluates policies, the engine ASL, the stack its functions in-process).
 # go test runs them without it, at the same time as the race set (tools/go-test-sets.sh), and only links their
 # binaries: test-compile compiled what they share. go vet ran already (all of its analyzers), so go test's own
 # (-vet=off) would only repeat a subset of it. The test binaries are linked without DWARF (-ldflags=-w), a third less
 # linking for each of the ~50: nothing in a test run reads it (tracebacks and race reports use the symbol table).
 NORACE_PKGS := ./cmd/aslcheck ./cmd/bench ./cmd/chaos ./cmd/local ./functions/credit ./functions/debit \
 	./functions/orchestrator ./functions/timeout-reconciler ./internal/apigw ./internal/clitest ./internal/fnconfig \
-	./lab/docexample ./lab/statediagram ./localaws/asl ./localaws/asl/intrinsic ./localaws/asl/jsonpath \
+	./lab/deploy ./lab/docexample ./lab/statediagram ./localaws/asl ./localaws/asl/intrinsic ./localaws/asl/jsonpath \
 	./localaws/asl/jsonvalue ./localaws/eventpattern ./localaws/iampolicy ./localaws/internal/awsjson \
 	./localaws/internal/heaptrim ./localaws/samtemplate
 
