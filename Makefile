@@ -222,7 +222,7 @@ fuzz: deps fuzz-check fuzz-api
 	$(call run_fuzz,$(FUZZTIME),$(FUZZFLAGS))
 
 # schemathesis against a fresh local stack for API_FUZZTIME seconds (lab/e2e's TestOpenAPIConformance, which make
-# test runs with its default budget of 15 s: every phase, fewer generated cases).
+# test runs with its default budget of 10 s: every phase, fewer generated cases).
 API_FUZZTIME ?= 120
 fuzz-api: deps venv
 	SCHEMATHESIS_MAX_TIME=$(API_FUZZTIME) $(GO) test -count=1 -timeout 30m -run '^TestOpenAPIConformance$$' -v ./lab/e2e/

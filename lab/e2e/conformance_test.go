@@ -30,7 +30,7 @@ const (
 // `make fuzz-api` is the long run.
 const (
 	schemathesisTimeout       = 3 * time.Minute
-	defaultSchemathesisBudget = 15
+	defaultSchemathesisBudget = 10
 )
 
 // schemathesisBudget is the --max-time of this run, in seconds.
@@ -79,7 +79,7 @@ func schemathesis(t *testing.T) string {
 
 // TestOpenAPIConformance runs schemathesis (tools/schemathesis-requirements.txt) against a fresh local stack with
 // docs/openapi.yaml: its examples, coverage, fuzzing and stateful phases (the description's links chain the
-// operations: an opened account is read, paid from and funded, a submitted transfer is read), for about 15 s. Every
+// operations: an opened account is read, paid from and funded, a submitted transfer is read), for about 10 s. Every
 // request is signed with SigV4 by tools/schemathesis_sigv4.py: as the operator for the /operator/ routes, as a
 // client otherwise. The stack is started with --operator for the operator's principal when its --help lists that
 // flag. Any 5xx, and any answer whose status, content type, headers or body the description does not allow, fails
