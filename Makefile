@@ -281,12 +281,13 @@ venv:
 	@echo "venv: python3 not found, the template checks (cfn-lint, sam validate, checkov, transform test) and the OpenAPI conformance test skipped"
 endif
 
-# The template as the tools users run check it: cfn-lint, `sam validate --lint`, and checkov with 0 failed checks
-# (every skip is in the resource's Metadata with its reason; --skip-download keeps checkov offline). The three are
-# independent and spend most of their time starting Python, not computing, so they run at once; each one's output
-# is printed whole, in this order, and any failure fails the step.
-LINT_TEMPLATE_TOOLS := "$(VENV)/bin/cfn-lint template.yaml" \
-	"$(SAM) validate --lint --region us-east-1" \
+# The template as the tools users run check it: `sam validate --lint` (the SAM CLI's validation, then cfn-lint, the
+# same installed cfn-lint, over the template; any rule matched fails it, as a plain cfn-lint run would, so cfn-lint is
+# not run a second time on its own), and checkov with 0 failed checks (every skip is in the resource's Metadata with
+# its reason; --skip-download keeps checkov offline). The two are independent and spend most of their time starting
+# Python, not computing, so they run at once; each one's output is printed whole, in this order, and any failure
+# fails the step.
+LINT_TEMPLATE_TOOLS := "$(SAM) validate --lint --region us-east-1" \
 	"$(CHECKOV)/bin/checkov -f template.yaml --framework cloudformation --quiet --compact --skip-download"
 lint-template: venv
 	@if [ -n "$(PYTHON3)" ]; then \
