@@ -98,7 +98,7 @@ func parseFlags(args []string, getwd func() (string, error), output io.Writer) (
 			if o.cfg.Scale.Name != "full" {
 				name = "latest-" + o.cfg.Scale.Name + ".json"
 			}
-			o.out = filepath.Join(root, "bench", "results", name)
+			o.out = filepath.Join(root, "lab", "bench", "results", name)
 		}
 	}
 	return o, nil

@@ -26,12 +26,12 @@ func TestParseFlags(t *testing.T) {
 	}{
 		{name: "defaults: quick, this repository, latest-quick.json", args: nil, getwd: os.Getwd, check: func(t *testing.T, o options) {
 			if o.cfg.Scale.Name != "quick" || o.cfg.LocalDir != root || o.cfg.LocalBin != "" || o.cfg.Disk ||
-				o.out != filepath.Join(root, "bench", "results", "latest-quick.json") {
+				o.out != filepath.Join(root, "lab", "bench", "results", "latest-quick.json") {
 				t.Errorf("options = %+v, out %s", o.cfg, o.out)
 			}
 		}},
 		{name: "full writes latest.json", args: []string{"--scale", "full"}, getwd: os.Getwd, check: func(t *testing.T, o options) {
-			if o.cfg.Scale.Name != "full" || o.out != filepath.Join(root, "bench", "results", "latest.json") {
+			if o.cfg.Scale.Name != "full" || o.out != filepath.Join(root, "lab", "bench", "results", "latest.json") {
 				t.Errorf("scale %s, out %s", o.cfg.Scale.Name, o.out)
 			}
 		}},
