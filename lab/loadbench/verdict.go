@@ -149,12 +149,3 @@ func VerdictLine(vs []Verdict) string {
 	}
 	return "verdicts: " + strings.Join(parts, " | ")
 }
-
-// beside formats x with two decimals, or three when two would print the target itself for a figure that misses
-// it (0.797 is not "0.80" beside a target of 0.8), so that a figure never reads as the side of the target it is not on.
-func beside(x, target float64) string {
-	if two := fmt.Sprintf("%.2f", x); two != fmt.Sprintf("%.2f", target) || x >= target {
-		return two
-	}
-	return fmt.Sprintf("%.3f", x)
-}
