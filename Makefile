@@ -107,31 +107,35 @@ test-compile: deps
 # deployment checks, which read the template and run the engine and handlers that race-set packages test under the
 # detector already): the detector would find nothing there and slows them. Their code is still checked by it wherever a race-set package
 # runs it under concurrency (the gateway evaluates policies, the engine ASL, the stack its functions in-process).
-# go test runs them without it, at the same time as the race set (tools/go-test-sets.sh), and only links their
-# binaries: test-compile compiled what they share. go vet ran already (all of its analyzers), so go test's own
-# (-vet=off) would only repeat a subset of it. The test binaries are linked without DWARF (-ldflags=-w), a third less
-# linking for each of the ~50: nothing in a test run reads it (tracebacks and race reports use the symbol table).
+# They run without it, alongside the race set. tools/go-test-sets.sh compiles each set's test binaries with
+# `go test -c` into bin/test, where they stay: go relinks one only when something in it changed, so a warm run links
+# nothing, where `go test` links every test binary on every run (about 40 s of CPU time, a third of a warm make test
+# on two cores). It then runs them as go test does (in the package's folder, through test2json, so gotestsum reads
+# them as it reads go test -json), every time: make test does not use go test's cache of results, since many tests
+# start Dynoxide, stacks and tools whose files it does not track. go vet ran already (all of its analyzers), so go
+# test's own (-vet=off) would only repeat a subset of it. The test binaries are linked without DWARF (-ldflags=-w), a
+# third less linking for each of the ~50: nothing in a test run reads it (tracebacks and race reports use the symbol
+# table).
 NORACE_PKGS := ./cmd/aslcheck ./cmd/bench ./cmd/chaos ./cmd/local ./functions/credit ./functions/debit \
 	./functions/orchestrator ./functions/timeout-reconciler ./internal/apigw ./internal/clitest ./internal/fnconfig \
 	./lab/deploy ./lab/docexample ./lab/statediagram ./localaws/asl ./localaws/asl/intrinsic ./localaws/asl/jsonpath \
 	./localaws/asl/jsonvalue ./localaws/eventpattern ./localaws/iampolicy ./localaws/internal/awsjson \
 	./localaws/internal/heaptrim ./localaws/samtemplate
 
-# TEST_FIRST are the longest packages, which go test starts first (it starts them in the order given, GOMAXPROCS at
-# a time): the end-to-end suite (under a minute: the chaos campaign and schemathesis's budget, its other tests
-# alongside), then the transfer handlers' DynamoDB tests.
+# TEST_FIRST are the longest packages, which start first (the others follow in go list's order): the end-to-end suite
+# (under a minute: the chaos campaign and schemathesis's budget, its other tests alongside), the transfer handlers'
+# DynamoDB tests, the Step Functions API and engine.
 TEST_FIRST := ./lab/e2e ./internal/transfer ./localaws/sfnapi ./localaws/sfnengine
 
-# go test runs TEST_PKGS_AT_ONCE test binaries at a time in each set (-p; its default is the number of CPUs): three
-# per CPU, since most packages spend their time waiting for the Dynoxide, stacks and subprocesses they start, not
-# computing. On the 2-core machine this brought a warm make test from 92 s to 71 s.
+# TEST_PKGS_AT_ONCE test binaries run at a time: three per CPU, since most packages spend their time waiting for the
+# Dynoxide, stacks and subprocesses they start, not computing.
 TEST_PKGS_AT_ONCE ?= $(shell echo $$(( $$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2) * 3 )))
 
 test-go: deps venv test-compile
 	@[ -n "$(RACE)" ] || echo "test: no C compiler, running without the race detector"
 	CI=$${CI:-} $(GOTESTSUM) --format pkgname-and-test-fails --format-hide-empty-pkg --jsonfile $(TEST_JSON) \
 		--raw-command -- env GO="$(GO)" RACE="$(RACE)" NORACE_PKGS="$(NORACE_PKGS)" FIRST_PKGS="$(TEST_FIRST)" \
-		tools/go-test-sets.sh -p $(TEST_PKGS_AT_ONCE) -count=1 -vet=off -ldflags=-w -timeout 12m
+		JOBS=$(TEST_PKGS_AT_ONCE) TEST_TIMEOUT=12m tools/go-test-sets.sh -vet=off -ldflags=-w
 
 # The binaries a user runs: the local stack and the CLI (make run starts them; make test builds them, so a build
 # break of either fails it).
@@ -289,17 +293,27 @@ endif
 # fails the step.
 LINT_TEMPLATE_TOOLS := "$(SAM) validate --lint --region us-east-1" \
 	"$(CHECKOV)/bin/checkov -f template.yaml --framework cloudformation --quiet --compact --skip-download"
+
+# The tools run again only when the template, their pins or this Makefile changed since they last passed (the stamp
+# bin/.lint-template.ok, as make rebuilds a target): on an unchanged template they would print the same verdict after
+# about 10 s of CPU time.
+LINT_TEMPLATE_STAMP := bin/.lint-template.ok
+
 lint-template: venv
-	@if [ -n "$(PYTHON3)" ]; then \
-		out=$$(mktemp -d); i=0; \
-		for tool in $(LINT_TEMPLATE_TOOLS); do i=$$((i+1)); bash -c "$$tool" >$$out/$$i 2>&1 & echo $$! >$$out/$$i.pid; done; \
-		rc=0; i=0; \
-		for tool in $(LINT_TEMPLATE_TOOLS); do i=$$((i+1)); \
-			wait $$(cat $$out/$$i.pid) || { rc=1; echo "lint-template: failed: $$tool"; }; \
-			echo "$$tool"; cat $$out/$$i; \
-		done; \
-		rm -rf $$out; exit $$rc; \
-	fi
+	@if [ -z "$(PYTHON3)" ]; then exit 0; \
+	elif $(MAKE) -s -q $(LINT_TEMPLATE_STAMP); then echo "lint-template: passed before on this template and these pins"; \
+	else $(MAKE) --no-print-directory -s $(LINT_TEMPLATE_STAMP); fi
+
+$(LINT_TEMPLATE_STAMP): template.yaml tools/requirements.txt tools/checkov-requirements.txt Makefile
+	@mkdir -p $(@D); rm -f $@
+	@out=$$(mktemp -d); i=0; \
+	for tool in $(LINT_TEMPLATE_TOOLS); do i=$$((i+1)); bash -c "$$tool" >$$out/$$i 2>&1 & echo $$! >$$out/$$i.pid; done; \
+	rc=0; i=0; \
+	for tool in $(LINT_TEMPLATE_TOOLS); do i=$$((i+1)); \
+		wait $$(cat $$out/$$i.pid) || { rc=1; echo "lint-template: failed: $$tool"; }; \
+		echo "$$tool"; cat $$out/$$i; \
+	done; \
+	rm -rf $$out; [ $$rc = 0 ] && touch $@
 
 # The functions as Lambda runs them (provided.al2023 on arm64, see template.yaml): a build break shows up here, not at deploy.
 build-lambdas:
