@@ -6,7 +6,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -138,12 +137,7 @@ func (p *decoder) machine(obj map[string]any, base string, top bool) *Definition
 
 // stateOrder returns the state names sorted, so that problems are reported in a stable order.
 func stateOrder(states map[string]any) []string {
-	names := make([]string, 0, len(states))
-	for k := range states {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(states))
 }
 
 var commonFields = map[string]bool{"Type": true, "Comment": true, "QueryLanguage": true}
@@ -177,11 +171,7 @@ func (p *decoder) state(name string, obj map[string]any, sp string) *State {
 	for _, f := range allowed {
 		set[f] = true
 	}
-	keys := make([]string, 0, len(obj))
-	for k := range obj {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(obj))
 	for _, k := range keys {
 		if !set[k] && !commonFields[k] {
 			p.errf(join(sp, k), "field is not supported by a %s state", st.Type)
@@ -553,11 +543,7 @@ func (p *decoder) rule(v any, rp string, top bool) *ChoiceRule {
 		p.errf(rp, "choice rule must be an object")
 		return r
 	}
-	keys := make([]string, 0, len(obj))
-	for k := range obj {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(obj))
 	var ops []string
 	for _, k := range keys {
 		val := obj[k]
