@@ -39,11 +39,7 @@ func init() {
 	models["UpdateStateMachineAlias"] = []member{aliasArn, description}
 	models["DeleteStateMachineAlias"] = []member{aliasArn}
 	models["ListStateMachineAliases"] = []member{arnMember("stateMachineArn", true), pageSize, pageToken}
-	wireErrors = append(wireErrors, []struct {
-		target error
-		code   string
-		format string
-	}{
+	wireErrors = append(wireErrors, []wireError{
 		{sfnengine.ErrConflict, codeConflict, "%s"},
 		{sfnengine.ErrQuotaExceeded, codeServiceQuota, "%s"},
 		{sfnengine.ErrInvalidRouting, codeValidation, "Invalid Routing Configuration: '%s'"},

@@ -224,13 +224,16 @@ func toAPIError(err error) *apiError {
 	return &apiError{Code: codeInternal, Message: "internal failure", Status: http.StatusInternalServerError}
 }
 
-// wireErrors maps the engine's sentinel errors to the API's error types and AWS's messages, whose one argument is
-// what the error is about (an ARN, a name, the reason an input is not JSON).
-var wireErrors = []struct {
+// wireError maps one of the engine's sentinel errors, target, to the API's error type code and AWS's message,
+// format, whose one argument is what the error is about (an ARN, a name, the reason an input is not JSON).
+type wireError struct {
 	target error
 	code   string
 	format string
-}{
+}
+
+// wireErrors are the wire errors of the engine's sentinel errors.
+var wireErrors = []wireError{
 	{sfnengine.ErrInvalidArn, codeInvalidArn, "Invalid Arn: '%s'"},
 	{sfnengine.ErrInvalidName, codeInvalidName, "Invalid Name: '%s'"},
 	{sfnengine.ErrStateMachineDoesNotExist, codeStateMachineDoesNotExist, "State Machine Does Not Exist: '%s'"},
