@@ -165,9 +165,7 @@ func (s *Server) describeStateMachineAlias(ctx context.Context, body json.RawMes
 	}
 	out := map[string]any{"stateMachineAliasArn": a.Arn, "name": a.Name, "routingConfiguration": routingList(a.Routing),
 		"creationDate": epoch(a.CreationDate), "updateDate": epoch(a.UpdateDate)}
-	if a.Description != "" {
-		out["description"] = a.Description
-	}
+	putString(out, "description", a.Description)
 	return out, nil
 }
 

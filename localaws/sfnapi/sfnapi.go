@@ -275,6 +275,13 @@ func epoch(t time.Time) json.Number {
 	return json.Number(strconv.FormatFloat(float64(t.UnixMilli())/1000, 'f', 3, 64))
 }
 
+// putString sets m[key] to v unless v is empty: the API leaves out the optional members that have no value.
+func putString(m map[string]any, key, v string) {
+	if v != "" {
+		m[key] = v
+	}
+}
+
 // decode reads a request, already checked by validate, into v.
 func decode(body json.RawMessage, v any) error {
 	if err := json.Unmarshal(body, v); err != nil {
