@@ -269,12 +269,17 @@ type activityArnInput struct {
 	ActivityArn string `json:"activityArn"`
 }
 
-func (s *Server) describeExecution(ctx context.Context, body json.RawMessage) (any, error) {
+// requestedExecution returns the execution that a request naming only an execution (executionArnInput) names.
+func (s *Server) requestedExecution(ctx context.Context, body json.RawMessage) (*sfnengine.ExecutionRecord, error) {
 	var in executionArnInput
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
-	r, err := s.eng.DescribeExecution(ctx, in.ExecutionArn)
+	return s.eng.DescribeExecution(ctx, in.ExecutionArn)
+}
+
+func (s *Server) describeExecution(ctx context.Context, body json.RawMessage) (any, error) {
+	r, err := s.requestedExecution(ctx, body)
 	if err != nil {
 		return nil, err
 	}
@@ -283,11 +288,7 @@ func (s *Server) describeExecution(ctx context.Context, body json.RawMessage) (a
 }
 
 func (s *Server) describeStateMachineForExecution(ctx context.Context, body json.RawMessage) (any, error) {
-	var in executionArnInput
-	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
-	r, err := s.eng.DescribeExecution(ctx, in.ExecutionArn)
+	r, err := s.requestedExecution(ctx, body)
 	if err != nil {
 		return nil, err
 	}
