@@ -171,7 +171,7 @@ func TestClosedExecutionsServedFromStore(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			waitForTimers(t, clock, 1)
+			clock.MustAwaitWaiters(t, 1)
 			for status, want := range map[string]string{"": "slow,bad,good", sfnengine.StatusSucceeded: "good",
 				sfnengine.StatusFailed: "bad", sfnengine.StatusRunning: "slow"} {
 				if got := strings.Join(listNames(t, eng, sm.Arn, status), ","); got != want {
