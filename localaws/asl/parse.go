@@ -6,7 +6,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -138,12 +137,7 @@ func (p *decoder) machine(obj map[string]any, base string, top bool) *Definition
 
 // stateOrder returns the state names sorted, so that problems are reported in a stable order.
 func stateOrder(states map[string]any) []string {
-	names := make([]string, 0, len(states))
-	for k := range states {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(states))
 }
 
 var commonFields = map[string]bool{"Type": true, "Comment": true, "QueryLanguage": true}
@@ -177,11 +171,7 @@ func (p *decoder) state(name string, obj map[string]any, sp string) *State {
 	for _, f := range allowed {
 		set[f] = true
 	}
-	keys := make([]string, 0, len(obj))
-	for k := range obj {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(obj))
 	for _, k := range keys {
 		if !set[k] && !commonFields[k] {
 			p.errf(join(sp, k), "field is not supported by a %s state", st.Type)
@@ -222,14 +212,8 @@ func (p *decoder) state(name string, obj map[string]any, sp string) *State {
 	st.Retry = p.retry(obj, sp)
 	st.Catch = p.catch(obj, sp)
 	st.Default = p.target(obj, sp, "Default")
-	if v, ok := obj["Choices"]; ok {
-		arr, isArr := v.([]any)
-		if !isArr {
-			p.errf(join(sp, "Choices"), "must be an array")
-		}
-		for i, r := range arr {
-			st.Choices = append(st.Choices, p.rule(r, fmt.Sprintf("%s.Choices[%d]", sp, i), true))
-		}
+	for i, r := range p.array(obj, sp, "Choices") {
+		st.Choices = append(st.Choices, p.rule(r, fmt.Sprintf("%s.Choices[%d]", sp, i), true))
 	}
 	if _, ok := obj["Seconds"]; ok && !p.expr(st, obj, "Seconds", &st.SecondsExpr) {
 		n := p.nonNegInt(obj, sp, "Seconds")
@@ -244,20 +228,14 @@ func (p *decoder) state(name string, obj map[string]any, sp string) *State {
 	st.ErrorPath = p.str(obj, sp, "ErrorPath")
 	st.Cause = p.str(obj, sp, "Cause")
 	st.CausePath = p.str(obj, sp, "CausePath")
-	if v, ok := obj["Branches"]; ok {
-		arr, isArr := v.([]any)
-		if !isArr {
-			p.errf(join(sp, "Branches"), "must be an array")
+	for i, b := range p.array(obj, sp, "Branches") {
+		bp := fmt.Sprintf("%s.Branches[%d]", sp, i)
+		bo, isObj := jsonvalue.AsMap(b)
+		if !isObj {
+			p.errf(bp, "must be an object")
+			continue
 		}
-		for i, b := range arr {
-			bp := fmt.Sprintf("%s.Branches[%d]", sp, i)
-			bo, isObj := jsonvalue.AsMap(b)
-			if !isObj {
-				p.errf(bp, "must be an object")
-				continue
-			}
-			st.Branches = append(st.Branches, p.machine(bo, bp, false))
-		}
+		st.Branches = append(st.Branches, p.machine(bo, bp, false))
 	}
 	for _, f := range []string{"ItemProcessor", "Iterator"} {
 		if v, ok := obj[f]; ok {
@@ -442,19 +420,24 @@ func (p *decoder) strings(obj map[string]any, base, key string) []string {
 
 var retrierFields = map[string]bool{"ErrorEquals": true, "IntervalSeconds": true, "MaxAttempts": true, "BackoffRate": true, "MaxDelaySeconds": true, "JitterStrategy": true, "Comment": true}
 
-// objects walks the optional array obj[field] of a state at sp: each element must be an object with only the allowed
-// fields, and is handed to each with its path (e.g. States.Debit.Retry[0]).
-func (p *decoder) objects(obj map[string]any, sp, field string, allowed map[string]bool, each func(path string, o map[string]any)) {
+// array returns the optional array obj[field] of a state at sp: nil when it is absent, or when it is not an array,
+// which is an error.
+func (p *decoder) array(obj map[string]any, sp, field string) []any {
 	v, ok := obj[field]
 	if !ok {
-		return
+		return nil
 	}
 	arr, isArr := v.([]any)
 	if !isArr {
 		p.errf(join(sp, field), "must be an array")
-		return
 	}
-	for i, x := range arr {
+	return arr
+}
+
+// objects walks the optional array obj[field] of a state at sp: each element must be an object with only the allowed
+// fields, and is handed to each with its path (e.g. States.Debit.Retry[0]).
+func (p *decoder) objects(obj map[string]any, sp, field string, allowed map[string]bool, each func(path string, o map[string]any)) {
+	for i, x := range p.array(obj, sp, field) {
 		ep := fmt.Sprintf("%s.%s[%d]", sp, field, i)
 		eo, isObj := jsonvalue.AsMap(x)
 		if !isObj {
@@ -553,11 +536,7 @@ func (p *decoder) rule(v any, rp string, top bool) *ChoiceRule {
 		p.errf(rp, "choice rule must be an object")
 		return r
 	}
-	keys := make([]string, 0, len(obj))
-	for k := range obj {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(obj))
 	var ops []string
 	for _, k := range keys {
 		val := obj[k]

@@ -3,8 +3,9 @@ package asl
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -374,11 +375,7 @@ func (v *validator) payload(path string, tmpl any) {
 	}
 	switch t := tmpl.(type) {
 	case map[string]any:
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(t))
 		for _, k := range keys {
 			val := t[k]
 			kp := path + "." + k

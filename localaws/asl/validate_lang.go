@@ -2,7 +2,8 @@ package asl
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -200,11 +201,7 @@ func (v *validator) assign(path string, val any, isJSONata, inCatch bool) {
 		v.errf(path, "must be an object")
 		return
 	}
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(m))
 	for _, k := range names {
 		name := k
 		if !isJSONata {
@@ -261,11 +258,7 @@ func checkVariableName(name string) string {
 // expressions compiles every JSONata expression in a JSONata field value (strings "{% … %}" at any depth).
 func (v *validator) expressions(path string, val any, inCatch bool) {
 	if m, ok := jsonvalue.AsMap(val); ok {
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(m))
 		for _, k := range keys {
 			v.expressions(join(path, k), m[k], inCatch)
 		}

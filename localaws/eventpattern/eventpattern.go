@@ -10,6 +10,8 @@ package eventpattern
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -144,11 +146,7 @@ func (p *Pattern) MatchJSON(event []byte) (bool, error) {
 func (p *Pattern) Match(event map[string]any) bool { return matchObject(p.root, event) }
 
 func matchObject(p map[string]any, ev map[string]any) bool {
-	keys := make([]string, 0, len(p))
-	for k := range p {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(p))
 	for _, k := range keys {
 		v, present := ev[k]
 		switch want := p[k].(type) {

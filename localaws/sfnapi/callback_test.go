@@ -145,14 +145,6 @@ func restartEngine(t *testing.T, dir string, opts sfnengine.Options) (*sfnengine
 	return eng, c
 }
 
-// waitTimers returns once the clock has at least n pending timers: the engine is then waiting on them.
-func waitTimers(t *testing.T, clock *sfnengine.ManualClock, n int) {
-	t.Helper()
-	if got := clock.AwaitWaiters(n, 30*time.Second); got < n {
-		t.Fatalf("the engine has %d timers pending, want %d", got, n)
-	}
-}
-
 func historyTypes(t *testing.T, c *sfn.Client, arn string) ([]string, []types.HistoryEvent) {
 	t.Helper()
 	h, err := c.GetExecutionHistory(context.Background(), &sfn.GetExecutionHistoryInput{ExecutionArn: aws.String(arn), MaxResults: 1000})
@@ -271,7 +263,7 @@ func TestCallbackFailureIsCaught(t *testing.T) {
 	if _, err := c.SendTaskFailure(ctx, &sfn.SendTaskFailureInput{TaskToken: aws.String(first), Error: aws.String("Busy"), Cause: aws.String("try later")}); err != nil {
 		t.Fatal(err)
 	}
-	waitTimers(t, clock, 1) // the retry's back-off
+	clock.MustAwaitWaiters(t, 1) // the retry's back-off
 	clock.Advance(2 * time.Second)
 	second := lambda.next(t)
 	if second == first {
@@ -325,13 +317,13 @@ func TestCallbackHeartbeatAndTaskTimeouts(t *testing.T) {
 		arn := aws.ToString(start.ExecutionArn)
 		token := lambda.next(t)
 		// Pending: the call's timeout, the task's timeout and its heartbeat.
-		waitTimers(t, clock, 3)
+		clock.MustAwaitWaiters(t, 3)
 		clock.Advance(5 * time.Second)
 		if _, err := c.SendTaskHeartbeat(ctx, &sfn.SendTaskHeartbeatInput{TaskToken: aws.String(token)}); err != nil {
 			t.Fatal(err)
 		}
 		clock.Advance(6 * time.Second) // 11 s after the submission, 6 s after the heartbeat
-		waitTimers(t, clock, 3)        // the heartbeat is armed again, from the heartbeat
+		clock.MustAwaitWaiters(t, 3)   // the heartbeat is armed again, from the heartbeat
 		if d, err := c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)}); err != nil || d.Status != types.ExecutionStatusRunning {
 			t.Fatalf("after a heartbeat: %v %v, want RUNNING", d.Status, err)
 		}
@@ -366,7 +358,7 @@ func TestCallbackHeartbeatAndTaskTimeouts(t *testing.T) {
 		}
 		arn := aws.ToString(start.ExecutionArn)
 		lambda.next(t)
-		waitTimers(t, clock, 2) // the task's timeout, besides the call's
+		clock.MustAwaitWaiters(t, 2) // the task's timeout, besides the call's
 		clock.Advance(30 * time.Second)
 		rec := waitDone(t, srv.Engine(), arn)
 		if rec.Status != sfnengine.StatusFailed || aws.ToString(rec.Error) != "States.Timeout" {
@@ -543,7 +535,7 @@ func TestActivities(t *testing.T) {
 		defer wg.Done()
 		empty, pollErr = c.GetActivityTask(ctx, &sfn.GetActivityTaskInput{ActivityArn: aws.String(actArn)})
 	}()
-	waitTimers(t, clock, n+1)
+	clock.MustAwaitWaiters(t, n+1)
 	clock.Advance(sfnengine.MaxActivityPoll)
 	wg.Wait()
 	if pollErr != nil || empty.TaskToken != nil || empty.Input != nil {
@@ -615,7 +607,7 @@ func TestCallbackTimeoutAcrossRestart(t *testing.T) {
 
 	clock := sfnengine.NewManualClock(t0.Add(40 * time.Second)) // the engine was down for 40 s
 	second, c2 := restartEngine(t, dir, sfnengine.Options{Lambda: lambda, Clock: clock, CheckpointEveryState: true})
-	waitTimers(t, clock, 1)
+	clock.MustAwaitWaiters(t, 1)
 	clock.Advance(20 * time.Second)
 	rec := waitDone(t, second, arn)
 	if rec.Status != sfnengine.StatusFailed || aws.ToString(rec.Error) != "States.Timeout" || !rec.StopDate.Equal(t0.Add(60*time.Second)) {

@@ -103,7 +103,7 @@ func TestStartSyncExecution(t *testing.T) {
 		}
 		done <- o
 	}()
-	waitTimers(t, clock, 2) // the execution's 5-minute limit and the Wait state
+	clock.MustAwaitWaiters(t, 2) // the execution's 5-minute limit and the Wait state
 	clock.Advance(2*time.Second + 30*time.Millisecond)
 	o := <-done
 	if o == nil || o.Status != types.SyncExecutionStatusSucceeded || o.BillingDetails.BilledDurationInMilliseconds != 2100 {
@@ -125,7 +125,7 @@ func TestExpressDurationLimit(t *testing.T) {
 		}
 		done <- o
 	}()
-	waitTimers(t, clock, 2)
+	clock.MustAwaitWaiters(t, 2)
 	clock.Advance(5*time.Minute - time.Millisecond)
 	select {
 	case o := <-done:

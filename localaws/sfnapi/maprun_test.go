@@ -95,7 +95,7 @@ func TestUpdateMapRunThroughTheSDK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitTimers(t, clock, 1)
+	clock.MustAwaitWaiters(t, 1)
 	runs, err := c.ListMapRuns(ctx, &sfn.ListMapRunsInput{ExecutionArn: start.ExecutionArn})
 	if err != nil || len(runs.MapRuns) != 1 || runs.MapRuns[0].StopDate != nil {
 		t.Fatalf("running map runs: %v %+v", err, runs)
@@ -111,7 +111,7 @@ func TestUpdateMapRunThroughTheSDK(t *testing.T) {
 	if _, err := c.UpdateMapRun(ctx, &sfn.UpdateMapRunInput{MapRunArn: arn, MaxConcurrency: aws.Int32(3), ToleratedFailurePercentage: aws.Float32(10)}); err != nil {
 		t.Fatal(err)
 	}
-	waitTimers(t, clock, 3)
+	clock.MustAwaitWaiters(t, 3)
 	d, err = c.DescribeMapRun(ctx, &sfn.DescribeMapRunInput{MapRunArn: arn})
 	if err != nil {
 		t.Fatal(err)

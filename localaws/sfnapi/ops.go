@@ -70,15 +70,9 @@ func describeMachine(sm sfnengine.StateMachine) map[string]any {
 		"creationDate":    epoch(sm.CreationDate),
 	}
 	describeConfig(out, sm.Config)
-	if sm.RevisionID != "" {
-		out["revisionId"] = sm.RevisionID
-	}
-	if sm.Description != "" {
-		out["description"] = sm.Description
-	}
-	if sm.Label != "" {
-		out["label"] = sm.Label
-	}
+	putString(out, "revisionId", sm.RevisionID)
+	putString(out, "description", sm.Description)
+	putString(out, "label", sm.Label)
 	return out
 }
 
@@ -142,9 +136,7 @@ func (s *Server) updateStateMachine(ctx context.Context, body json.RawMessage) (
 	if !sm.UpdateDate.IsZero() {
 		out["updateDate"] = epoch(sm.UpdateDate)
 	}
-	if sm.RevisionID != "" {
-		out["revisionId"] = sm.RevisionID
-	}
+	putString(out, "revisionId", sm.RevisionID)
 	if v != nil {
 		out["stateMachineVersionArn"] = v.Arn
 	}
@@ -237,21 +229,15 @@ func describeRecord(r *sfnengine.ExecutionRecord, redriveStatus, redriveReason s
 		"redriveCount":    r.RedriveCount(),
 		"redriveStatus":   redriveStatus,
 	}
-	if redriveReason != "" {
-		out["redriveStatusReason"] = redriveReason
-	}
+	putString(out, "redriveStatusReason", redriveReason)
 	if d := r.RedriveDate(); d != nil {
 		out["redriveDate"] = epoch(*d)
 	}
 	if r.StopDate != nil {
 		out["stopDate"] = epoch(*r.StopDate)
 	}
-	if r.StateMachineVersionArn != "" {
-		out["stateMachineVersionArn"] = r.StateMachineVersionArn
-	}
-	if r.StateMachineAliasArn != "" {
-		out["stateMachineAliasArn"] = r.StateMachineAliasArn
-	}
+	putString(out, "stateMachineVersionArn", r.StateMachineVersionArn)
+	putString(out, "stateMachineAliasArn", r.StateMachineAliasArn)
 	if r.Output != nil {
 		out["output"] = *r.Output
 		out["outputDetails"] = map[string]any{"included": true}
@@ -283,12 +269,17 @@ type activityArnInput struct {
 	ActivityArn string `json:"activityArn"`
 }
 
-func (s *Server) describeExecution(ctx context.Context, body json.RawMessage) (any, error) {
+// requestedExecution returns the execution that a request naming only an execution (executionArnInput) names.
+func (s *Server) requestedExecution(ctx context.Context, body json.RawMessage) (*sfnengine.ExecutionRecord, error) {
 	var in executionArnInput
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
-	r, err := s.eng.DescribeExecution(ctx, in.ExecutionArn)
+	return s.eng.DescribeExecution(ctx, in.ExecutionArn)
+}
+
+func (s *Server) describeExecution(ctx context.Context, body json.RawMessage) (any, error) {
+	r, err := s.requestedExecution(ctx, body)
 	if err != nil {
 		return nil, err
 	}
@@ -297,11 +288,7 @@ func (s *Server) describeExecution(ctx context.Context, body json.RawMessage) (a
 }
 
 func (s *Server) describeStateMachineForExecution(ctx context.Context, body json.RawMessage) (any, error) {
-	var in executionArnInput
-	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
-	r, err := s.eng.DescribeExecution(ctx, in.ExecutionArn)
+	r, err := s.requestedExecution(ctx, body)
 	if err != nil {
 		return nil, err
 	}
@@ -361,12 +348,8 @@ func (s *Server) listExecutions(ctx context.Context, body json.RawMessage) (any,
 		if r.StopDate != nil {
 			item["stopDate"] = epoch(*r.StopDate)
 		}
-		if r.StateMachineVersionArn != "" {
-			item["stateMachineVersionArn"] = r.StateMachineVersionArn
-		}
-		if r.StateMachineAliasArn != "" {
-			item["stateMachineAliasArn"] = r.StateMachineAliasArn
-		}
+		putString(item, "stateMachineVersionArn", r.StateMachineVersionArn)
+		putString(item, "stateMachineAliasArn", r.StateMachineAliasArn)
 		if d := r.RedriveDate(); d != nil {
 			item["redriveDate"] = epoch(*d)
 		}
@@ -430,8 +413,6 @@ func (s *Server) getExecutionHistory(ctx context.Context, body json.RawMessage) 
 
 // withNextToken adds nextToken to a page when there is a next one.
 func withNextToken(page map[string]any, next string) map[string]any {
-	if next != "" {
-		page["nextToken"] = next
-	}
+	putString(page, "nextToken", next)
 	return page
 }

@@ -31,11 +31,7 @@ func init() {
 	models["DeleteActivity"] = []member{arnMember("activityArn", true)}
 	models["ListActivities"] = []member{pageSize, pageToken}
 	models["GetActivityTask"] = []member{arnMember("activityArn", true), {name: "workerName", min: 1, max: 80}}
-	wireErrors = append(wireErrors, struct {
-		target error
-		code   string
-		format string
-	}{sfnengine.ErrActivityNotFound, codeActivityDoesNotExist, "Activity Does Not Exist: '%s'"})
+	wireErrors = append(wireErrors, wireError{sfnengine.ErrActivityNotFound, codeActivityDoesNotExist, "Activity Does Not Exist: '%s'"})
 }
 
 // callbackError maps the engine's callback errors to the API's, with AWS's message where it is recorded (TaskTimedOut,

@@ -33,11 +33,7 @@ func init() {
 	models["TagResource"] = []member{resource}
 	models["UntagResource"] = []member{resource}
 	models["ListTagsForResource"] = []member{resource}
-	wireErrors = append(wireErrors, []struct {
-		target error
-		code   string
-		format string
-	}{
+	wireErrors = append(wireErrors, []wireError{
 		{sfnengine.ErrResourceNotFound, codeResourceNotFound, "Resource Not Found: '%s'"},
 		{sfnengine.ErrTooManyTags, codeTooManyTags, "Too many tags: '%s'"},
 	}...)

@@ -77,23 +77,15 @@ func testStateAnswer(out *sfnengine.TestStateOutput) map[string]any {
 	if out.Output != nil {
 		ans["output"] = *out.Output
 	}
-	if out.NextState != "" {
-		ans["nextState"] = out.NextState
-	}
-	if out.Error != "" {
-		ans["error"] = out.Error
-	}
-	if out.Cause != "" {
-		ans["cause"] = out.Cause
-	}
+	putString(ans, "nextState", out.NextState)
+	putString(ans, "error", out.Error)
+	putString(ans, "cause", out.Cause)
 	if in := out.Inspection; in != nil {
 		data := map[string]any{}
 		for k, v := range map[string]string{"input": in.Input, "afterInputPath": in.AfterInputPath,
 			"afterParameters": in.AfterParameters, "result": in.Result, "afterResultSelector": in.AfterResultSelector,
 			"afterResultPath": in.AfterResultPath, "variables": in.Variables} {
-			if v != "" {
-				data[k] = v
-			}
+			putString(data, k, v)
 		}
 		if in.MaxConcurrency != nil {
 			data["maxConcurrency"] = *in.MaxConcurrency

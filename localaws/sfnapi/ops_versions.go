@@ -39,11 +39,7 @@ func init() {
 	models["UpdateStateMachineAlias"] = []member{aliasArn, description}
 	models["DeleteStateMachineAlias"] = []member{aliasArn}
 	models["ListStateMachineAliases"] = []member{arnMember("stateMachineArn", true), pageSize, pageToken}
-	wireErrors = append(wireErrors, []struct {
-		target error
-		code   string
-		format string
-	}{
+	wireErrors = append(wireErrors, []wireError{
 		{sfnengine.ErrConflict, codeConflict, "%s"},
 		{sfnengine.ErrQuotaExceeded, codeServiceQuota, "%s"},
 		{sfnengine.ErrInvalidRouting, codeValidation, "Invalid Routing Configuration: '%s'"},
@@ -169,9 +165,7 @@ func (s *Server) describeStateMachineAlias(ctx context.Context, body json.RawMes
 	}
 	out := map[string]any{"stateMachineAliasArn": a.Arn, "name": a.Name, "routingConfiguration": routingList(a.Routing),
 		"creationDate": epoch(a.CreationDate), "updateDate": epoch(a.UpdateDate)}
-	if a.Description != "" {
-		out["description"] = a.Description
-	}
+	putString(out, "description", a.Description)
 	return out, nil
 }
 

@@ -89,7 +89,7 @@ func TestHistoryPagesInBothOrders(t *testing.T) {
 		t.Fatal(err)
 	}
 	arn := out.ExecutionArn
-	waitTimers(t, clock, 1)
+	clock.MustAwaitWaiters(t, 1)
 	for _, reverse := range []bool{false, true} {
 		t.Run(fmt.Sprint("reverse=", reverse), func(t *testing.T) {
 			p := sfn.NewGetExecutionHistoryPaginator(c, &sfn.GetExecutionHistoryInput{ExecutionArn: arn, MaxResults: 1, ReverseOrder: reverse})
@@ -100,11 +100,11 @@ func TestHistoryPagesInBothOrders(t *testing.T) {
 				}
 				if page == 0 && !reverse {
 					clock.Advance(10 * time.Second) // W1 exits, W2 enters: two events after the anchor
-					waitTimers(t, clock, 1)
+					clock.MustAwaitWaiters(t, 1)
 				}
 				if page == 0 && reverse {
 					clock.Advance(10 * time.Second) // W2 exits, W3 enters: newer than the anchor, not listed again
-					waitTimers(t, clock, 1)
+					clock.MustAwaitWaiters(t, 1)
 				}
 			})
 			switch {

@@ -224,13 +224,16 @@ func toAPIError(err error) *apiError {
 	return &apiError{Code: codeInternal, Message: "internal failure", Status: http.StatusInternalServerError}
 }
 
-// wireErrors maps the engine's sentinel errors to the API's error types and AWS's messages, whose one argument is
-// what the error is about (an ARN, a name, the reason an input is not JSON).
-var wireErrors = []struct {
+// wireError maps one of the engine's sentinel errors, target, to the API's error type code and AWS's message,
+// format, whose one argument is what the error is about (an ARN, a name, the reason an input is not JSON).
+type wireError struct {
 	target error
 	code   string
 	format string
-}{
+}
+
+// wireErrors are the wire errors of the engine's sentinel errors.
+var wireErrors = []wireError{
 	{sfnengine.ErrInvalidArn, codeInvalidArn, "Invalid Arn: '%s'"},
 	{sfnengine.ErrInvalidName, codeInvalidName, "Invalid Name: '%s'"},
 	{sfnengine.ErrStateMachineDoesNotExist, codeStateMachineDoesNotExist, "State Machine Does Not Exist: '%s'"},
@@ -270,6 +273,13 @@ func subject(err, target error) string {
 // epoch renders a time as the API does: seconds since the epoch with milliseconds.
 func epoch(t time.Time) json.Number {
 	return json.Number(strconv.FormatFloat(float64(t.UnixMilli())/1000, 'f', 3, 64))
+}
+
+// putString sets m[key] to v unless v is empty: the API leaves out the optional members that have no value.
+func putString(m map[string]any, key, v string) {
+	if v != "" {
+		m[key] = v
+	}
 }
 
 // decode reads a request, already checked by validate, into v.

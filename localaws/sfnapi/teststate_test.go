@@ -37,8 +37,8 @@ const taskState = `{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke",
   "Next":"After"}`
 
 // TestTestState tests single states through the SDK's TestState: the data flow at DEBUG, the statuses (SUCCEEDED,
-// RETRIABLE, CAUGHT_ERROR, FAILED), the next state, mocks, the context, a state of a whole definition, and the
-// requests the API refuses.
+// RETRIABLE, CAUGHT_ERROR, FAILED), the next state, mocks, the context, a state of a whole definition, JSONata states
+// and variables, and the requests the API refuses.
 func TestTestState(t *testing.T) {
 	lambda := &scriptedLambda{}
 	srv := stepfunctions.RunT(t, stepfunctions.WithEngineOptions(sfnengine.Options{Lambda: lambda}))
@@ -56,6 +56,8 @@ func TestTestState(t *testing.T) {
 		wantCalls  int64
 		// wantContext: the output is {"ctx": $$}, checked against AWS's recorded TestState context object.
 		wantContext bool
+		// wantVariables, when set, is inspectionData's variables: the request's and those the state assigned.
+		wantVariables string
 	}{
 		{name: "pass at DEBUG", in: sfn.TestStateInput{
 			Definition: s(`{"Type":"Pass","InputPath":"$.a","Parameters":{"x.$":"$.b"},"Result":{"r":1},"ResultPath":"$.out","OutputPath":"$.out","Next":"N"}`),
@@ -138,6 +140,39 @@ func TestTestState(t *testing.T) {
 			Definition: s(`{"Type":"Map","ItemProcessor":{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}},"ResultPath":"$.all","End":true}`),
 			Input:      s(`{"items":[1]}`), Mock: &types.MockInput{Result: s(`[1,2]`)}},
 			wantStatus: types.TestExecutionStatusSucceeded, wantOutput: `{"items":[1],"all":[1,2]}`},
+		// JSONata states (Output, Arguments, Condition, the catcher's Output) and the Assign of both query languages,
+		// with the request's variables visible to the state.
+		{name: "JSONata pass", in: sfn.TestStateInput{
+			Definition: s(`{"Type":"Pass","QueryLanguage":"JSONata","Output":"{% $states.input.a + $x %}","Assign":{"y":"{% $x * 2 %}"},"Next":"N"}`),
+			Input:      s(`{"a":2}`), Variables: s(`{"x":1}`), InspectionLevel: types.InspectionLevelDebug},
+			wantStatus: types.TestExecutionStatusSucceeded, wantOutput: `3`, wantNext: "N", wantVariables: `{"x":1,"y":2}`},
+		{name: "JSONata task with a mock", in: sfn.TestStateInput{
+			Definition: s(`{"Type":"Task","QueryLanguage":"JSONata","Resource":"arn:aws:states:::lambda:invoke",
+			  "Arguments":{"FunctionName":"f","Payload":"{% $x %}"},"Output":"{% $states.result.v %}","Assign":{"r":"{% $states.result.v + $x %}"},"End":true}`),
+			Mock: &types.MockInput{Result: s(`{"v":5}`)}, Variables: s(`{"x":1}`), InspectionLevel: types.InspectionLevelDebug},
+			wantStatus: types.TestExecutionStatusSucceeded, wantOutput: `5`, wantVariables: `{"r":6,"x":1}`},
+		{name: "JSONata task calls with its Arguments", in: sfn.TestStateInput{
+			Definition: s(`{"Type":"Task","QueryLanguage":"JSONata","Resource":"arn:aws:states:::lambda:invoke",
+			  "Arguments":{"FunctionName":"f","Payload":{"n":"{% $x %}"}},"Output":"{% $states.result.Payload.echo %}","End":true}`),
+			RoleArn: s(role), Variables: s(`{"x":1}`), InspectionLevel: types.InspectionLevelDebug},
+			wantStatus: types.TestExecutionStatusSucceeded, wantOutput: `{"n":1}`, wantVariables: `{"x":1}`, wantCalls: 1},
+		{name: "JSONata task caught", in: sfn.TestStateInput{
+			Definition: s(`{"Type":"Task","QueryLanguage":"JSONata","Resource":"arn:aws:states:::lambda:invoke",
+			  "Arguments":{"FunctionName":"f"},"Catch":[{"ErrorEquals":["States.ALL"],"Next":"H",
+			  "Output":"{% $states.errorOutput.Error %}","Assign":{"failed":true}}],"End":true}`),
+			Mock:            &types.MockInput{ErrorOutput: &types.MockErrorOutput{Error: s("Boom"), Cause: s("c")}},
+			InspectionLevel: types.InspectionLevelDebug},
+			wantStatus: types.TestExecutionStatusCaughtError, wantOutput: `"Boom"`, wantNext: "H", wantVariables: `{"failed":true}`,
+			wantError: "Boom"},
+		{name: "JSONata choice", in: sfn.TestStateInput{
+			Definition: s(`{"Type":"Choice","QueryLanguage":"JSONata","Choices":[{"Condition":"{% $x > 0 %}","Next":"Pos",
+			  "Assign":{"sign":"+"}}],"Default":"Neg"}`),
+			Input: s(`{}`), Variables: s(`{"x":1}`), InspectionLevel: types.InspectionLevelDebug},
+			wantStatus: types.TestExecutionStatusSucceeded, wantOutput: `{}`, wantNext: "Pos", wantVariables: `{"sign":"+","x":1}`},
+		{name: "JSONPath pass reads and assigns variables", in: sfn.TestStateInput{
+			Definition: s(`{"Type":"Pass","Parameters":{"w.$":"$x","a.$":"$.a"},"Assign":{"z.$":"$.a"},"End":true}`),
+			Input:      s(`{"a":2}`), Variables: s(`{"x":7}`), InspectionLevel: types.InspectionLevelDebug},
+			wantStatus: types.TestExecutionStatusSucceeded, wantOutput: `{"a":2,"w":7}`, wantVariables: `{"x":7,"z":2}`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -156,6 +191,13 @@ func TestTestState(t *testing.T) {
 			}
 			if tc.in.InspectionLevel == "" && out.InspectionData != nil {
 				t.Errorf("inspectionData at INFO: %+v", out.InspectionData)
+			}
+			if tc.wantVariables != "" && (out.InspectionData == nil || aws.ToString(out.InspectionData.Variables) != tc.wantVariables) {
+				var got string
+				if out.InspectionData != nil {
+					got = aws.ToString(out.InspectionData.Variables)
+				}
+				t.Errorf("inspectionData.variables %s, want %s", got, tc.wantVariables)
 			}
 			if w := tc.wantInsp; w != nil {
 				got := out.InspectionData

@@ -289,20 +289,11 @@ func (x *execution) runActivity(ctx context.Context, sr *stateRun, input any, pa
 // result.
 func (x *execution) finishActivity(sr *stateRun, input any, res taskOutcome, th *thread) (any, *failure) {
 	if res.fail != nil {
-		d := map[string]any{"error": res.fail.Error}
-		if res.fail.Cause != "" {
-			d["cause"] = res.fail.Cause
-		}
-		x.emit(th, true, EventActivityFailed, "activityFailedEventDetails", d)
+		x.emitFailure(th, EventActivityFailed, "activityFailedEventDetails", map[string]any{}, res.fail)
 		return nil, res.fail
 	}
-	text := marshal(res.out)
-	if len(text) > MaxPayloadBytes {
-		return nil, dataLimitExceeded(sr.st.Name, "returned a result")
-	}
-	x.emit(th, true, EventActivitySucceeded, "activitySucceededEventDetails", map[string]any{"output": text,
-		"outputDetails": notTruncated})
-	return x.finishResult(sr, input, res.out)
+	return x.emitResult(sr, input, res.out, marshal(res.out), th, EventActivitySucceeded, "activitySucceededEventDetails",
+		map[string]any{})
 }
 
 // SaveActivity keeps a.

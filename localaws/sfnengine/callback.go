@@ -481,20 +481,9 @@ func (x *execution) resumeTask(ctx context.Context, sr *stateRun, input any, th 
 		return x.finishActivity(sr, input, res, th)
 	}
 	if res.fail != nil {
-		d := map[string]any{"resourceType": sr.sp.resourceType, "resource": sr.sp.resource, "error": res.fail.Error}
-		if res.fail.Cause != "" {
-			d["cause"] = res.fail.Cause
-		}
-		x.emit(th, true, EventTaskFailed, "taskFailedEventDetails", d)
-		return nil, res.fail
+		return x.taskFailed(sr, th, res.fail)
 	}
-	text := marshal(res.out)
-	if len(text) > MaxPayloadBytes {
-		return nil, dataLimitExceeded(sr.st.Name, "returned a result")
-	}
-	x.emit(th, true, EventTaskSucceeded, "taskSucceededEventDetails", map[string]any{"resourceType": sr.sp.resourceType,
-		"resource": sr.sp.resource, "output": text, "outputDetails": notTruncated})
-	return x.finishResult(sr, input, res.out)
+	return x.taskSucceeded(sr, input, res.out, marshal(res.out), th)
 }
 
 // the API's callback operations

@@ -151,7 +151,7 @@ func TestHeartbeatSecondsPath(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the task was not called")
 	}
-	waitForTimers(t, clock, 1) // the heartbeat timer is pending once the task waits
+	clock.MustAwaitWaiters(t, 1) // the heartbeat timer is pending once the task waits
 	clock.Advance(5 * time.Second)
 	out := run2(t, eng, rec.Arn)
 	if out.Status != sfnengine.StatusFailed || *out.Error != "States.Timeout" {

@@ -148,3 +148,15 @@ func (c *ManualClock) AwaitWaiters(n int, timeout time.Duration) int {
 		}
 	}
 }
+
+// MustAwaitWaiters is AwaitWaiters for a test: it waits up to 30 seconds for n pending timers and fails the test
+// when fewer are pending then.
+func (c *ManualClock) MustAwaitWaiters(t interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}, n int) {
+	t.Helper()
+	if got := c.AwaitWaiters(n, 30*time.Second); got < n {
+		t.Fatalf("the engine has %d timers pending, want %d", got, n)
+	}
+}

@@ -52,7 +52,7 @@ func TestTimeoutTimerLeavesWithExecution(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	timedOut := start(t, eng, `{"StartAt":"W","TimeoutSeconds":60,"States":{"W":{"Type":"Wait","Seconds":3600,"End":true}}}`, `{}`)
-	waitForTimers(t, clock, 2)
+	clock.MustAwaitWaiters(t, 2)
 	clock.Advance(time.Minute)
 	got, err := waitHistory(context.Background(), eng, timedOut.Arn)
 	if err != nil || got.Status != sfnengine.StatusTimedOut {

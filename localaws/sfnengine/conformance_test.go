@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -179,11 +181,7 @@ func TestASLConformance(t *testing.T) {
 			total.fail++
 		}
 	}
-	cats := make([]string, 0, len(perCat))
-	for k := range perCat {
-		cats = append(cats, k)
-	}
-	sort.Strings(cats)
+	cats := slices.Sorted(maps.Keys(perCat))
 	for _, k := range cats {
 		v := perCat[k]
 		t.Logf("category %-14s %3d passed, %d failed, %d skipped", k, v.pass, v.fail, v.skip)
@@ -395,11 +393,7 @@ func (m *matcher) compare(ptr string, want, got any) string {
 		if !ok {
 			return fmt.Sprintf("%s: expected an object, got %s", ptr, mustMarshal(got))
 		}
-		keys := make([]string, 0, len(w))
-		for k := range w {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(w))
 		for _, k := range keys {
 			gv, present := g[k]
 			if !present {

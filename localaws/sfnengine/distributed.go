@@ -135,7 +135,7 @@ func (x *execution) attemptDistributedMap(ctx context.Context, sr *stateRun, eff
 		if out, ok := done[u]; ok { // succeeded before a redrive: not run again
 			results[u], succeeded[u] = out, true
 			mr.mu.Lock()
-			mr.skipLocked(unit.n)
+			mr.moveLocked(unit.n, pendingUnits, succeededUnits)
 			mr.mu.Unlock()
 			continue
 		}
@@ -147,7 +147,7 @@ func (x *execution) attemptDistributedMap(ctx context.Context, sr *stateRun, eff
 			mr.mu.Unlock()
 			break
 		}
-		mr.startLocked(unit.n)
+		mr.moveLocked(unit.n, pendingUnits, runningUnits)
 		mr.mu.Unlock()
 		wg.Add(1)
 		go func() {
@@ -166,12 +166,12 @@ func (x *execution) attemptDistributedMap(ctx context.Context, sr *stateRun, eff
 			switch {
 			case f == nil:
 				results[u], succeeded[u] = out, true
-				mr.finishLocked(unit.n, &mr.rec.ItemCounts.Succeeded, &mr.rec.ExecutionCounts.Succeeded)
+				mr.moveLocked(unit.n, runningUnits, succeededUnits)
 			case f == stopped:
-				mr.finishLocked(unit.n, &mr.rec.ItemCounts.Aborted, &mr.rec.ExecutionCounts.Aborted)
+				mr.moveLocked(unit.n, runningUnits, abortedUnits)
 			default:
 				results[u] = jsonvalue.FromPairs("Error", f.Error, "Cause", f.Cause)
-				mr.finishLocked(unit.n, &mr.rec.ItemCounts.Failed, &mr.rec.ExecutionCounts.Failed)
+				mr.moveLocked(unit.n, runningUnits, failedUnits)
 				if !mr.exceeded && mr.exceededLocked() {
 					mr.exceeded = true
 					cancel()
@@ -205,32 +205,28 @@ func (x *execution) attemptDistributedMap(ctx context.Context, sr *stateRun, eff
 	return x.finishResult(sr, input, results)
 }
 
-// startLocked moves a unit of n items from pending to running.
-func (mr *mapRunState) startLocked(n int) {
+// moveLocked moves a unit of n items, run by one child execution, from the counter from to the counter to of both
+// the item and the execution counts.
+func (mr *mapRunState) moveLocked(n int, from, to mapRunCounter) {
 	r := &mr.rec
-	r.ItemCounts.Pending -= int64(n)
-	r.ItemCounts.Running += int64(n)
-	r.ExecutionCounts.Pending--
-	r.ExecutionCounts.Running++
+	*from(&r.ItemCounts) -= int64(n)
+	*to(&r.ItemCounts) += int64(n)
+	*from(&r.ExecutionCounts)--
+	*to(&r.ExecutionCounts)++
 }
 
-// skipLocked counts a unit of n items that succeeded before a redrive as succeeded.
-func (mr *mapRunState) skipLocked(n int) {
-	r := &mr.rec
-	r.ItemCounts.Pending -= int64(n)
-	r.ItemCounts.Succeeded += int64(n)
-	r.ExecutionCounts.Pending--
-	r.ExecutionCounts.Succeeded++
-}
+// mapRunCounter selects one counter of a MapRunCounts.
+type mapRunCounter func(c *MapRunCounts) *int64
 
-// finishLocked moves a running unit of n items to the counters item and exec.
-func (mr *mapRunState) finishLocked(n int, item, exec *int64) {
-	r := &mr.rec
-	r.ItemCounts.Running -= int64(n)
-	*item += int64(n)
-	r.ExecutionCounts.Running--
-	*exec++
-}
+// The counters that units move between: pending, then running, then succeeded, aborted or failed (a unit that
+// succeeded before a redrive goes from pending to succeeded).
+var (
+	pendingUnits   mapRunCounter = func(c *MapRunCounts) *int64 { return &c.Pending }
+	runningUnits   mapRunCounter = func(c *MapRunCounts) *int64 { return &c.Running }
+	succeededUnits mapRunCounter = func(c *MapRunCounts) *int64 { return &c.Succeeded }
+	abortedUnits   mapRunCounter = func(c *MapRunCounts) *int64 { return &c.Aborted }
+	failedUnits    mapRunCounter = func(c *MapRunCounts) *int64 { return &c.Failed }
+)
 
 // newMapRun returns the record of a Map Run about to start: its thresholds from the definition or their paths.
 func (x *execution) newMapRun(sr *stateRun, eff any, conc int64) (MapRun, *failure) {

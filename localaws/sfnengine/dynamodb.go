@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"sort"
@@ -305,11 +306,7 @@ func withSdkMetadata(res *jsonvalue.Object, md smithymiddleware.Metadata) *jsonv
 			}
 		}
 	}
-	names := make([]string, 0, len(byName))
-	for k := range byName {
-		names = append(names, k)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(byName))
 	headers := jsonvalue.NewObjectKeys(names)
 	for i, k := range names {
 		headers.SetAt(i, byName[k])

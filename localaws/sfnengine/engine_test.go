@@ -192,7 +192,7 @@ func findEvent(h []sfnengine.Event, typ string) *sfnengine.Event {
 // advanceWhenWaiting waits until the engine has a timer pending on clock, then advances the clock by d.
 func advanceWhenWaiting(t *testing.T, clock *sfnengine.ManualClock, d time.Duration) {
 	t.Helper()
-	waitForTimers(t, clock, 1)
+	clock.MustAwaitWaiters(t, 1)
 	clock.Advance(d)
 }
 
@@ -312,7 +312,7 @@ func TestTimeouts(t *testing.T) {
 			if strings.Contains(tt.def, `"TimeoutSeconds":5`) {
 				timers = 2
 			}
-			waitForTimers(t, clock, timers)
+			clock.MustAwaitWaiters(t, timers)
 			clock.Advance(tt.advance)
 			out, err := waitHistory(context.Background(), eng, rec.Arn)
 			if err != nil {

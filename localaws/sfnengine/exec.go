@@ -696,14 +696,7 @@ func (x *execution) runPass(sr *stateRun, input any) (any, *failure) {
 	if st.HasResult {
 		result = st.Result
 	}
-	if fail := x.evalAssign(sr, sr.sp.assign, result); fail != nil {
-		return nil, fail
-	}
-	out, fail := x.resultPath(sr, sr.sp.resultPath, input, result)
-	if fail != nil {
-		return nil, fail
-	}
-	return x.outputPath(sr, out)
+	return x.placeResult(sr, input, result)
 }
 
 func (x *execution) runFail(sr *stateRun, input any) (string, any, *failure) {

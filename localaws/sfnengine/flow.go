@@ -168,6 +168,11 @@ func (x *execution) finishResult(sr *stateRun, input, result any) (any, *failure
 			return nil, fail
 		}
 	}
+	return x.placeResult(sr, input, result)
+}
+
+// placeResult evaluates Assign with a state's result, then applies ResultPath and OutputPath (JSONPath).
+func (x *execution) placeResult(sr *stateRun, input, result any) (any, *failure) {
 	if fail := x.evalAssign(sr, sr.sp.assign, result); fail != nil {
 		return nil, fail
 	}

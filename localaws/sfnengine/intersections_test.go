@@ -255,7 +255,7 @@ func TestRestoreOfAnExecutionOfARecreatedStateMachine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitForTimers(t, clock, 1)
+	clock.MustAwaitWaiters(t, 1)
 	if err := first.DeleteStateMachine(ctx, sm.Arn); err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +274,7 @@ func TestRestoreOfAnExecutionOfARecreatedStateMachine(t *testing.T) {
 		t.Fatal(err)
 	}
 	if d.Status == sfnengine.StatusRunning { // let a wrongly resumed execution end, to show what it ran
-		waitForTimers(t, clock, before+1)
+		clock.MustAwaitWaiters(t, before+1)
 		clock.Advance(time.Minute)
 		d = waitClosed(t, second, rec.Arn)
 	}

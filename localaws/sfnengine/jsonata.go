@@ -176,17 +176,13 @@ func jtemplateSrc(t *jtemplate) string {
 // evalJInt evaluates a field that must be an integer (TimeoutSeconds, HeartbeatSeconds, Seconds, MaxConcurrency):
 // at least 1 when positive, else at least 0.
 func (x *execution) evalJInt(sr *stateRun, t *jtemplate, positive bool) (int64, *failure) {
-	v, fail := x.evalJ(sr, t)
+	n, fail := x.evalJNumber(sr, t, "integer")
 	if fail != nil {
 		return 0, fail
 	}
-	n, ok := v.(json.Number)
-	if !ok {
-		return 0, x.unexpectedType(sr, t, "integer", v)
-	}
 	f, err := strconv.ParseFloat(string(n), 64)
 	if err != nil || f != math.Trunc(f) || math.Abs(f) > math.MaxInt64/2 {
-		return 0, x.unexpectedType(sr, t, "integer", v)
+		return 0, x.unexpectedType(sr, t, "integer", n)
 	}
 	i := int64(f)
 	if (positive && i < 1) || i < 0 {
@@ -200,6 +196,20 @@ func (x *execution) evalJInt(sr *stateRun, t *jtemplate, positive bool) (int64, 
 	return i, nil
 }
 
+// evalJNumber evaluates a field that must be a number; want is the type its error names when it is not one
+// ("integer", "number").
+func (x *execution) evalJNumber(sr *stateRun, t *jtemplate, want string) (json.Number, *failure) {
+	v, fail := x.evalJ(sr, t)
+	if fail != nil {
+		return "", fail
+	}
+	n, ok := v.(json.Number)
+	if !ok {
+		return "", x.unexpectedType(sr, t, want, v)
+	}
+	return n, nil
+}
+
 // isExpression reports whether a JSONata field's value is a "{% … %}" expression.
 func isExpression(v any) bool {
 	s, ok := v.(string)
@@ -209,13 +219,9 @@ func isExpression(v any) bool {
 // evalJPercentage evaluates a field that must be a percentage, a number from 0 to 100
 // (ToleratedFailurePercentage).
 func (x *execution) evalJPercentage(sr *stateRun, t *jtemplate) (float64, *failure) {
-	v, fail := x.evalJ(sr, t)
+	n, fail := x.evalJNumber(sr, t, "number")
 	if fail != nil {
 		return 0, fail
-	}
-	n, ok := v.(json.Number)
-	if !ok {
-		return 0, x.unexpectedType(sr, t, "number", v)
 	}
 	f, err := strconv.ParseFloat(string(n), 64)
 	if err != nil || f < 0 || f > 100 {

@@ -487,7 +487,7 @@ func TestJSONataWait(t *testing.T) {
 	  "W":{"Type":"Wait","Seconds":"{% $states.input.s * 2 %}","Assign":{"waited":"{% $now() %}"},"Next":"T"},
 	  "T":{"Type":"Wait","Timestamp":"{% $states.input.past %}","Output":{"waited":"{% $waited %}","now":"{% $now() %}"},"End":true}}}`
 	rec := start(t, eng, def, `{"s":5,"past":"2026-01-01T00:00:00Z"}`)
-	waitForTimers(t, clock, 1) // the Wait's timer is pending once the state waits
+	clock.MustAwaitWaiters(t, 1) // the Wait's timer is pending once the state waits
 	clock.Advance(9 * time.Second)
 	if n, _ := clock.Waiters(); n != 1 {
 		t.Fatalf("%d timers pending after 9 s, want the Wait's still pending", n)

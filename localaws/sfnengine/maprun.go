@@ -314,14 +314,8 @@ func (e *Engine) UpdateMapRun(ctx context.Context, arn string, u MapRunUpdate) e
 func (e *Engine) describeMapState(arn, qualifier string) (StateMachine, error) {
 	i := strings.LastIndexByte(arn, '/')
 	base, label := arn[:i], arn[i+1:]
-	e.mu.Lock()
-	m, ok := e.sms[base]
-	var sm StateMachine
-	if ok {
-		sm = m.sm
-	}
-	e.mu.Unlock()
-	if !ok || qualifier != "" || strings.IndexByte(base[strings.LastIndexByte(base, ':')+1:], '/') >= 0 {
+	m, sm := e.lookupMachine(base)
+	if m == nil || qualifier != "" || strings.IndexByte(base[strings.LastIndexByte(base, ':')+1:], '/') >= 0 {
 		return StateMachine{}, fmt.Errorf("%w: %s", ErrStateMachineDoesNotExist, arn)
 	}
 	def, err := jsonvalue.DecodeString(sm.Definition)

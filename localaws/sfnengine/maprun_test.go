@@ -172,7 +172,7 @@ func TestUpdateMapRunConcurrency(t *testing.T) {
 	if err := eng.UpdateMapRun(ctx, arn, sfnengine.MapRunUpdate{MaxConcurrency: &five}); err != nil {
 		t.Fatal(err)
 	}
-	waitForTimers(t, clock, 5)
+	clock.MustAwaitWaiters(t, 5)
 	if mr, _ = eng.DescribeMapRun(ctx, arn); mr.ItemCounts.Running != 5 || mr.MaxConcurrency != 5 {
 		t.Fatalf("after the update: %+v", mr)
 	}

@@ -419,7 +419,7 @@ func TestRedriveAbortedAndTimedOut(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		waitForTimers(t, clock, 2) // the execution's timeout and the Wait
+		clock.MustAwaitWaiters(t, 2) // the execution's timeout and the Wait
 		clock.Advance(20 * time.Second)
 		if got := waitClosed(t, eng, rec.Arn); got.Status != sfnengine.StatusTimedOut {
 			t.Fatalf("first run: %s, want TIMED_OUT", got.Status)
@@ -428,7 +428,7 @@ func TestRedriveAbortedAndTimedOut(t *testing.T) {
 		if _, err := eng.RedriveExecution(ctx, rec.Arn, ""); err != nil {
 			t.Fatal(err)
 		}
-		waitForTimers(t, clock, 2)
+		clock.MustAwaitWaiters(t, 2)
 		clock.Advance(5 * time.Second)
 		got := waitClosed(t, eng, rec.Arn)
 		if got.Status != sfnengine.StatusSucceeded || *got.Output != `{"until":"`+until+`","first":"done"}` {

@@ -75,7 +75,7 @@ func TestRunningExecutionResumesAfterRestart(t *testing.T) {
 	first := sfnengine.New(opts)
 	rec := start(t, first, def, `{"in":0}`)
 	// Wait until the execution sits in W (its Wait timer and the execution timer are pending), then stop the engine.
-	waitForTimers(t, clock, 2)
+	clock.MustAwaitWaiters(t, 2)
 	first.Close()
 
 	done, _ := resumePastWait(t, opts, clock.Now(), rec.Arn)
@@ -113,21 +113,13 @@ func resumePastWait(t *testing.T, opts sfnengine.Options, now time.Time, arn str
 	if err := eng.Restore(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waitForTimers(t, clock, 2)
+	clock.MustAwaitWaiters(t, 2)
 	clock.Advance(60 * time.Second)
 	done, err := waitHistory(ctx, eng, arn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return done, clock
-}
-
-// waitForTimers waits until at least n timers are pending on clock: the engine is then waiting on them.
-func waitForTimers(t *testing.T, clock *sfnengine.ManualClock, n int) {
-	t.Helper()
-	if got := clock.AwaitWaiters(n, 30*time.Second); got < n {
-		t.Fatalf("%d timers pending, want %d", got, n)
-	}
 }
 
 // loopDefinition counts $.i from 0 to n in a Pass/Choice loop: 4 events and 2 checkpoints per turn. With waitAt
@@ -202,7 +194,7 @@ func TestResumeIgnoresUncommittedTail(t *testing.T) {
 	clock := sfnengine.NewManualClock(t0)
 	first := sfnengine.New(sfnengine.Options{Store: store, Clock: clock, CheckpointEveryState: true})
 	rec := start(t, first, loopDefinition(300, 150), `{}`)
-	waitForTimers(t, clock, 2) // the Wait state's and the execution's timeout
+	clock.MustAwaitWaiters(t, 2) // the Wait state's and the execution's timeout
 	first.Close()
 
 	logs := logFiles(t, dir)
@@ -229,7 +221,7 @@ func TestResumeIgnoresUncommittedTail(t *testing.T) {
 	ref := sfnengine.NewManualClock(t0)
 	refEng := newEngine(t, sfnengine.Options{Clock: ref})
 	refRec := start(t, refEng, loopDefinition(300, 150), `{}`)
-	waitForTimers(t, ref, 2)
+	ref.MustAwaitWaiters(t, 2)
 	ref.Advance(60 * time.Second)
 	want, err := waitHistory(ctx, refEng, refRec.Arn)
 	if err != nil {
@@ -285,7 +277,7 @@ func TestRestoreOneFileFormat(t *testing.T) {
 		done.History[7].Type != sfnengine.EventExecutionSucceeded || done.History[1].Timestamp.UnixMilli() != 1772366400000 {
 		t.Fatalf("closed execution restored as %s %v with %d events", done.Status, done.Output, len(done.History))
 	}
-	waitForTimers(t, clock, 1)
+	clock.MustAwaitWaiters(t, 1)
 	clock.Advance(time.Minute)
 	waited, err := waitHistory(ctx, eng, "arn:aws:states:us-east-1:123456789012:execution:v1:waiting")
 	if err != nil {

@@ -65,14 +65,12 @@ func (e *Engine) ListTagsForResource(_ context.Context, arn string) (map[string]
 		return nil, err
 	}
 	if kind == "activity" {
-		r := &e.activities
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		a := r.lookupLocked(arn)
-		if a == nil {
-			return nil, fmt.Errorf("%w: %s", ErrResourceNotFound, arn)
-		}
-		return maps.Clone(a.Tags), nil
+		var tags map[string]string
+		err := e.activities.withTagged(arn, func(a *activity) error {
+			tags = maps.Clone(a.Tags)
+			return nil
+		})
+		return tags, err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -91,26 +89,21 @@ func (e *Engine) retag(ctx context.Context, arn string, change func(map[string]s
 		return err
 	}
 	if kind == "activity" {
-		r := &e.activities
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		a := r.lookupLocked(arn)
-		if a == nil {
-			return fmt.Errorf("%w: %s", ErrResourceNotFound, arn)
-		}
-		tags, err := change(a.Tags)
-		if err != nil {
-			return err
-		}
-		next := a.Activity
-		next.Tags = tags
-		if s, ok := e.opts.Store.(activityStore); ok {
-			if err := s.SaveActivity(ctx, next); err != nil {
-				return fmt.Errorf("save activity %s: %w", arn, err)
+		return e.activities.withTagged(arn, func(a *activity) error {
+			tags, err := change(a.Tags)
+			if err != nil {
+				return err
 			}
-		}
-		a.Tags = tags
-		return nil
+			next := a.Activity
+			next.Tags = tags
+			if s, ok := e.opts.Store.(activityStore); ok {
+				if err := s.SaveActivity(ctx, next); err != nil {
+					return fmt.Errorf("save activity %s: %w", arn, err)
+				}
+			}
+			a.Tags = tags
+			return nil
+		})
 	}
 	_, err = e.changeMachine(ctx, arn, func(sm *StateMachine) error {
 		tags, err := change(sm.Tags)
@@ -124,4 +117,16 @@ func (e *Engine) retag(ctx context.Context, arn string, change func(map[string]s
 		return fmt.Errorf("%w: %s", ErrResourceNotFound, arn)
 	}
 	return err
+}
+
+// withTagged runs fn on the activity with the ARN while holding the registry's lock, and returns what fn returns;
+// it returns ErrResourceNotFound, without calling fn, when there is no such activity.
+func (r *activityRegistry) withTagged(arn string, fn func(a *activity) error) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a := r.lookupLocked(arn)
+	if a == nil {
+		return fmt.Errorf("%w: %s", ErrResourceNotFound, arn)
+	}
+	return fn(a)
 }

@@ -147,12 +147,7 @@ func (x *execution) attemptTask(ctx context.Context, sr *stateRun, eff, input an
 		}
 	}
 	if res.fail != nil {
-		d := map[string]any{"resourceType": sr.sp.resourceType, "resource": sr.sp.resource, "error": res.fail.Error}
-		if res.fail.Cause != "" {
-			d["cause"] = res.fail.Cause
-		}
-		x.emit(th, true, EventTaskFailed, "taskFailedEventDetails", d)
-		return nil, res.fail
+		return x.taskFailed(sr, th, res.fail)
 	}
 	out := res.out
 	var text string
@@ -167,12 +162,45 @@ func (x *execution) attemptTask(ctx context.Context, sr *stateRun, eff, input an
 	} else {
 		text = marshal(out)
 	}
-	if len(text) > MaxPayloadBytes {
-		return nil, dataLimitExceeded(st.Name, "returned a result")
+	return x.taskSucceeded(sr, input, out, text, th)
+}
+
+// taskDetails returns the members every Task event's details begin with: the task's resourceType and resource.
+func taskDetails(sr *stateRun) map[string]any {
+	return map[string]any{"resourceType": sr.sp.resourceType, "resource": sr.sp.resource}
+}
+
+// taskFailed emits TaskFailed for a Task state's failed call and returns the failure.
+func (x *execution) taskFailed(sr *stateRun, th *thread, fail *failure) (any, *failure) {
+	x.emitFailure(th, EventTaskFailed, "taskFailedEventDetails", taskDetails(sr), fail)
+	return nil, fail
+}
+
+// taskSucceeded emits TaskSucceeded for a Task state's result, text being its JSON, and returns the state's output.
+func (x *execution) taskSucceeded(sr *stateRun, input, result any, text string, th *thread) (any, *failure) {
+	return x.emitResult(sr, input, result, text, th, EventTaskSucceeded, "taskSucceededEventDetails", taskDetails(sr))
+}
+
+// emitFailure emits the event typ (TaskFailed, ActivityFailed) with the details d, to which it adds fail's error
+// and, when it has one, its cause.
+func (x *execution) emitFailure(th *thread, typ, key string, d map[string]any, fail *failure) {
+	d["error"] = fail.Error
+	if fail.Cause != "" {
+		d["cause"] = fail.Cause
 	}
-	x.emit(th, true, EventTaskSucceeded, "taskSucceededEventDetails", map[string]any{"resourceType": sr.sp.resourceType,
-		"resource": sr.sp.resource, "output": text, "outputDetails": notTruncated})
-	return x.finishResult(sr, input, out)
+	x.emit(th, true, typ, key, d)
+}
+
+// emitResult emits the event typ (TaskSucceeded, ActivitySucceeded) with the details d, to which it adds the
+// result's text, and returns the state's output; a text over MaxPayloadBytes fails the state instead
+// (States.DataLimitExceeded).
+func (x *execution) emitResult(sr *stateRun, input, result any, text string, th *thread, typ, key string, d map[string]any) (any, *failure) {
+	if len(text) > MaxPayloadBytes {
+		return nil, dataLimitExceeded(sr.st.Name, "returned a result")
+	}
+	d["output"], d["outputDetails"] = text, notTruncated
+	x.emit(th, true, typ, key, d)
+	return x.finishResult(sr, input, result)
 }
 
 // taskOutcome is what a task's call returned.

@@ -299,10 +299,8 @@ func (r *testRun) run(ctx context.Context, input any) *TestStateOutput {
 	case st.Type == asl.TypePass:
 		r.insp.AfterParameters = marshal(params)
 		result = params
-	case r.in.Mock != nil && r.in.Mock.Error != "":
-		fail = &failure{Error: r.in.Mock.Error, Cause: r.in.Mock.Cause}
 	case r.in.Mock != nil:
-		result, _ = jsonvalue.DecodeString(r.in.Mock.Result) // checked by checkTestRequest
+		result, fail = r.mocked()
 	case st.Type == asl.TypeMap || st.Type == asl.TypeParallel:
 		result, fail = r.branches(ctx, sr, eff, input)
 	default:
@@ -333,6 +331,15 @@ func (r *testRun) run(ctx context.Context, input any) *TestStateOutput {
 	}
 	r.insp.AfterResultPath = marshal(out)
 	return r.output(sr, out, st.Next)
+}
+
+// mocked returns what the request's mock (not nil) makes the state's call return: its error, else its result.
+func (r *testRun) mocked() (any, *failure) {
+	if r.in.Mock.Error != "" {
+		return nil, &failure{Error: r.in.Mock.Error, Cause: r.in.Mock.Cause}
+	}
+	result, _ := jsonvalue.DecodeString(r.in.Mock.Result) // checked by checkTestRequest
+	return result, nil
 }
 
 // branches runs a Map's iterations or a Parallel's branches with the engine's code (items, ItemSelector or
@@ -536,10 +543,8 @@ func (r *testRun) runJSONata(ctx context.Context, sr *stateRun, input any) *Test
 	default: // Task, Map, Parallel
 		var result any
 		switch {
-		case r.in.Mock != nil && r.in.Mock.Error != "":
-			fail = &failure{Error: r.in.Mock.Error, Cause: r.in.Mock.Cause}
 		case r.in.Mock != nil:
-			result, _ = jsonvalue.DecodeString(r.in.Mock.Result) // checked by checkTestRequest
+			result, fail = r.mocked()
 		case st.Type == asl.TypeMap || st.Type == asl.TypeParallel:
 			result, fail = r.branches(ctx, sr, input, input)
 		default:

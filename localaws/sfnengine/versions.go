@@ -111,6 +111,17 @@ func (sm *StateMachine) alias(arn string) int {
 	return slices.IndexFunc(sm.Aliases, func(a StateMachineAlias) bool { return a.Arn == arn })
 }
 
+// lookupMachine returns the engine's state machine with the (unqualified) ARN and a copy of its StateMachine; m is
+// nil when the engine has none.
+func (e *Engine) lookupMachine(arn string) (m *machine, sm StateMachine) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if m = e.sms[arn]; m != nil {
+		sm = m.sm
+	}
+	return m, sm
+}
+
 // changeMachine applies change to a copy of the state machine with the ARN, saves the copy, and only then makes it
 // the engine's: when change or the save fails, nothing changes. change must replace, never modify, the slices and
 // maps of the copy (they are shared with the engine's state machine). Changes are serialized by smMu, so that saves
@@ -118,14 +129,8 @@ func (sm *StateMachine) alias(arn string) int {
 func (e *Engine) changeMachine(ctx context.Context, arn string, change func(sm *StateMachine) error) (StateMachine, error) {
 	e.smMu.Lock()
 	defer e.smMu.Unlock()
-	e.mu.Lock()
-	m, ok := e.sms[arn]
-	var sm StateMachine
-	if ok {
-		sm = m.sm
-	}
-	e.mu.Unlock()
-	if !ok {
+	m, sm := e.lookupMachine(arn)
+	if m == nil {
 		return StateMachine{}, fmt.Errorf("%w: %s", ErrStateMachineDoesNotExist, arn)
 	}
 	if err := change(&sm); err != nil {

@@ -174,7 +174,7 @@ func TestVersionsAndAliasesAcrossRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitForTimers(t, clock, 1) // the execution waits in W, its checkpoint saved
+	clock.MustAwaitWaiters(t, 1) // the execution waits in W, its checkpoint saved
 	first.Close()
 	before, _ := clock.Waiters() // the first engine's timer stays pending on the shared clock
 
@@ -195,7 +195,7 @@ func TestVersionsAndAliasesAcrossRestart(t *testing.T) {
 	if err != nil || len(vs) != 2 || vs[0].Definition != passResult("v2") || vs[1].Definition != waitThen {
 		t.Fatalf("versions after the restart = %v %+v", err, vs)
 	}
-	waitForTimers(t, clock, before+1) // the resumed execution waits in W again
+	clock.MustAwaitWaiters(t, before+1) // the resumed execution waits in W again
 	clock.Advance(time.Minute)
 	done, err := second.Wait(ctx, rec.Arn)
 	if err != nil {

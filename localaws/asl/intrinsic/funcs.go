@@ -10,8 +10,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -117,11 +118,7 @@ func javaString(v any) string {
 		}
 		return "{" + strings.Join(parts, ", ") + "}"
 	case map[string]any:
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(t))
 		parts := make([]string, len(keys))
 		for i, k := range keys {
 			parts[i] = k + "=" + javaString(t[k])
@@ -433,11 +430,7 @@ func toObject(v any) (*jsonvalue.Object, bool) {
 	case *jsonvalue.Object:
 		return t, true
 	case map[string]any:
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(t))
 		o := jsonvalue.NewObject(len(keys))
 		for _, k := range keys {
 			o.Set(k, t[k])

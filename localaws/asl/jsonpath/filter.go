@@ -4,7 +4,8 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -159,11 +160,7 @@ func toFloat(v any) (float64, bool) {
 	return 0, false
 }
 
+// sortedKeys returns the keys of m in order.
 func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+	return slices.Sorted(maps.Keys(m))
 }
