@@ -106,40 +106,40 @@ func (a *app) submit(ctx context.Context, fs *flag.FlagSet, args []string) int {
 func (a *app) get(ctx context.Context, fs *flag.FlagSet, args []string) int {
 	var wait bool
 	fs.BoolVar(&wait, "wait", false, "")
-	id, c, code, done := a.transferCommand(ctx, fs, args, "get")
+	return a.transferCommand(ctx, fs, args, "get", func(ctx context.Context, c *transferclient.Client, id string, deadline time.Time) int {
+		var t transferclient.Transfer
+		var err error
+		if wait {
+			t, err = c.Wait(ctx, id, deadline)
+		} else {
+			t, err = c.Get(ctx, id)
+		}
+		if err != nil {
+			return a.waitFailed(t, err)
+		}
+		return a.printTransfer(t)
+	})
+}
+
+// transferCommand runs name, a command taking one TRANSFER_ID: it parses the command line, makes the client and
+// calls run with them, under --timeout (deadline is when it ends). A usage error, --help or no client ends the
+// command before run, with its exit code.
+func (a *app) transferCommand(ctx context.Context, fs *flag.FlagSet, args []string, name string,
+	run func(ctx context.Context, c *transferclient.Client, id string, deadline time.Time) int) int {
+	pos, code, done := a.prepare(fs, args)
 	if done {
+		return code
+	}
+	if len(pos) != 1 || pos[0] == "" {
+		return a.usageError(fmt.Errorf("%s takes one TRANSFER_ID", name))
+	}
+	c, code := a.client(ctx)
+	if code != exitOK {
 		return code
 	}
 	ctx, cancel, deadline := a.withTimeout(ctx)
 	defer cancel()
-	var t transferclient.Transfer
-	var err error
-	if wait {
-		t, err = c.Wait(ctx, id, deadline)
-	} else {
-		t, err = c.Get(ctx, id)
-	}
-	if err != nil {
-		return a.waitFailed(t, err)
-	}
-	return a.printTransfer(t)
-}
-
-// transferCommand parses the command line of name, a command taking one TRANSFER_ID, and makes the client; when done,
-// the command ends with code (a usage error, --help, or no client).
-func (a *app) transferCommand(ctx context.Context, fs *flag.FlagSet, args []string, name string) (id string, c *transferclient.Client, code int, done bool) {
-	pos, code, done := a.prepare(fs, args)
-	if done {
-		return "", nil, code, true
-	}
-	if len(pos) != 1 || pos[0] == "" {
-		return "", nil, a.usageError(fmt.Errorf("%s takes one TRANSFER_ID", name)), true
-	}
-	c, code = a.client(ctx)
-	if code != exitOK {
-		return "", nil, code, true
-	}
-	return pos[0], c, exitOK, false
+	return run(ctx, c, pos[0], deadline)
 }
 
 // waitFailed reports an error of Get or Wait; on ErrWaitTimeout it still prints the last transfer seen.
@@ -158,29 +158,25 @@ func (a *app) waitFailed(t transferclient.Transfer, err error) int {
 func (a *app) history(ctx context.Context, fs *flag.FlagSet, args []string) int {
 	var relative bool
 	fs.BoolVar(&relative, "relative", false, "")
-	id, c, code, done := a.transferCommand(ctx, fs, args, "history")
-	if done {
-		return code
-	}
-	ctx, cancel, _ := a.withTimeout(ctx)
-	defer cancel()
-	h, err := c.History(ctx, id)
-	if err != nil {
-		return a.report(err)
-	}
-	if a.g.output == "json" {
-		return a.printJSON(h)
-	}
-	// The record gives the timeline its first and last entries (accepted, settled) and the header its status.
-	t, err := c.Get(ctx, id)
-	if err != nil {
-		return a.report(err)
-	}
-	if err := transferclient.WriteTimeline(a.stdout, h, &t, transferclient.TimelineFormat{Relative: relative}); err != nil {
-		fmt.Fprintf(a.stderr, "transferctl: write timeline: %v\n", err)
-		return exitError
-	}
-	return exitOK
+	return a.transferCommand(ctx, fs, args, "history", func(ctx context.Context, c *transferclient.Client, id string, _ time.Time) int {
+		h, err := c.History(ctx, id)
+		if err != nil {
+			return a.report(err)
+		}
+		if a.g.output == "json" {
+			return a.printJSON(h)
+		}
+		// The record gives the timeline its first and last entries (accepted, settled) and the header its status.
+		t, err := c.Get(ctx, id)
+		if err != nil {
+			return a.report(err)
+		}
+		if err := transferclient.WriteTimeline(a.stdout, h, &t, transferclient.TimelineFormat{Relative: relative}); err != nil {
+			fmt.Fprintf(a.stderr, "transferctl: write timeline: %v\n", err)
+			return exitError
+		}
+		return exitOK
+	})
 }
 
 // accounts dispatches accounts get|create|assign-owner|transfers; any other first argument is an account id, so
