@@ -75,32 +75,28 @@ func (a *app) submit(ctx context.Context, fs *flag.FlagSet, args []string) int {
 	if err := checkSubmit(req); err != nil {
 		return a.usageError(err)
 	}
-	key, c, code := a.keyedClient(ctx, key)
-	if code != exitOK {
-		return code
-	}
-	ctx, cancel, deadline := a.withTimeout(ctx)
-	defer cancel()
-	res, err := c.Submit(ctx, key, req)
-	if err != nil {
-		return a.reportKeyed(err, key, "the transfer may have been accepted", "create a second transfer", "no transfer was made")
-	}
-	t := res.Transfer
-	if !a.g.quiet {
-		switch {
-		case res.Replayed:
-			fmt.Fprintf(a.stderr, "replayed: this key already made transfer %s; nothing new was submitted\n", transferclient.Clean(t.TransferID))
-		default:
-			fmt.Fprintf(a.stderr, "accepted: transfer %s\n", transferclient.Clean(t.TransferID))
-		}
-	}
-	if wait && !t.Terminal() {
-		t, err = c.Wait(ctx, t.TransferID, deadline)
+	return a.withKeyedClient(ctx, key, func(ctx context.Context, c *transferclient.Client, key string, deadline time.Time) int {
+		res, err := c.Submit(ctx, key, req)
 		if err != nil {
-			return a.waitFailed(t, err)
+			return a.reportKeyed(err, key, "the transfer may have been accepted", "create a second transfer", "no transfer was made")
 		}
-	}
-	return a.printTransfer(t)
+		t := res.Transfer
+		if !a.g.quiet {
+			switch {
+			case res.Replayed:
+				fmt.Fprintf(a.stderr, "replayed: this key already made transfer %s; nothing new was submitted\n", transferclient.Clean(t.TransferID))
+			default:
+				fmt.Fprintf(a.stderr, "accepted: transfer %s\n", transferclient.Clean(t.TransferID))
+			}
+		}
+		if wait && !t.Terminal() {
+			t, err = c.Wait(ctx, t.TransferID, deadline)
+			if err != nil {
+				return a.waitFailed(t, err)
+			}
+		}
+		return a.printTransfer(t)
+	})
 }
 
 func (a *app) get(ctx context.Context, fs *flag.FlagSet, args []string) int {
@@ -133,13 +129,9 @@ func (a *app) transferCommand(ctx context.Context, fs *flag.FlagSet, args []stri
 	if len(pos) != 1 || pos[0] == "" {
 		return a.usageError(fmt.Errorf("%s takes one TRANSFER_ID", name))
 	}
-	c, code := a.client(ctx)
-	if code != exitOK {
-		return code
-	}
-	ctx, cancel, deadline := a.withTimeout(ctx)
-	defer cancel()
-	return run(ctx, c, pos[0], deadline)
+	return a.withClient(ctx, func(ctx context.Context, c *transferclient.Client, deadline time.Time) int {
+		return run(ctx, c, pos[0], deadline)
+	})
 }
 
 // waitFailed reports an error of Get or Wait; on ErrWaitTimeout it still prints the last transfer seen.
@@ -264,31 +256,27 @@ func (a *app) accountsCreate(ctx context.Context, fs *flag.FlagSet, args []strin
 	if err := errors.Join(errs...); err != nil {
 		return a.usageError(err)
 	}
-	key, c, code := a.keyedClient(ctx, key)
-	if code != exitOK {
-		return code
-	}
-	ctx, cancel, _ := a.withTimeout(ctx)
-	defer cancel()
-	res, err := c.OpenAccount(ctx, key, req)
-	if err != nil {
-		return a.reportKeyed(err, key, "the account may have been opened", "open a second account", "no account was opened")
-	}
-	if !a.g.quiet {
-		id := transferclient.Clean(res.Account.AccountID)
-		switch {
-		case res.Replayed:
-			fmt.Fprintf(a.stderr, "replayed: this key already opened account %s; nothing new was opened\n", id)
-		case res.Status == http.StatusCreated:
-			fmt.Fprintf(a.stderr, "opened: account %s\n", id)
-		default:
-			fmt.Fprintf(a.stderr, "already open: account %s exists with this currency and kind; nothing new was opened\n", id)
+	return a.withKeyedClient(ctx, key, func(ctx context.Context, c *transferclient.Client, key string, _ time.Time) int {
+		res, err := c.OpenAccount(ctx, key, req)
+		if err != nil {
+			return a.reportKeyed(err, key, "the account may have been opened", "open a second account", "no account was opened")
 		}
-	}
-	if a.g.output == "json" {
-		return a.printRaw(res.Account.Raw, res.Account)
-	}
-	return a.printAccounts([]transferclient.Account{res.Account})
+		if !a.g.quiet {
+			id := transferclient.Clean(res.Account.AccountID)
+			switch {
+			case res.Replayed:
+				fmt.Fprintf(a.stderr, "replayed: this key already opened account %s; nothing new was opened\n", id)
+			case res.Status == http.StatusCreated:
+				fmt.Fprintf(a.stderr, "opened: account %s\n", id)
+			default:
+				fmt.Fprintf(a.stderr, "already open: account %s exists with this currency and kind; nothing new was opened\n", id)
+			}
+		}
+		if a.g.output == "json" {
+			return a.printRaw(res.Account.Raw, res.Account)
+		}
+		return a.printAccounts([]transferclient.Account{res.Account})
+	})
 }
 
 // accountsTransfers lists the transfers that touched an account: one page (--limit, the API's default otherwise),
@@ -323,23 +311,19 @@ func (a *app) accountsTransfers(ctx context.Context, fs *flag.FlagSet, args []st
 	if limit < 0 || limit > maxListLimit {
 		return a.usageError(fmt.Errorf("--limit %d: want 1 to %d", limit, maxListLimit))
 	}
-	c, code := a.client(ctx)
-	if code != exitOK {
-		return code
-	}
-	ctx, cancel, _ := a.withTimeout(ctx)
-	defer cancel()
-	var page transferclient.AccountTransfers
-	var err error
-	if all {
-		page, err = c.AllAccountTransfers(ctx, id, limit)
-	} else {
-		page, err = c.AccountTransfers(ctx, id, limit, "")
-	}
-	if err != nil {
-		return a.report(err)
-	}
-	return a.printAccountTransfers(page, all)
+	return a.withClient(ctx, func(ctx context.Context, c *transferclient.Client, _ time.Time) int {
+		var page transferclient.AccountTransfers
+		var err error
+		if all {
+			page, err = c.AllAccountTransfers(ctx, id, limit)
+		} else {
+			page, err = c.AccountTransfers(ctx, id, limit, "")
+		}
+		if err != nil {
+			return a.report(err)
+		}
+		return a.printAccountTransfers(page, all)
+	})
 }
 
 // maxListLimit is the API's largest page of an account's transfers (docs/api.md).
@@ -372,20 +356,16 @@ func (a *app) accountsAssignOwner(ctx context.Context, fs *flag.FlagSet, args []
 	if err := errors.Join(errs...); err != nil {
 		return a.usageError(err)
 	}
-	c, code := a.client(ctx)
-	if code != exitOK {
-		return code
-	}
-	ctx, cancel, _ := a.withTimeout(ctx)
-	defer cancel()
-	acct, err := c.AssignOwner(ctx, pos[0], owner)
-	if err != nil {
-		return a.report(err)
-	}
-	if a.g.output == "json" {
-		return a.printRaw(acct.Raw, acct)
-	}
-	return a.printAccounts([]transferclient.Account{acct})
+	return a.withClient(ctx, func(ctx context.Context, c *transferclient.Client, _ time.Time) int {
+		acct, err := c.AssignOwner(ctx, pos[0], owner)
+		if err != nil {
+			return a.report(err)
+		}
+		if a.g.output == "json" {
+			return a.printRaw(acct.Raw, acct)
+		}
+		return a.printAccounts([]transferclient.Account{acct})
+	})
 }
 
 // isSet reports whether the flag name was given on fs, so that an empty or zero value given on purpose is checked.
@@ -434,28 +414,36 @@ func (a *app) accountsGet(ctx context.Context, fs *flag.FlagSet, args []string) 
 			return a.usageError(fmt.Errorf("account id %q: want 1 to 64 characters of A-Z a-z 0-9 _ -", id))
 		}
 	}
+	return a.withClient(ctx, func(ctx context.Context, c *transferclient.Client, _ time.Time) int {
+		var found []transferclient.Account
+		code := exitOK
+		for _, id := range pos {
+			acct, err := c.Account(ctx, id)
+			if err != nil {
+				if c := a.report(err); code == exitOK {
+					code = c
+				}
+				continue
+			}
+			found = append(found, acct)
+		}
+		if out := a.printAccounts(found); out != exitOK {
+			return out
+		}
+		return code
+	})
+}
+
+// withClient makes the API client and runs the command's run with it under --timeout (withTimeout; deadline is when
+// it ends). Without a client the command ends at once with its exit code.
+func (a *app) withClient(ctx context.Context, run func(ctx context.Context, c *transferclient.Client, deadline time.Time) int) int {
 	c, code := a.client(ctx)
 	if code != exitOK {
 		return code
 	}
-	ctx, cancel, _ := a.withTimeout(ctx)
+	ctx, cancel, deadline := a.withTimeout(ctx)
 	defer cancel()
-	var found []transferclient.Account
-	code = exitOK
-	for _, id := range pos {
-		acct, err := c.Account(ctx, id)
-		if err != nil {
-			if c := a.report(err); code == exitOK {
-				code = c
-			}
-			continue
-		}
-		found = append(found, acct)
-	}
-	if out := a.printAccounts(found); out != exitOK {
-		return out
-	}
-	return code
+	return run(ctx, c, deadline)
 }
 
 // withTimeout bounds the command by --timeout. The returned deadline is on the injected clock, for Wait; the
@@ -519,23 +507,22 @@ func checkSubmit(r transferclient.SubmitRequest) error {
 	return errors.Join(errs...)
 }
 
-// keyedClient checks the --idempotency-key of a creating command, or generates one, and returns it with the API
-// client. A generated key is printed before anything is sent, so that it survives a crash or Ctrl-C of this process.
-func (a *app) keyedClient(ctx context.Context, key string) (string, *transferclient.Client, int) {
+// withKeyedClient checks the --idempotency-key of a creating command, or generates one, and runs the command's run
+// with it and the API client (withClient). A generated key is printed before anything is sent, so that it survives a
+// crash or Ctrl-C of this process.
+func (a *app) withKeyedClient(ctx context.Context, key string, run func(ctx context.Context, c *transferclient.Client, key string, deadline time.Time) int) int {
 	generated := key == ""
 	if generated {
 		key = a.deps.newKey()
 	} else if err := transferclient.ValidateIdempotencyKey(key); err != nil {
-		return "", nil, a.usageError(fmt.Errorf("--idempotency-key: %w", err))
+		return a.usageError(fmt.Errorf("--idempotency-key: %w", err))
 	}
-	c, code := a.client(ctx)
-	if code != exitOK {
-		return "", nil, code
-	}
-	if generated {
-		fmt.Fprintf(a.stderr, "idempotency key: %s (to retry safely: --idempotency-key %s)\n", key, shellQuote(key))
-	}
-	return key, c, exitOK
+	return a.withClient(ctx, func(ctx context.Context, c *transferclient.Client, deadline time.Time) int {
+		if generated {
+			fmt.Fprintf(a.stderr, "idempotency key: %s (to retry safely: --idempotency-key %s)\n", key, shellQuote(key))
+		}
+		return run(ctx, c, key, deadline)
+	})
 }
 
 // reportKeyed reports a creating command's failure and tells the user what it means for the request sent with key:
