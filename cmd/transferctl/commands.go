@@ -75,71 +75,63 @@ func (a *app) submit(ctx context.Context, fs *flag.FlagSet, args []string) int {
 	if err := checkSubmit(req); err != nil {
 		return a.usageError(err)
 	}
-	key, c, code := a.keyedClient(ctx, key)
-	if code != exitOK {
-		return code
-	}
-	ctx, cancel, deadline := a.withTimeout(ctx)
-	defer cancel()
-	res, err := c.Submit(ctx, key, req)
-	if err != nil {
-		return a.reportKeyed(err, key, "the transfer may have been accepted", "create a second transfer", "no transfer was made")
-	}
-	t := res.Transfer
-	if !a.g.quiet {
-		switch {
-		case res.Replayed:
-			fmt.Fprintf(a.stderr, "replayed: this key already made transfer %s; nothing new was submitted\n", transferclient.Clean(t.TransferID))
-		default:
-			fmt.Fprintf(a.stderr, "accepted: transfer %s\n", transferclient.Clean(t.TransferID))
-		}
-	}
-	if wait && !t.Terminal() {
-		t, err = c.Wait(ctx, t.TransferID, deadline)
+	return a.withKeyedClient(ctx, key, func(ctx context.Context, c *transferclient.Client, key string, deadline time.Time) int {
+		res, err := c.Submit(ctx, key, req)
 		if err != nil {
-			return a.waitFailed(t, err)
+			return a.reportKeyed(err, key, "the transfer may have been accepted", "create a second transfer", "no transfer was made")
 		}
-	}
-	return a.printTransfer(t)
+		t := res.Transfer
+		if !a.g.quiet {
+			switch {
+			case res.Replayed:
+				fmt.Fprintf(a.stderr, "replayed: this key already made transfer %s; nothing new was submitted\n", transferclient.Clean(t.TransferID))
+			default:
+				fmt.Fprintf(a.stderr, "accepted: transfer %s\n", transferclient.Clean(t.TransferID))
+			}
+		}
+		if wait && !t.Terminal() {
+			t, err = c.Wait(ctx, t.TransferID, deadline)
+			if err != nil {
+				return a.waitFailed(t, err)
+			}
+		}
+		return a.printTransfer(t)
+	})
 }
 
 func (a *app) get(ctx context.Context, fs *flag.FlagSet, args []string) int {
 	var wait bool
 	fs.BoolVar(&wait, "wait", false, "")
-	id, c, code, done := a.transferCommand(ctx, fs, args, "get")
+	return a.transferCommand(ctx, fs, args, "get", func(ctx context.Context, c *transferclient.Client, id string, deadline time.Time) int {
+		var t transferclient.Transfer
+		var err error
+		if wait {
+			t, err = c.Wait(ctx, id, deadline)
+		} else {
+			t, err = c.Get(ctx, id)
+		}
+		if err != nil {
+			return a.waitFailed(t, err)
+		}
+		return a.printTransfer(t)
+	})
+}
+
+// transferCommand runs name, a command taking one TRANSFER_ID: it parses the command line, makes the client and
+// calls run with them, under --timeout (deadline is when it ends). A usage error, --help or no client ends the
+// command before run, with its exit code.
+func (a *app) transferCommand(ctx context.Context, fs *flag.FlagSet, args []string, name string,
+	run func(ctx context.Context, c *transferclient.Client, id string, deadline time.Time) int) int {
+	pos, code, done := a.prepare(fs, args)
 	if done {
 		return code
 	}
-	ctx, cancel, deadline := a.withTimeout(ctx)
-	defer cancel()
-	var t transferclient.Transfer
-	var err error
-	if wait {
-		t, err = c.Wait(ctx, id, deadline)
-	} else {
-		t, err = c.Get(ctx, id)
-	}
-	if err != nil {
-		return a.waitFailed(t, err)
-	}
-	return a.printTransfer(t)
-}
-
-// transferCommand parses the command line of name, a command taking one TRANSFER_ID, and makes the client; when done,
-// the command ends with code (a usage error, --help, or no client).
-func (a *app) transferCommand(ctx context.Context, fs *flag.FlagSet, args []string, name string) (id string, c *transferclient.Client, code int, done bool) {
-	pos, code, done := a.prepare(fs, args)
-	if done {
-		return "", nil, code, true
-	}
 	if len(pos) != 1 || pos[0] == "" {
-		return "", nil, a.usageError(fmt.Errorf("%s takes one TRANSFER_ID", name)), true
+		return a.usageError(fmt.Errorf("%s takes one TRANSFER_ID", name))
 	}
-	c, code = a.client(ctx)
-	if code != exitOK {
-		return "", nil, code, true
-	}
-	return pos[0], c, exitOK, false
+	return a.withClient(ctx, func(ctx context.Context, c *transferclient.Client, deadline time.Time) int {
+		return run(ctx, c, pos[0], deadline)
+	})
 }
 
 // waitFailed reports an error of Get or Wait; on ErrWaitTimeout it still prints the last transfer seen.
@@ -158,29 +150,25 @@ func (a *app) waitFailed(t transferclient.Transfer, err error) int {
 func (a *app) history(ctx context.Context, fs *flag.FlagSet, args []string) int {
 	var relative bool
 	fs.BoolVar(&relative, "relative", false, "")
-	id, c, code, done := a.transferCommand(ctx, fs, args, "history")
-	if done {
-		return code
-	}
-	ctx, cancel, _ := a.withTimeout(ctx)
-	defer cancel()
-	h, err := c.History(ctx, id)
-	if err != nil {
-		return a.report(err)
-	}
-	if a.g.output == "json" {
-		return a.printJSON(h)
-	}
-	// The record gives the timeline its first and last entries (accepted, settled) and the header its status.
-	t, err := c.Get(ctx, id)
-	if err != nil {
-		return a.report(err)
-	}
-	if err := transferclient.WriteTimeline(a.stdout, h, &t, transferclient.TimelineFormat{Relative: relative}); err != nil {
-		fmt.Fprintf(a.stderr, "transferctl: write timeline: %v\n", err)
-		return exitError
-	}
-	return exitOK
+	return a.transferCommand(ctx, fs, args, "history", func(ctx context.Context, c *transferclient.Client, id string, _ time.Time) int {
+		h, err := c.History(ctx, id)
+		if err != nil {
+			return a.report(err)
+		}
+		if a.g.output == "json" {
+			return a.printJSON(h)
+		}
+		// The record gives the timeline its first and last entries (accepted, settled) and the header its status.
+		t, err := c.Get(ctx, id)
+		if err != nil {
+			return a.report(err)
+		}
+		if err := transferclient.WriteTimeline(a.stdout, h, &t, transferclient.TimelineFormat{Relative: relative}); err != nil {
+			fmt.Fprintf(a.stderr, "transferctl: write timeline: %v\n", err)
+			return exitError
+		}
+		return exitOK
+	})
 }
 
 // accounts dispatches accounts get|create|assign-owner|transfers; any other first argument is an account id, so
@@ -268,31 +256,27 @@ func (a *app) accountsCreate(ctx context.Context, fs *flag.FlagSet, args []strin
 	if err := errors.Join(errs...); err != nil {
 		return a.usageError(err)
 	}
-	key, c, code := a.keyedClient(ctx, key)
-	if code != exitOK {
-		return code
-	}
-	ctx, cancel, _ := a.withTimeout(ctx)
-	defer cancel()
-	res, err := c.OpenAccount(ctx, key, req)
-	if err != nil {
-		return a.reportKeyed(err, key, "the account may have been opened", "open a second account", "no account was opened")
-	}
-	if !a.g.quiet {
-		id := transferclient.Clean(res.Account.AccountID)
-		switch {
-		case res.Replayed:
-			fmt.Fprintf(a.stderr, "replayed: this key already opened account %s; nothing new was opened\n", id)
-		case res.Status == http.StatusCreated:
-			fmt.Fprintf(a.stderr, "opened: account %s\n", id)
-		default:
-			fmt.Fprintf(a.stderr, "already open: account %s exists with this currency and kind; nothing new was opened\n", id)
+	return a.withKeyedClient(ctx, key, func(ctx context.Context, c *transferclient.Client, key string, _ time.Time) int {
+		res, err := c.OpenAccount(ctx, key, req)
+		if err != nil {
+			return a.reportKeyed(err, key, "the account may have been opened", "open a second account", "no account was opened")
 		}
-	}
-	if a.g.output == "json" {
-		return a.printRaw(res.Account.Raw, res.Account)
-	}
-	return a.printAccounts([]transferclient.Account{res.Account})
+		if !a.g.quiet {
+			id := transferclient.Clean(res.Account.AccountID)
+			switch {
+			case res.Replayed:
+				fmt.Fprintf(a.stderr, "replayed: this key already opened account %s; nothing new was opened\n", id)
+			case res.Status == http.StatusCreated:
+				fmt.Fprintf(a.stderr, "opened: account %s\n", id)
+			default:
+				fmt.Fprintf(a.stderr, "already open: account %s exists with this currency and kind; nothing new was opened\n", id)
+			}
+		}
+		if a.g.output == "json" {
+			return a.printRaw(res.Account.Raw, res.Account)
+		}
+		return a.printAccounts([]transferclient.Account{res.Account})
+	})
 }
 
 // accountsTransfers lists the transfers that touched an account: one page (--limit, the API's default otherwise),
@@ -327,23 +311,19 @@ func (a *app) accountsTransfers(ctx context.Context, fs *flag.FlagSet, args []st
 	if limit < 0 || limit > maxListLimit {
 		return a.usageError(fmt.Errorf("--limit %d: want 1 to %d", limit, maxListLimit))
 	}
-	c, code := a.client(ctx)
-	if code != exitOK {
-		return code
-	}
-	ctx, cancel, _ := a.withTimeout(ctx)
-	defer cancel()
-	var page transferclient.AccountTransfers
-	var err error
-	if all {
-		page, err = c.AllAccountTransfers(ctx, id, limit)
-	} else {
-		page, err = c.AccountTransfers(ctx, id, limit, "")
-	}
-	if err != nil {
-		return a.report(err)
-	}
-	return a.printAccountTransfers(page, all)
+	return a.withClient(ctx, func(ctx context.Context, c *transferclient.Client, _ time.Time) int {
+		var page transferclient.AccountTransfers
+		var err error
+		if all {
+			page, err = c.AllAccountTransfers(ctx, id, limit)
+		} else {
+			page, err = c.AccountTransfers(ctx, id, limit, "")
+		}
+		if err != nil {
+			return a.report(err)
+		}
+		return a.printAccountTransfers(page, all)
+	})
 }
 
 // maxListLimit is the API's largest page of an account's transfers (docs/api.md).
@@ -376,20 +356,16 @@ func (a *app) accountsAssignOwner(ctx context.Context, fs *flag.FlagSet, args []
 	if err := errors.Join(errs...); err != nil {
 		return a.usageError(err)
 	}
-	c, code := a.client(ctx)
-	if code != exitOK {
-		return code
-	}
-	ctx, cancel, _ := a.withTimeout(ctx)
-	defer cancel()
-	acct, err := c.AssignOwner(ctx, pos[0], owner)
-	if err != nil {
-		return a.report(err)
-	}
-	if a.g.output == "json" {
-		return a.printRaw(acct.Raw, acct)
-	}
-	return a.printAccounts([]transferclient.Account{acct})
+	return a.withClient(ctx, func(ctx context.Context, c *transferclient.Client, _ time.Time) int {
+		acct, err := c.AssignOwner(ctx, pos[0], owner)
+		if err != nil {
+			return a.report(err)
+		}
+		if a.g.output == "json" {
+			return a.printRaw(acct.Raw, acct)
+		}
+		return a.printAccounts([]transferclient.Account{acct})
+	})
 }
 
 // isSet reports whether the flag name was given on fs, so that an empty or zero value given on purpose is checked.
@@ -438,28 +414,36 @@ func (a *app) accountsGet(ctx context.Context, fs *flag.FlagSet, args []string) 
 			return a.usageError(fmt.Errorf("account id %q: want 1 to 64 characters of A-Z a-z 0-9 _ -", id))
 		}
 	}
+	return a.withClient(ctx, func(ctx context.Context, c *transferclient.Client, _ time.Time) int {
+		var found []transferclient.Account
+		code := exitOK
+		for _, id := range pos {
+			acct, err := c.Account(ctx, id)
+			if err != nil {
+				if c := a.report(err); code == exitOK {
+					code = c
+				}
+				continue
+			}
+			found = append(found, acct)
+		}
+		if out := a.printAccounts(found); out != exitOK {
+			return out
+		}
+		return code
+	})
+}
+
+// withClient makes the API client and runs the command's run with it under --timeout (withTimeout; deadline is when
+// it ends). Without a client the command ends at once with its exit code.
+func (a *app) withClient(ctx context.Context, run func(ctx context.Context, c *transferclient.Client, deadline time.Time) int) int {
 	c, code := a.client(ctx)
 	if code != exitOK {
 		return code
 	}
-	ctx, cancel, _ := a.withTimeout(ctx)
+	ctx, cancel, deadline := a.withTimeout(ctx)
 	defer cancel()
-	var found []transferclient.Account
-	code = exitOK
-	for _, id := range pos {
-		acct, err := c.Account(ctx, id)
-		if err != nil {
-			if c := a.report(err); code == exitOK {
-				code = c
-			}
-			continue
-		}
-		found = append(found, acct)
-	}
-	if out := a.printAccounts(found); out != exitOK {
-		return out
-	}
-	return code
+	return run(ctx, c, deadline)
 }
 
 // withTimeout bounds the command by --timeout. The returned deadline is on the injected clock, for Wait; the
@@ -523,23 +507,22 @@ func checkSubmit(r transferclient.SubmitRequest) error {
 	return errors.Join(errs...)
 }
 
-// keyedClient checks the --idempotency-key of a creating command, or generates one, and returns it with the API
-// client. A generated key is printed before anything is sent, so that it survives a crash or Ctrl-C of this process.
-func (a *app) keyedClient(ctx context.Context, key string) (string, *transferclient.Client, int) {
+// withKeyedClient checks the --idempotency-key of a creating command, or generates one, and runs the command's run
+// with it and the API client (withClient). A generated key is printed before anything is sent, so that it survives a
+// crash or Ctrl-C of this process.
+func (a *app) withKeyedClient(ctx context.Context, key string, run func(ctx context.Context, c *transferclient.Client, key string, deadline time.Time) int) int {
 	generated := key == ""
 	if generated {
 		key = a.deps.newKey()
 	} else if err := transferclient.ValidateIdempotencyKey(key); err != nil {
-		return "", nil, a.usageError(fmt.Errorf("--idempotency-key: %w", err))
+		return a.usageError(fmt.Errorf("--idempotency-key: %w", err))
 	}
-	c, code := a.client(ctx)
-	if code != exitOK {
-		return "", nil, code
-	}
-	if generated {
-		fmt.Fprintf(a.stderr, "idempotency key: %s (to retry safely: --idempotency-key %s)\n", key, shellQuote(key))
-	}
-	return key, c, exitOK
+	return a.withClient(ctx, func(ctx context.Context, c *transferclient.Client, deadline time.Time) int {
+		if generated {
+			fmt.Fprintf(a.stderr, "idempotency key: %s (to retry safely: --idempotency-key %s)\n", key, shellQuote(key))
+		}
+		return run(ctx, c, key, deadline)
+	})
 }
 
 // reportKeyed reports a creating command's failure and tells the user what it means for the request sent with key:

@@ -38,23 +38,11 @@ type logFilterer interface {
 
 // outcomeEvent is an outcome event as EventBridge delivers it; Detail is the transfer resource.
 type outcomeEvent struct {
-	ID         string    `json:"id"`
-	DetailType string    `json:"detail-type"`
-	Source     string    `json:"source"`
-	Time       string    `json:"time"`
-	Detail     eventBody `json:"detail"`
-}
-
-type eventBody struct {
-	TransferID           string `json:"transferId"`
-	Status               string `json:"status"`
-	SourceAccountID      string `json:"sourceAccountId"`
-	DestinationAccountID string `json:"destinationAccountId"`
-	Amount               int64  `json:"amount"`
-	Currency             string `json:"currency"`
-	Failure              *struct {
-		Code string `json:"code"`
-	} `json:"failure"`
+	ID         string                  `json:"id"`
+	DetailType string                  `json:"detail-type"`
+	Source     string                  `json:"source"`
+	Time       string                  `json:"time"`
+	Detail     transferclient.Transfer `json:"detail"`
 }
 
 // events runs `events tail`: it prints the transfer outcome events of the log group, oldest first, from --since ago;

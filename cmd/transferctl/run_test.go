@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/transferflow/orchestrator/internal/clocktest"
 )
 
 // reply is one scripted answer of the fake API.
@@ -101,7 +103,7 @@ type harness struct {
 	srv            *httptest.Server
 	env            map[string]string
 	deps           deps
-	clock          *testClock
+	clock          *clocktest.Clock
 	stdout, stderr bytes.Buffer
 	awsRegions     []string // the region argument of each loadAWS call
 	configRegion   string   // what the "AWS config" says when no region is forced
@@ -114,7 +116,7 @@ const (
 
 func newHarness(t *testing.T, routes map[string][]reply) *harness {
 	t.Helper()
-	h := &harness{t: t, api: newFakeAPI(routes), clock: &testClock{now: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)}, configRegion: "us-east-2"}
+	h := &harness{t: t, api: newFakeAPI(routes), clock: clocktest.New(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)), configRegion: "us-east-2"}
 	h.srv = httptest.NewServer(h.api)
 	t.Cleanup(h.srv.Close)
 	h.env = map[string]string{"TRANSFERCTL_ENDPOINT": h.srv.URL}
@@ -135,27 +137,6 @@ func newHarness(t *testing.T, routes map[string][]reply) *harness {
 		newKey: func() string { return "GENERATEDKEY0001" },
 	}
 	return h
-}
-
-// testClock is a clock that only Sleep moves; the API under test may read it from another goroutine.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-// Now returns the clock's time.
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// Sleep moves the clock by d at once.
-func (c *testClock) Sleep(ctx context.Context, d time.Duration) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	return ctx.Err()
 }
 
 func (h *harness) run(args ...string) int {

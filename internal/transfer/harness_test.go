@@ -25,6 +25,7 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
+	"github.com/transferflow/orchestrator/internal/clocktest"
 	"github.com/transferflow/orchestrator/internal/ledger"
 	"github.com/transferflow/orchestrator/internal/metrics"
 	"github.com/transferflow/orchestrator/internal/metrics/metricstest"
@@ -183,24 +184,6 @@ func writeSFNError(w http.ResponseWriter, code, msg string) {
 	fmt.Fprintf(w, `{"__type":%q,"message":%q}`, code, msg)
 }
 
-// clock is a settable time source.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // wire is an http.RoundTripper in front of Dynoxide that counts requests and can answer instead of the server, or
 // lose the server's reply.
 type wire struct {
@@ -275,7 +258,7 @@ type harness struct {
 	table string
 	wire  *wire
 	sfn   *fakeSFN
-	clock *clock
+	clock *clocktest.Clock
 	h     *transfer.Orchestrator
 	logs  *bytes.Buffer
 	// metrics has the handler's EMF lines, stamped by the harness clock.
@@ -301,7 +284,7 @@ func newHarnessEnv(t *testing.T, extra map[string]string, opts ...harnessOption)
 	t.Helper()
 	srv, tables := ddbserver.StartWithTablesT(t)
 	h := &harness{t: t, table: tables["TransfersTable"], wire: &wire{}, sfn: startFakeSFN(t),
-		clock: &clock{now: time.Date(2026, 11, 21, 10, 0, 0, 123e6, time.UTC)}, logs: &bytes.Buffer{}, metrics: &metricstest.Buffer{}}
+		clock: clocktest.New(time.Date(2026, 11, 21, 10, 0, 0, 123e6, time.UTC)), logs: &bytes.Buffer{}, metrics: &metricstest.Buffer{}}
 	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}
 	h.db = dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
 		o.BaseEndpoint = aws.String(srv.URL)

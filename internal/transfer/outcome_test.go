@@ -38,6 +38,17 @@ func (p *publisher) PutEvents(_ context.Context, in *eventbridge.PutEventsInput,
 	return &eventbridge.PutEventsOutput{Entries: []ebtypes.PutEventsResultEntry{{EventId: aws.String("e")}}}, nil
 }
 
+// newPublishingEnv is newReconcilerEnv with pub as the reconciler's EventBridge client, on the bus "transfers", and
+// the accounts src (1000 EUR) and dst (0 EUR) open.
+func newPublishingEnv(t *testing.T, pub *publisher) (*ledgerEnv, *Reconciler) {
+	t.Helper()
+	e, r, _ := newReconcilerEnv(t)
+	r.Events, r.EventBusName = pub, "transfers"
+	e.account(t, "src", "EUR", 1000)
+	e.account(t, "dst", "EUR", 0)
+	return e, r
+}
+
 // TestReconcilerPublishesItsSettlements: each settlement the reconciler makes publishes one outcome event on its bus,
 // whose detail is the resource the API shows for the settled record; an entry EventBridge refuses is sent again; a
 // publish that keeps failing fails the invocation (Lambda retries it), and the retry, finding the record settled,
@@ -55,11 +66,8 @@ func TestReconcilerPublishesItsSettlements(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e, r, _ := newReconcilerEnv(t)
 			pub := &publisher{failEntries: 1}
-			r.Events, r.EventBusName = pub, "transfers"
-			e.account(t, "src", "EUR", 1000)
-			e.account(t, "dst", "EUR", 0)
+			e, r := newPublishingEnv(t, pub)
 			id := e.transfer(t, "src", "dst", 300, "EUR")
 			for _, leg := range tt.legs {
 				e.leg(t, id, leg)
@@ -87,11 +95,8 @@ func TestReconcilerPublishesItsSettlements(t *testing.T) {
 	}
 
 	t.Run("a publish that keeps failing fails the invocation; the retry publishes", func(t *testing.T) {
-		e, r, _ := newReconcilerEnv(t)
 		pub := &publisher{failEntries: publishAttempts}
-		r.Events, r.EventBusName = pub, "transfers"
-		e.account(t, "src", "EUR", 1000)
-		e.account(t, "dst", "EUR", 0)
+		e, r := newPublishingEnv(t, pub)
 		id := e.transfer(t, "src", "dst", 300, "EUR")
 		ev := statusEvent(t, e.record(t, id), "ABORTED", reconcilerMachine)
 		if err := r.Handle(context.Background(), ev); !errors.Is(err, errEventNotPublished) {
@@ -109,11 +114,8 @@ func TestReconcilerPublishesItsSettlements(t *testing.T) {
 	})
 
 	t.Run("a settled transfer whose workflow failed to publish", func(t *testing.T) {
-		e, r, _ := newReconcilerEnv(t)
 		pub := &publisher{}
-		r.Events, r.EventBusName = pub, "transfers"
-		e.account(t, "src", "EUR", 1000)
-		e.account(t, "dst", "EUR", 0)
+		e, r := newPublishingEnv(t, pub)
 		id := e.transfer(t, "src", "dst", 300, "EUR")
 		e.leg(t, id, "DEBIT")
 		e.leg(t, id, "CREDIT") // which settles the record COMPLETED

@@ -215,11 +215,8 @@ func (l *lateCreditRecords) Entries(ctx context.Context, transferID string) ([]l
 // (the credit won), its settlement finds the record settled, and it publishes the Transfer Completed event: the
 // execution has ended, so nothing else would.
 func TestLateSettlingCreditIsPublished(t *testing.T) {
-	e, r, _ := newReconcilerEnv(t)
 	pub := &publisher{}
-	r.Events, r.EventBusName = pub, "transfers"
-	e.account(t, "src", "EUR", 1000)
-	e.account(t, "dst", "EUR", 0)
+	e, r := newPublishingEnv(t, pub)
 	id := e.transfer(t, "src", "dst", 250, "EUR")
 	e.leg(t, id, ledger.LegDebit)
 	r.Records = &lateCreditRecords{recordFinder: r.Records, e: e, late: id, t: t}

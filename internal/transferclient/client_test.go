@@ -147,7 +147,7 @@ func TestSubmitRetries(t *testing.T) {
 				t.Errorf("decoded body = %+v", dec)
 			}
 
-			sleeps := clk.sleeps()
+			sleeps := clk.Sleeps()
 			if len(sleeps) != len(tc.wantMinSleeps) {
 				t.Fatalf("sleeps = %v, want %d of them", sleeps, len(tc.wantMinSleeps))
 			}

@@ -1,7 +1,6 @@
 package transferclient
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/transferflow/orchestrator/internal/clocktest"
 )
 
 // step is one scripted answer of the fake API.
@@ -82,39 +83,13 @@ func (f *fakeAPI) requests() []received {
 	return append([]received(nil), f.reqs...)
 }
 
-// fakeClock is a clock that only Sleep moves; it records every sleep.
-type fakeClock struct {
-	mu    sync.Mutex
-	now   time.Time
-	slept []time.Duration
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.slept = append(c.slept, d)
-	c.now = c.now.Add(d)
-	return ctx.Err()
-}
-
-func (c *fakeClock) sleeps() []time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]time.Duration(nil), c.slept...)
+// newFakeClock returns a clock that only Sleep moves, at the tests' usual start.
+func newFakeClock() *clocktest.Clock {
+	return clocktest.New(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
 }
 
 // newTestClient returns a client of f on the fake clock, with jitter fixed at 0.5.
-func newTestClient(f *fakeAPI, clk *fakeClock) *Client {
+func newTestClient(f *fakeAPI, clk *clocktest.Clock) *Client {
 	return &Client{
 		Endpoint: f.srv.URL,
 		HTTP:     f.srv.Client(),

@@ -6,9 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/big"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -162,12 +163,7 @@ func matchValue(path string, want, got any, diffs *[]string) {
 			*diffs = append(*diffs, fmt.Sprintf("%s: got %s, want an object", path, brief(got)))
 			return
 		}
-		keys := make([]string, 0, len(w))
-		for k := range w {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(w)) {
 			p := path + "." + k
 			if !simpleKey.MatchString(k) {
 				p = path + "[" + strconv.Quote(k) + "]"

@@ -30,11 +30,8 @@ func TestStackFromAnotherDirectory(t *testing.T) {
 		t.Errorf("acc-alice's balance %d: the default seed was not read", b)
 	}
 	// The workflow runs: statemachine/ was read next to the template too.
-	r := s.submit("anydir-1", transferBody("acc-alice", "acc-bob", 100, "EUR"))
-	if r.Status != 202 {
-		t.Fatalf("POST /transfers: %d %s", r.Status, r.RawBody)
-	}
-	if got := s.waitTerminal(r.Body["transferId"].(string), 30*time.Second); got["status"] != "COMPLETED" {
+	id := s.submitAccepted("POST /transfers", "anydir-1", transferBody("acc-alice", "acc-bob", 100, "EUR"))
+	if got := s.waitTerminal(id, 30*time.Second); got["status"] != "COMPLETED" {
 		t.Errorf("transfer %v", got)
 	}
 

@@ -106,8 +106,7 @@ func TestWorkflowFailureIsExplained(t *testing.T) {
 	t.Parallel()
 	// An error type the Debit state neither retries nor catches fails the execution at once.
 	s := startStack(t, "--fault", "debit:error=LedgerOffline")
-	r := s.submit("e2e-workflow-failed", transferBody("acc-alice", "acc-bob", 400, "EUR"))
-	id := r.Body["transferId"].(string)
+	id := s.submitAccepted("submit", "e2e-workflow-failed", transferBody("acc-alice", "acc-bob", 400, "EUR"))
 	tr := s.waitTerminal(id, settle)
 	failure, _ := tr["failure"].(map[string]any)
 	msg, _ := failure["message"].(string)

@@ -121,8 +121,7 @@ func TestBusinessFailures(t *testing.T) {
 func TestPermanentCreditFailureIsRefunded(t *testing.T) {
 	t.Parallel()
 	s := startStack(t, "--fault", "credit:error=CreditRejected:leg=CREDIT")
-	r := s.submit("e2e-refund", transferBody("acc-alice", "acc-bob", 700, "EUR"))
-	id := r.Body["transferId"].(string)
+	id := s.submitAccepted("submit", "e2e-refund", transferBody("acc-alice", "acc-bob", 700, "EUR"))
 	tr := s.waitTerminal(id, settle)
 	if failure, _ := tr["failure"].(map[string]any); tr["status"] != "FAILED" || failure["code"] != "CREDIT_FAILED_REFUNDED" {
 		t.Fatalf("transfer = %v", tr)
@@ -365,8 +364,7 @@ func TestCreditCrashAfterCommit(t *testing.T) {
 func TestExecutionTimeoutIsReconciled(t *testing.T) {
 	t.Parallel()
 	s := startStack(t, "--execution-timeout", "1s", "--fault", "credit:delay=2s:leg=CREDIT")
-	r := s.submit("e2e-timeout", transferBody("acc-alice", "acc-bob", 900, "EUR"))
-	id := r.Body["transferId"].(string)
+	id := s.submitAccepted("submit", "e2e-timeout", transferBody("acc-alice", "acc-bob", 900, "EUR"))
 	tr := s.waitTerminal(id, settle)
 	failure, _ := tr["failure"].(map[string]any)
 	if msg, _ := failure["message"].(string); tr["status"] != "FAILED" || failure["code"] != "TIMED_OUT" || !strings.Contains(msg, "timed out") {
@@ -420,11 +418,7 @@ func TestHistoryPastTheCap(t *testing.T) {
 	s := startStack(t, "--history-max-executions", "1")
 	var ids []string
 	for _, key := range []string{"e2e-cap-1", "e2e-cap-2"} {
-		r := s.submit(key, transferBody("acc-alice", "acc-bob", 7, "EUR"))
-		if r.Status != http.StatusAccepted {
-			t.Fatalf("submit: %d %s", r.Status, r.RawBody)
-		}
-		ids = append(ids, r.Body["transferId"].(string))
+		ids = append(ids, s.submitAccepted("submit", key, transferBody("acc-alice", "acc-bob", 7, "EUR")))
 		s.waitTerminal(ids[len(ids)-1], settle)
 	}
 	deadline := time.Now().Add(settle)

@@ -136,11 +136,7 @@ func TestOutcomeEventsOnePerSettlement(t *testing.T) {
 		"unknown destination": transferBody("acc-alice", "acc-ghost", 10, "EUR"),
 		"currency mismatch":   transferBody("acc-alice", "acc-carol", 10, "EUR"),
 	} {
-		r := s.submit("e2e-events-"+strings.ReplaceAll(name, " ", "-"), body)
-		if r.Status != http.StatusAccepted {
-			t.Fatalf("%s: %d %s", name, r.Status, r.RawBody)
-		}
-		ids[name] = r.Body["transferId"].(string)
+		ids[name] = s.submitAccepted(name, "e2e-events-"+strings.ReplaceAll(name, " ", "-"), body)
 	}
 	for name, id := range ids {
 		tr := s.waitTerminal(id, settle)
@@ -191,8 +187,7 @@ func withReference(body map[string]any, ref string) map[string]any {
 func TestReconcilerSettlementPublishesItsEvent(t *testing.T) {
 	t.Parallel()
 	s := startStack(t, "--execution-timeout", "1s", "--fault", "credit:delay=2s:leg=CREDIT")
-	r := s.submit("e2e-events-timeout", transferBody("acc-alice", "acc-bob", 900, "EUR"))
-	id := r.Body["transferId"].(string)
+	id := s.submitAccepted("submit", "e2e-events-timeout", transferBody("acc-alice", "acc-bob", 900, "EUR"))
 	tr := s.waitTerminal(id, settle)
 	if f, _ := tr["failure"].(map[string]any); f["code"] != "TIMED_OUT" {
 		t.Fatalf("transfer = %v, want FAILED TIMED_OUT", tr)
