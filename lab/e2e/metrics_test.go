@@ -16,7 +16,7 @@ func TestMetricsGoToStderrWithTheFlag(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		args []string
-		want map[string]string // service → the metric its record publishes
+		want map[string]string // service → the metric its records publish
 	}{
 		{"with --metrics", []string{"--metrics"}, map[string]string{"orchestrator": "TransfersAccepted", "debit": "LegsApplied", "credit": "LegsApplied"}},
 		{"without", nil, map[string]string{}},
@@ -35,7 +35,9 @@ func TestMetricsGoToStderrWithTheFlag(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := map[string]string{}
+			// A service may publish more than one record for the transfer: a slow attempt that the workflow retried
+			// (on a loaded machine) adds its error record next to the success's.
+			got := map[string]map[string]bool{}
 			for _, l := range lines {
 				if l.Namespace != "TransferOrchestrator/local" {
 					t.Errorf("namespace %q, want the template's TransferOrchestrator/${AWS::StackName}", l.Namespace)
@@ -43,9 +45,13 @@ func TestMetricsGoToStderrWithTheFlag(t *testing.T) {
 				if l.Root["transferId"] != id {
 					continue
 				}
+				svc := l.Root["Service"].(string)
 				for name := range l.Metrics {
 					if name != "RequestLatency" {
-						got[l.Root["Service"].(string)] = name
+						if got[svc] == nil {
+							got[svc] = map[string]bool{}
+						}
+						got[svc][name] = true
 					}
 				}
 				if l.Root["requestId"] == nil {
@@ -56,8 +62,8 @@ func TestMetricsGoToStderrWithTheFlag(t *testing.T) {
 				t.Fatalf("records by service = %v, want %v\n%s", got, tt.want, tail(s.stderr.String(), 4000))
 			}
 			for svc, metric := range tt.want {
-				if got[svc] != metric {
-					t.Errorf("%s published %q, want %s", svc, got[svc], metric)
+				if !got[svc][metric] {
+					t.Errorf("%s published %v, want %s among them", svc, got[svc], metric)
 				}
 			}
 		})

@@ -254,6 +254,11 @@ func (e *Engine) RedriveExecution(ctx context.Context, arn, clientToken string) 
 		return time.Time{}, fmt.Errorf("redrive %s: %w", arn, err)
 	}
 	if status, reason := e.redriveStatus(rec, len(rec.History)); status != RedriveStatusRedrivable {
+		// A call with the same token may have redriven it between the lookup and the read of its record (which
+		// then shows the redrive running): that call's date is the answer, as for any retry with the token.
+		if d, ok := e.redriveTokenDate(arn, clientToken); ok {
+			return d, nil
+		}
 		return time.Time{}, fmt.Errorf("%w: %s", ErrExecutionNotRedrivable, reason)
 	}
 	at := *rec.RedrivePoint()

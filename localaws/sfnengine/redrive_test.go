@@ -428,7 +428,10 @@ func TestRedriveAbortedAndTimedOut(t *testing.T) {
 		if _, err := eng.RedriveExecution(ctx, rec.Arn, ""); err != nil {
 			t.Fatal(err)
 		}
-		clock.MustAwaitWaiters(t, 2)
+		// The redrive's timeout and Wait, and the first run's Wait timer, which stays pending until t0+30s as an
+		// unread time.After does: with only two awaited, the clock could move before the new Wait reads it, and that
+		// Wait would then wait 5 s past the advance.
+		clock.MustAwaitWaiters(t, 3)
 		clock.Advance(5 * time.Second)
 		got := waitClosed(t, eng, rec.Arn)
 		if got.Status != sfnengine.StatusSucceeded || *got.Output != `{"until":"`+until+`","first":"done"}` {
