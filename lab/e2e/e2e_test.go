@@ -270,7 +270,9 @@ func TestRestartMidBatch(t *testing.T) {
 		t.Run(sig.String(), func(t *testing.T) {
 			t.Parallel() // each has its own stack
 			dir := t.TempDir()
-			s := startStack(t, "--data-dir", dir, "--fault", "credit:delay=1s:leg=CREDIT")
+			// Each credit takes 3 s: the batch's last transfers are still in theirs when the check below reaches
+			// them, even on a loaded machine where the submits and reads take a while.
+			s := startStack(t, "--data-dir", dir, "--fault", "credit:delay=3s:leg=CREDIT")
 			ids := map[string]bool{}
 			for i := range 20 {
 				time.Sleep(60 * time.Millisecond) // spread the batch over the credits' delay
