@@ -18,16 +18,18 @@ import (
 // The functions' metrics, as docs/metrics.md lists them. template.yaml's alarms and dashboard name them, so they
 // are a contract: a metric, dimension or value renamed here is an alarm that never fires.
 const (
-	MetricTransfersAccepted = "TransfersAccepted"
-	MetricTransfersReplayed = "TransfersReplayed"
-	MetricTransfersRejected = "TransfersRejected"
-	MetricRedrives          = "Redrives"
-	MetricRequestLatency    = "RequestLatency"
-	MetricLegsApplied       = "LegsApplied"
-	MetricLegsReplayed      = "LegsReplayed"
-	MetricLegErrors         = "LegErrors"
-	MetricReconcilerRuns    = "ReconcilerRuns"
-	MetricSettlements       = "Settlements"
+	MetricTransfersAccepted  = "TransfersAccepted"
+	MetricTransfersReplayed  = "TransfersReplayed"
+	MetricTransfersRejected  = "TransfersRejected"
+	MetricRedrives           = "Redrives"
+	MetricRequestLatency     = "RequestLatency"
+	MetricLegsApplied        = "LegsApplied"
+	MetricLegsReplayed       = "LegsReplayed"
+	MetricLegErrors          = "LegErrors"
+	MetricReconcilerRuns     = "ReconcilerRuns"
+	MetricSettlements        = "Settlements"
+	MetricHistoryCacheHits   = "HistoryCacheHits"
+	MetricHistoryCacheMisses = "HistoryCacheMisses"
 )
 
 // Values of the Service dimension: which function wrote the record.
@@ -90,7 +92,15 @@ type outcome struct {
 	accepted   bool
 	replayed   bool
 	redriven   bool
+	// historyCache says where a history request found its page: historyCacheHit, historyCacheMiss (Step Functions
+	// was asked) or "" (it did not get that far).
+	historyCache string
 }
+
+const (
+	historyCacheHit  = "hit"
+	historyCacheMiss = "miss"
+)
 
 // requestRecord is the one record of an API request: its latency by route, and whether it accepted a transfer,
 // replayed one (and re-drove its workflow), or was rejected, by the problem's code.
@@ -120,6 +130,12 @@ func requestRecord(r apigw.Response, resp events.APIGatewayProxyResponse, oc out
 		if oc.redriven {
 			rec.Metrics = append(rec.Metrics, count(MetricRedrives, byService))
 		}
+	}
+	switch oc.historyCache {
+	case historyCacheHit:
+		rec.Metrics = append(rec.Metrics, count(MetricHistoryCacheHits, byService))
+	case historyCacheMiss:
+		rec.Metrics = append(rec.Metrics, count(MetricHistoryCacheMisses, byService))
 	}
 	if oc.transferID != "" {
 		rec.Properties = append(rec.Properties, metrics.Property{Name: "transferId", Value: oc.transferID})

@@ -68,6 +68,9 @@ type Orchestrator struct {
 	Logger       *slog.Logger
 	// Metrics receives one record per request (docs/metrics.md); nil writes none.
 	Metrics metricsEmitter
+	// HistoryCache keeps the history pages of executions that have ended for good, so re-reading a settled
+	// transfer's history does not spend the account's GetExecutionHistory quota (docs/api.md); nil caches none.
+	HistoryCache *HistoryCache
 }
 
 // knownResources are the API's resources; another method on one of them is 405.
@@ -110,7 +113,9 @@ func (o *Orchestrator) route(ctx context.Context, req events.APIGatewayProxyRequ
 	case "GET /transfers/{transferId}":
 		return o.get(ctx, req, op), outcome{route: route}
 	case "GET /transfers/{transferId}/history":
-		return o.history(ctx, req, op), outcome{route: route}
+		r, oc := o.history(ctx, req, op)
+		oc.route = route
+		return r, oc
 	case "POST /accounts":
 		return o.openAccount(ctx, req, op), outcome{route: route}
 	case "GET /accounts/{accountId}":

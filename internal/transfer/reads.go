@@ -48,7 +48,11 @@ type History struct {
 	NextToken    string           `json:"nextToken,omitempty"`
 }
 
-func (o *Orchestrator) history(ctx context.Context, req events.APIGatewayProxyRequest, op bool) apigw.Response {
+// history serves GET /transfers/{transferId}/history (and its operator twin). The caller is authorized on every
+// request, before the cache is consulted: a page is looked up under the execution ARN of the transfer record the
+// caller may read, so a caller reaches no other transfer's cached history. A page of an execution that has ended for
+// good comes from o.HistoryCache; any other is read from Step Functions. The ledger legs are read every time.
+func (o *Orchestrator) history(ctx context.Context, req events.APIGatewayProxyRequest, op bool) (apigw.Response, outcome) {
 	id := req.PathParameters["transferId"]
 	maxResults := defaultHistoryPage
 	if v, ok := req.QueryStringParameters["maxResults"]; ok {
@@ -56,45 +60,66 @@ func (o *Orchestrator) history(ctx context.Context, req events.APIGatewayProxyRe
 		if err != nil || n < 1 || n > maxHistoryPage {
 			p := apigw.NewProblem(http.StatusBadRequest, "VALIDATION_ERROR", "maxResults must be an integer from 1 to 1000")
 			p.Errors = []FieldError{{Field: "maxResults", Message: "must be an integer from 1 to 1000"}}
-			return apigw.ProblemResponse(p)
+			return apigw.ProblemResponse(p), outcome{}
 		}
 		maxResults = n
 	}
 	t, failed := o.transfer(ctx, req, id, op)
 	if failed != nil {
-		return *failed
+		return *failed, outcome{}
 	}
-	h := History{TransferID: t.TransferID, ExecutionArn: t.ExecutionArn, Events: []map[string]any{}, Ledger: []LegResult{}}
-	in := &sfn.GetExecutionHistoryInput{ExecutionArn: aws.String(t.ExecutionArn), MaxResults: int32(maxResults)}
-	if tok := req.QueryStringParameters["nextToken"]; tok != "" {
-		in.NextToken = aws.String(tok)
+	key := historyKey{executionArn: t.ExecutionArn, token: req.QueryStringParameters["nextToken"], maxResults: int32(maxResults)}
+	page, oc, failed := o.historyPage(ctx, key, id)
+	if failed != nil {
+		return *failed, oc
+	}
+	h := History{TransferID: t.TransferID, ExecutionArn: t.ExecutionArn, Events: page.Events, Ledger: []LegResult{},
+		NextToken: page.NextToken}
+	entries, err := o.Legs.Entries(ctx, t.TransferID)
+	if err != nil {
+		return o.dependency(ctx, "ledger entries", err, 1, "transferId", id), oc
+	}
+	for _, e := range entries {
+		h.Ledger = append(h.Ledger, newLegResult(e))
+	}
+	return apigw.JSON(http.StatusOK, h), oc
+}
+
+// historyPage returns the page k names, from the cache when it holds it, else from Step Functions (caching it when
+// the execution has ended for good). The outcome says which, for the request's metrics.
+func (o *Orchestrator) historyPage(ctx context.Context, k historyKey, id string) (historyPage, outcome, *apigw.Response) {
+	if page, ok := o.HistoryCache.get(k, o.Now()); ok {
+		return page, outcome{historyCache: historyCacheHit}, nil
+	}
+	oc := outcome{historyCache: historyCacheMiss}
+	page := historyPage{Events: []map[string]any{}}
+	in := &sfn.GetExecutionHistoryInput{ExecutionArn: aws.String(k.executionArn), MaxResults: k.maxResults}
+	if k.token != "" {
+		in.NextToken = aws.String(k.token)
 	}
 	out, err := o.History.GetExecutionHistory(ctx, in)
 	var missing *sfntypes.ExecutionDoesNotExist
 	var badToken *sfntypes.InvalidToken
 	switch {
 	case errors.As(err, &missing):
-		// The workflow never started (an orphan): the trail is the record and the (empty) ledger.
+		// The workflow never started (an orphan): the trail is the record and the (empty) ledger. Not cached: the
+		// reconciler may still start it.
+		return page, oc, nil
 	case errors.As(err, &badToken):
 		p := apigw.NewProblem(http.StatusBadRequest, "VALIDATION_ERROR", "nextToken is not valid")
 		p.Errors = []FieldError{{Field: "nextToken", Message: "is not a token this history gave"}}
-		return apigw.ProblemResponse(p)
+		r := apigw.ProblemResponse(p)
+		return page, oc, &r
 	case err != nil:
-		return o.dependency(ctx, "get execution history", err, 1, "transferId", id)
-	default:
-		for _, ev := range out.Events {
-			h.Events = append(h.Events, wireShape(reflect.ValueOf(ev)).(map[string]any))
-		}
-		h.NextToken = aws.ToString(out.NextToken)
+		r := o.dependency(ctx, "get execution history", err, 1, "transferId", id)
+		return page, oc, &r
 	}
-	entries, err := o.Legs.Entries(ctx, t.TransferID)
-	if err != nil {
-		return o.dependency(ctx, "ledger entries", err, 1, "transferId", id)
+	for _, ev := range out.Events {
+		page.Events = append(page.Events, wireShape(reflect.ValueOf(ev)).(map[string]any))
 	}
-	for _, e := range entries {
-		h.Ledger = append(h.Ledger, newLegResult(e))
-	}
-	return apigw.JSON(http.StatusOK, h)
+	page.NextToken = aws.ToString(out.NextToken)
+	o.HistoryCache.put(k, out.Events, page, o.Now())
+	return page, oc, nil
 }
 
 var timeType = reflect.TypeOf(time.Time{})

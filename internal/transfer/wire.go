@@ -35,6 +35,7 @@ func NewOrchestratorHandler(cfg aws.Config, c Config, logger *slog.Logger) *Orch
 		Store:             store,
 		SFN:               sfnClient,
 		History:           sfnClient,
+		HistoryCache:      NewHistoryCache(DefaultHistoryCacheBytes, DefaultHistoryCacheMaxAge),
 		Legs:              store,
 		Accounts:          store,
 		Openings:          store,
