@@ -12,8 +12,9 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// logGroup checks that v names an AWS::Logs::LogGroup of tmpl (by Ref or GetAtt Arn) that is kept on delete and
-// replacement and has a retention, and returns its logical id and RetentionInDays.
+// logGroup checks that v names an AWS::Logs::LogGroup of tmpl (by Ref or GetAtt Arn) that is kept on delete (except
+// when the failed operation that created it is rolled back, TestRetainedResourcesDoNotBlockRetries) and on
+// replacement, and has a retention, and returns its logical id and RetentionInDays.
 func logGroup(t *testing.T, tmpl *Template, who string, v any) (string, string) {
 	t.Helper()
 	id := ref(v)
@@ -26,8 +27,9 @@ func logGroup(t *testing.T, tmpl *Template, who string, v any) (string, string) 
 	if retention == "null" {
 		t.Errorf("%s: log group %s keeps logs forever (no RetentionInDays)", who, id)
 	}
-	if r.DeletionPolicy != "Retain" || r.UpdateReplacePolicy != "Retain" {
-		t.Errorf("%s: log group %s DeletionPolicy %q UpdateReplacePolicy %q, want Retain", who, id, r.DeletionPolicy, r.UpdateReplacePolicy)
+	if r.DeletionPolicy != "RetainExceptOnCreate" || r.UpdateReplacePolicy != "Retain" {
+		t.Errorf("%s: log group %s DeletionPolicy %q UpdateReplacePolicy %q, want RetainExceptOnCreate and Retain",
+			who, id, r.DeletionPolicy, r.UpdateReplacePolicy)
 	}
 	return id, retention
 }
