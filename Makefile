@@ -321,10 +321,11 @@ build-lambdas:
 
 # sam build with AWS's own CLI from .venv (no Docker for Go functions). The binaries ($(LAMBDA_GOFLAGS)) are
 # stripped (-s), without build paths (-trimpath) and without the RPC shim that only the retired go1.x runtime used
-# (lambda.norpc), for faster cold starts (sizes in docs/deploy.md). samconfig.toml does not cache builds: SAM's
+# (lambda.norpc), for faster cold starts (sizes in docs/deploy.md); CGO_ENABLED=0, so that a machine with a C
+# toolchain still builds static binaries, as build-lambdas does. samconfig.toml does not cache builds: SAM's
 # cache ignores these flags.
 sam-build: venv
-	GOFLAGS="$${GOFLAGS:-} $(LAMBDA_GOFLAGS)" $(SAM) build
+	CGO_ENABLED=0 GOFLAGS="$${GOFLAGS:-} $(LAMBDA_GOFLAGS)" $(SAM) build
 
 # Deploys the stack of samconfig.toml's environment ENV (default: dev; `make deploy ENV=prod`) with the caller's AWS
 # credentials, to REGION if given (else the profile's region or AWS_DEFAULT_REGION). See docs/deploy.md.

@@ -33,9 +33,11 @@ const region = "us-east-1"
 type Template struct {
 	Parameters map[string]map[string]any `json:"Parameters"`
 	// Conditions are the template's conditions, as decoded from JSON ({"Fn::Not": […]}).
-	Conditions map[string]any      `json:"Conditions"`
-	Resources  map[string]Resource `json:"Resources"`
-	Outputs    map[string]Output   `json:"Outputs"`
+	Conditions map[string]any `json:"Conditions"`
+	// Rules are the template's parameter rules (each a RuleCondition and Assertions), as decoded from JSON.
+	Rules     map[string]any      `json:"Rules"`
+	Resources map[string]Resource `json:"Resources"`
+	Outputs   map[string]Output   `json:"Outputs"`
 }
 
 // Output is one entry of a template's Outputs.
@@ -53,6 +55,8 @@ type Resource struct {
 	DeletionPolicy      string         `json:"DeletionPolicy"`
 	UpdateReplacePolicy string         `json:"UpdateReplacePolicy"`
 	Condition           string         `json:"Condition"`
+	// DependsOn is the resource's DependsOn, a string or a list of strings as decoded from JSON (nil without one).
+	DependsOn any `json:"DependsOn"`
 }
 
 // OfType returns the logical ids of the resources of type typ, sorted.

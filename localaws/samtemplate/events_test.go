@@ -7,7 +7,7 @@ import (
 )
 
 // TestProjectTemplateEventRules: the outcome events' rule is on the application's bus, matches the transfers'
-// source and targets the log group, with the intrinsics resolved.
+// source and targets the log group by its ARN without ":*", with the intrinsics resolved.
 func TestProjectTemplateEventRules(t *testing.T) {
 	tmpl, err := Load(filepath.Join("..", "..", "template.yaml"))
 	if err != nil {
@@ -22,7 +22,7 @@ func TestProjectTemplateEventRules(t *testing.T) {
 	}
 	r := rules[0]
 	if r.LogicalID != "TransferEventsRule" || r.EventBusName != "ref:TransferEventBus" || !r.Enabled ||
-		fmt.Sprint(r.Pattern) != "map[source:[transferflow.transfers]]" || fmt.Sprint(r.Targets) != "[att:TransferEventsLogGroup.Arn]" {
+		fmt.Sprint(r.Pattern) != "map[source:[transferflow.transfers]]" || fmt.Sprint(r.Targets) != "[arn:aws:logs:us-east-1:000000000000:log-group:ref:TransferEventsLogGroup]" {
 		t.Fatalf("rule %+v", r)
 	}
 	name, ok, err := tmpl.PropertyString("TransferEventsLogGroup", "LogGroupName", Env{}, fakeResolver{})
