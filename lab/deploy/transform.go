@@ -52,7 +52,10 @@ type Resource struct {
 	Metadata            map[string]any `json:"Metadata"`
 	DeletionPolicy      string         `json:"DeletionPolicy"`
 	UpdateReplacePolicy string         `json:"UpdateReplacePolicy"`
-	Condition           string         `json:"Condition"`
+	// UpdatePolicy is the resource's UpdatePolicy attribute (SAM gives a function's alias one that hands its updates
+	// to CodeDeploy), nil without one.
+	UpdatePolicy map[string]any `json:"UpdatePolicy"`
+	Condition    string         `json:"Condition"`
 }
 
 // OfType returns the logical ids of the resources of type typ, sorted.
