@@ -44,8 +44,13 @@ const (
 
 var stateMachineArnRe = regexp.MustCompile(`^arn:aws[a-z-]*:states:[a-z0-9-]+:\d{12}:stateMachine:[A-Za-z0-9_-]{1,80}$`)
 
-// LoadConfig reads TABLE_NAME, STATE_MACHINE_ARN, IDEMPOTENCY_TTL (a Go duration, default 168h, at least 24h so a
-// record outlives its workflow; 0 keeps records forever), RESERVATION_WINDOW (default 10s, 2s to 5m),
+// startArnRe is the ARN the orchestrator starts executions with: a state machine's, or one qualified with a version
+// number or an alias name (template.yaml gives it the alias live, so that a deploy shifts new transfers gradually).
+var startArnRe = regexp.MustCompile(`^arn:aws[a-z-]*:states:[a-z0-9-]+:\d{12}:stateMachine:[A-Za-z0-9_-]{1,80}(:[A-Za-z0-9_.-]{1,80})?$`)
+
+// LoadConfig reads TABLE_NAME, STATE_MACHINE_ARN (the ARN executions are started with: a state machine's, or its
+// version's or alias's), IDEMPOTENCY_TTL (a Go duration, default 168h, at least 24h so a record outlives its workflow;
+// 0 keeps records forever), RESERVATION_WINDOW (default 10s, 2s to 5m),
 // MAX_TRANSFER_AMOUNT (default DefaultMaxTransferAmount, 1 to MaxAmount), METRICS_NAMESPACE (see
 // DefaultMetricsNamespace), IDEMPOTENCY_KEY_SECRET (at least ledger.MinKeySecret bytes; unset: the unkeyed hash) and
 // LEGACY_KEY_HASH_UNTIL (RFC 3339, needs the secret; unset: no records under the unkeyed hash). Errors never
@@ -55,8 +60,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	if c.TableName == "" {
 		return Config{}, fmt.Errorf("TABLE_NAME is required")
 	}
-	if !stateMachineArnRe.MatchString(c.StateMachineArn) {
-		return Config{}, fmt.Errorf("STATE_MACHINE_ARN=%q is not a state machine ARN", c.StateMachineArn)
+	if !startArnRe.MatchString(c.StateMachineArn) {
+		return Config{}, fmt.Errorf("STATE_MACHINE_ARN=%q is not the ARN of a state machine, a version or an alias", c.StateMachineArn)
 	}
 	var err error
 	if c.MetricsNamespace, err = metricsNamespace(getenv); err != nil {

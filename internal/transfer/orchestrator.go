@@ -370,7 +370,14 @@ func isJSON(values []string) bool {
 	return err == nil && strings.EqualFold(mt, "application/json")
 }
 
-// ExecutionArn is the ARN Step Functions gives the execution named name of the state machine stateMachineArn.
+// ExecutionArn is the ARN Step Functions gives the execution named name of the state machine stateMachineArn. An
+// execution started through a version or an alias is still the state machine's: a qualified stateMachineArn
+// (…:stateMachine:name:live) gives the same ARN as the unqualified one.
 func ExecutionArn(stateMachineArn, name string) string {
-	return strings.Replace(stateMachineArn, ":stateMachine:", ":execution:", 1) + ":" + name
+	prefix, machine, ok := strings.Cut(stateMachineArn, ":stateMachine:")
+	if !ok {
+		return stateMachineArn + ":" + name // not a state machine ARN: Step Functions refuses it anyway
+	}
+	machine, _, _ = strings.Cut(machine, ":")
+	return prefix + ":execution:" + machine + ":" + name
 }

@@ -180,6 +180,9 @@ func TestLoadConfig(t *testing.T) {
 		{name: "ttl forever", env: with("IDEMPOTENCY_TTL", "0")},
 		{name: "missing table", env: with("TABLE_NAME", ""), wantErr: "TABLE_NAME is required"},
 		{name: "bad arn", env: with("STATE_MACHINE_ARN", "Transfer"), wantErr: "STATE_MACHINE_ARN"},
+		{name: "alias arn", env: with("STATE_MACHINE_ARN", "arn:aws:states:us-east-1:123456789012:stateMachine:Transfer:live")},
+		{name: "version arn", env: with("STATE_MACHINE_ARN", "arn:aws:states:us-east-1:123456789012:stateMachine:Transfer:7")},
+		{name: "empty qualifier", env: with("STATE_MACHINE_ARN", "arn:aws:states:us-east-1:123456789012:stateMachine:Transfer:"), wantErr: "STATE_MACHINE_ARN"},
 		{name: "short ttl", env: with("IDEMPOTENCY_TTL", "1h"), wantErr: "IDEMPOTENCY_TTL"},
 		{name: "bad ttl", env: with("IDEMPOTENCY_TTL", "week"), wantErr: "IDEMPOTENCY_TTL"},
 		{name: "window too short", env: with("RESERVATION_WINDOW", "1s"), wantErr: "RESERVATION_WINDOW"},
@@ -208,5 +211,34 @@ func TestLoadConfig(t *testing.T) {
 				t.Errorf("err = %v quotes the secret", err)
 			}
 		})
+	}
+}
+
+// TestLoadReconcilerConfigWantsTheStateMachine: the reconciler matches status-change events by the state machine's
+// own ARN, which an execution started through an alias still carries, so an alias ARN there is a mistake.
+func TestLoadReconcilerConfigWantsTheStateMachine(t *testing.T) {
+	env := map[string]string{"TABLE_NAME": "t", "EVENT_BUS_NAME": "b",
+		"STATE_MACHINE_ARN": "arn:aws:states:us-east-1:123456789012:stateMachine:Transfer"}
+	if _, err := LoadReconcilerConfig(func(k string) string { return env[k] }); err != nil {
+		t.Fatal(err)
+	}
+	env["STATE_MACHINE_ARN"] += ":live"
+	if _, err := LoadReconcilerConfig(func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), "STATE_MACHINE_ARN") {
+		t.Errorf("alias ARN: err = %v, want STATE_MACHINE_ARN refused", err)
+	}
+}
+
+// TestExecutionArnOfAQualifiedStart: an execution started through an alias or a version has the state machine's
+// execution ARN, which the transfer record keeps and the history and the reconciler look up.
+func TestExecutionArnOfAQualifiedStart(t *testing.T) {
+	const want = "arn:aws:states:us-east-1:123456789012:execution:Transfer:tr_1"
+	for _, sm := range []string{
+		"arn:aws:states:us-east-1:123456789012:stateMachine:Transfer",
+		"arn:aws:states:us-east-1:123456789012:stateMachine:Transfer:live",
+		"arn:aws:states:us-east-1:123456789012:stateMachine:Transfer:12",
+	} {
+		if got := ExecutionArn(sm, "tr_1"); got != want {
+			t.Errorf("ExecutionArn(%s) = %s, want %s", sm, got, want)
+		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/transferflow/orchestrator/internal/ledger"
@@ -58,8 +59,11 @@ type callEnv struct {
 	table      string
 	machineID  string
 	machineArn string
-	bus        string // the event bus's name, its logical id as the local stack names it
-	t0         time.Time
+	// startArn is the ARN the orchestrator starts executions with, as the template configures it: the state machine's
+	// alias when its STATE_MACHINE_ARN names one (AutoPublishAlias), machineArn otherwise.
+	startArn string
+	bus      string // the event bus's name, its logical id as the local stack names it
+	t0       time.Time
 
 	store  *ledger.Store
 	ledger *ledger.Ledger
@@ -97,8 +101,15 @@ func newCallEnv(t *testing.T, tmpl *Template) *callEnv {
 		bus:        buses[0],
 		machineID:  machines[0],
 		machineArn: fmt.Sprintf("arn:aws:states:%s:%s:stateMachine:%s", callRegion, callAccount, machines[0]),
+		startArn:   fmt.Sprintf("arn:aws:states:%s:%s:stateMachine:%s", callRegion, callAccount, machines[0]),
 		t0:         t0,
 		sfn:        api.Client(),
+	}
+	// The orchestrator starts executions through the alias the template gives it, if any (AutoPublishAlias).
+	start := dig(tmpl.Resources["OrchestratorFunction"].Properties, "Environment", "Variables", "STATE_MACHINE_ARN")
+	if a := tmpl.Resources[ref(start)]; a.Type == "AWS::StepFunctions::StateMachineAlias" {
+		name, _ := a.Properties["Name"].(string)
+		e.startArn += ":" + name
 	}
 	names := resourceNames{tables: map[string]string{}, machines: map[string]string{e.machineArn: e.machineID},
 		buses: map[string]string{e.bus: e.bus}, hashKeys: map[string]string{}}
@@ -133,7 +144,8 @@ func (e *callEnv) getenv(name string) string {
 		"LEGACY_KEY_HASH_UNTIL":  e.t0.Add(time.Hour).Format(time.RFC3339)}[name]
 }
 
-// createMachine creates the template's state machine, under the ARN the functions were configured with.
+// createMachine creates the template's state machine, under the ARN the functions were configured with, and the alias
+// the orchestrator starts executions with (a version of it) when the template gives it one.
 func (e *callEnv) createMachine(t *testing.T) {
 	t.Helper()
 	out, err := e.sfn.CreateStateMachine(context.Background(), &sfn.CreateStateMachineInput{
@@ -145,6 +157,18 @@ func (e *callEnv) createMachine(t *testing.T) {
 	}
 	if got := aws.ToString(out.StateMachineArn); got != e.machineArn {
 		t.Fatalf("state machine ARN %s, want %s", got, e.machineArn)
+	}
+	if e.startArn == e.machineArn {
+		return
+	}
+	v, err := e.sfn.PublishStateMachineVersion(context.Background(), &sfn.PublishStateMachineVersionInput{StateMachineArn: out.StateMachineArn})
+	if err != nil {
+		t.Fatalf("publish a version: %v", err)
+	}
+	_, alias, _ := strings.Cut(strings.TrimPrefix(e.startArn, e.machineArn), ":")
+	if _, err := e.sfn.CreateStateMachineAlias(context.Background(), &sfn.CreateStateMachineAliasInput{Name: aws.String(alias),
+		RoutingConfiguration: []sfntypes.RoutingConfigurationListItem{{StateMachineVersionArn: v.StateMachineVersionArn, Weight: 100}}}); err != nil {
+		t.Fatalf("create alias %s: %v", alias, err)
 	}
 }
 
@@ -273,7 +297,14 @@ func postAccount(key, body string) events.APIGatewayProxyRequest {
 
 // orchestratorPaths runs the API function through every answer it gives, the stalled transfer's re-drive included.
 func orchestratorPaths(t *testing.T, env *callEnv, cfg aws.Config) {
-	c, err := transfer.LoadConfig(env.getenv)
+	// Started through the alias when the template says so (startArn); the reconciler keeps the state machine's ARN.
+	getenv := func(k string) string {
+		if k == "STATE_MACHINE_ARN" {
+			return env.startArn
+		}
+		return env.getenv(k)
+	}
+	c, err := transfer.LoadConfig(getenv)
 	if err != nil {
 		t.Fatal(err)
 	}

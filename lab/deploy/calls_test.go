@@ -119,10 +119,16 @@ func (n resourceNames) table(name, index *string) string {
 
 // stateMachine renders a state machine ARN as its Ref.
 func (n resourceNames) stateMachine(arn *string) string {
-	if id, ok := n.machines[aws.ToString(arn)]; ok {
+	s := aws.ToString(arn)
+	// Step Functions authorizes a call on a version or an alias (…:stateMachine:name:live) on the state machine's ARN.
+	if prefix, name, ok := strings.Cut(s, ":stateMachine:"); ok {
+		name, _, _ = strings.Cut(name, ":")
+		s = prefix + ":stateMachine:" + name
+	}
+	if id, ok := n.machines[s]; ok {
 		return "${" + id + "}"
 	}
-	return aws.ToString(arn)
+	return s
 }
 
 // execution renders an execution ARN with its state machine's name as a GetAtt and the partition, region and
@@ -554,6 +560,7 @@ func TestRecorderAccesses(t *testing.T) {
 	}})
 	_, _ = db.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String("other"), Key: key})
 	_, _ = states.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(machine)})
+	_, _ = states.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(machine + ":live")})
 	_, _ = states.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(
 		"arn:aws:states:us-east-1:123456789012:execution:Machine:tr_1")})
 	_, _ = db.ListTables(ctx, &dynamodb.ListTablesInput{})
@@ -569,6 +576,7 @@ func TestRecorderAccesses(t *testing.T) {
 		{access{"dynamodb:GetItem", "${Table.Arn}", "k"}, "p"},
 		{access{"dynamodb:GetItem", "table/other", ""}, "(a call without the handler's context)"},
 		{access{"states:StartExecution", "${M}", ""}, "p"},
+		{access{"states:StartExecution", "${M}", ""}, "p"}, // through the alias: authorized on the state machine's ARN
 		{access{"states:DescribeExecution", "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:${M.Name}:tr_1", ""}, "p"},
 	}
 	if !slices.Equal(calls, want) {

@@ -256,8 +256,9 @@ func TestLeastPrivilege(t *testing.T) {
 	sm := "TransferStateMachine"
 	smRole := ref(tmpl.Resources[sm].Properties["RoleArn"])
 	smWant := slices.Concat(
-		on("${DebitFunction.Arn}", "lambda:InvokeFunction"),
-		on("${CreditFunction.Arn}", "lambda:InvokeFunction"),
+		// The aliases the definition invokes (TestWorkflowInvokesFunctionAliases), not the functions' unqualified ARNs.
+		on("${DebitFunctionAliaslive}", "lambda:InvokeFunction"),
+		on("${CreditFunctionAliaslive}", "lambda:InvokeFunction"),
 		items("TRANSFER", "dynamodb:UpdateItem"),
 		on("${TransferEventBus.Arn}", "events:PutEvents"),
 		on("*", "logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery", "logs:DeleteLogDelivery",
@@ -266,11 +267,15 @@ func TestLeastPrivilege(t *testing.T) {
 	)
 	checkGrants(t, sm, smRole, grants(stmts, smRole), smWant)
 
-	// Managed policies grant what the template cannot show; only API Gateway's account-wide logging role has one,
-	// the service role AWS defines for exactly that.
+	// Managed policies grant what the template cannot show; only two roles have one, each the service role AWS
+	// defines for exactly its job: API Gateway's account-wide logging role, and the role SAM gives CodeDeploy to
+	// shift the functions' aliases (DeploymentPreference).
 	for role, arns := range tmpl.ManagedPolicies() {
-		want := []string{"arn:${AWS::Partition}:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs"}
-		if role != "ApiGatewayLoggingRole" || !slices.Equal(arns, want) {
+		want := map[string][]string{
+			"ApiGatewayLoggingRole": {"arn:${AWS::Partition}:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs"},
+			"CodeDeployServiceRole": {"arn:aws:iam::aws:policy/service-role/AWSCodeDeployRoleForLambda"},
+		}[role]
+		if !slices.Equal(arns, want) {
 			t.Errorf("%s: managed policies %v", role, arns)
 		}
 	}

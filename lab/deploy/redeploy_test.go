@@ -23,6 +23,7 @@ var nameProperty = map[string]string{
 	"AWS::IAM::ManagedPolicy":                  "ManagedPolicyName",
 	"AWS::IAM::Role":                           "RoleName",
 	"AWS::Lambda::Function":                    "FunctionName",
+	"AWS::Lambda::Version":                     "",
 	"AWS::Logs::LogGroup":                      "LogGroupName",
 	"AWS::Logs::ResourcePolicy":                "PolicyName",
 	"AWS::Pipes::Pipe":                         "Name",
@@ -30,6 +31,7 @@ var nameProperty = map[string]string{
 	"AWS::SNS::Topic":                          "TopicName",
 	"AWS::SQS::Queue":                          "QueueName",
 	"AWS::StepFunctions::StateMachine":         "StateMachineName",
+	"AWS::StepFunctions::StateMachineVersion":  "",
 }
 
 // retryBlockers returns the resources of tmpl that would make a second deploy fail after a first one rolled back:

@@ -57,6 +57,9 @@ type Resource struct {
 	Condition           string         `json:"Condition"`
 	// DependsOn is the resource's DependsOn, a string or a list of strings as decoded from JSON (nil without one).
 	DependsOn any `json:"DependsOn"`
+	// UpdatePolicy is the resource's UpdatePolicy attribute (SAM gives a function's alias one that hands its updates
+	// to CodeDeploy), nil without one.
+	UpdatePolicy map[string]any `json:"UpdatePolicy"`
 }
 
 // OfType returns the logical ids of the resources of type typ, sorted.

@@ -216,14 +216,15 @@ func TestInvokeExamples(t *testing.T) {
 	}
 }
 
-// TestInvokeWithoutEnvVars: without env.json, STATE_MACHINE_ARN is the logical id SAM gives an unresolvable !Ref;
-// the orchestrator starts anyway and answers the invocation with a ConfigurationError naming the variable.
+// TestInvokeWithoutEnvVars: without env.json, STATE_MACHINE_ARN is the logical id SAM gives an unresolvable !Ref (for
+// the orchestrator, the state machine's alias TransferStateMachineAliaslive, which SAM generates); the orchestrator
+// starts anyway and answers the invocation with a ConfigurationError naming the variable.
 func TestInvokeWithoutEnvVars(t *testing.T) {
 	t.Parallel()
 	inv := invoke(t, "", "OrchestratorFunction", "orchestrator-new-transfer.json")
 	var doc struct{ ErrorType, ErrorMessage string }
 	if err := json.Unmarshal(inv.stdout, &doc); err != nil || doc.ErrorType != "ConfigurationError" ||
-		!strings.Contains(doc.ErrorMessage, `STATE_MACHINE_ARN="TransferStateMachine"`) {
+		!strings.Contains(doc.ErrorMessage, `STATE_MACHINE_ARN="TransferStateMachineAliaslive"`) {
 		t.Errorf("stdout %s (%v)\n%s", inv.stdout, err, inv.stderr)
 	}
 }

@@ -91,6 +91,9 @@ type StateMachine struct {
 	Type          string
 	DefinitionURI string
 	Substitutions map[string]string
+	// AutoPublishAlias is the alias the template publishes the state machine behind ("" for none): the local stack
+	// publishes a version of the definition and points the alias at it, as the SAM transform's resources do.
+	AutoPublishAlias string
 }
 
 // Functions returns the template's functions, sorted by logical id, with intrinsics resolved through r.
@@ -255,6 +258,9 @@ func (t *Template) StateMachines(env Env, r Resolver) ([]StateMachine, error) {
 			return nil, fmt.Errorf("%s.DefinitionSubstitutions: %w", id, err)
 		}
 		sm.Substitutions = subs
+		if sm.AutoPublishAlias, err = t.AutoPublishAlias(id); err != nil {
+			return nil, err
+		}
 		out = append(out, sm)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].LogicalID < out[j].LogicalID })

@@ -84,10 +84,16 @@ func (t *Template) ref(name string, env Env, r Resolver) (string, error) {
 		}
 		return p.Default, nil
 	}
-	if _, ok := t.Resources[name]; !ok {
-		return "", fmt.Errorf("!Ref %s: no such parameter or resource", name)
+	if _, ok := t.Resources[name]; ok {
+		return r.Ref(name)
 	}
-	return r.Ref(name)
+	if strings.Contains(name, ".") {
+		return t.refAttribute(name, r)
+	}
+	if _, ok := t.GeneratedResource(name); ok {
+		return r.Ref(name)
+	}
+	return "", fmt.Errorf("!Ref %s: no such parameter or resource", name)
 }
 
 var subVar = regexp.MustCompile(`\$\{([^}!]+)\}`)

@@ -85,8 +85,28 @@ func TestProjectTemplateWiring(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := sms[0].Substitutions["DebitFunctionArn"]; got != "arn:aws:lambda:us-east-1:000000000000:function:DebitFunction" {
-		t.Errorf("DebitFunctionArn = %q", got)
+	// The workflow invokes the functions' aliases (!Ref DebitFunction.Alias), which the Lambda host accepts, and the
+	// orchestrator starts executions through the state machine's alias, which startEngine publishes; the reconciler
+	// matches status changes by the state machine's own ARN.
+	for name, want := range map[string]string{
+		"DebitFunctionArn":  "arn:aws:lambda:us-east-1:000000000000:function:DebitFunction:live",
+		"CreditFunctionArn": "arn:aws:lambda:us-east-1:000000000000:function:CreditFunction:live",
+	} {
+		if got := sms[0].Substitutions[name]; got != want {
+			t.Errorf("%s = %q, want %q", name, got, want)
+		}
+	}
+	if sms[0].AutoPublishAlias != "live" {
+		t.Errorf("AutoPublishAlias = %q, want live", sms[0].AutoPublishAlias)
+	}
+	for _, f := range fns {
+		want := map[string]string{
+			"OrchestratorFunction":      stateMachineArn("TransferStateMachine") + ":live",
+			"TimeoutReconcilerFunction": stateMachineArn("TransferStateMachine"),
+		}[f.LogicalID]
+		if got := f.Environment["STATE_MACHINE_ARN"]; got != want {
+			t.Errorf("%s: STATE_MACHINE_ARN = %q, want %q", f.LogicalID, got, want)
+		}
 	}
 	if err := s.startRules(); err != nil {
 		t.Fatal(err)

@@ -32,6 +32,9 @@ func newNames(t *samtemplate.Template) names { return names{tmpl: t} }
 func (n names) kind(id string) (string, error) {
 	r, ok := n.tmpl.Resources[id]
 	if !ok {
+		if g, ok := n.tmpl.GeneratedResource(id); ok {
+			return g.Type, nil
+		}
 		return "", fmt.Errorf("no resource %s in the template", id)
 	}
 	return r.Type, nil
@@ -51,6 +54,14 @@ func (n names) Ref(id string) (string, error) {
 		return APIID, nil
 	case "AWS::Serverless::StateMachine":
 		return stateMachineArn(id), nil
+	case samtemplate.TypeLambdaAlias, samtemplate.TypeStateMachineAlias:
+		// The ARN of the alias AutoPublishAlias gives a function (the Lambda host runs the code at hand whatever the
+		// qualifier) or the state machine (startEngine publishes it).
+		g, _ := n.tmpl.GeneratedResource(id)
+		if kind == samtemplate.TypeLambdaAlias {
+			return functionArn(g.Parent) + ":" + g.Alias, nil
+		}
+		return stateMachineArn(g.Parent) + ":" + g.Alias, nil
 	case "AWS::Events::EventBus", "AWS::Events::Rule":
 		// Locally a bus and a rule are named by their logical ids, as `sam local` names resources.
 		return id, nil
@@ -71,7 +82,7 @@ func (n names) GetAtt(id, attr string) (string, error) {
 	}
 	switch kind + "." + attr {
 	case "AWS::Serverless::Function.Arn":
-		return fmt.Sprintf("arn:aws:lambda:%s:%s:function:%s", Region, AccountID, id), nil
+		return functionArn(id), nil
 	case "AWS::Serverless::StateMachine.Name":
 		return id, nil
 	case "AWS::Serverless::StateMachine.Arn":
@@ -139,6 +150,11 @@ func (n names) stateMachine() string {
 		return ""
 	}
 	return stateMachineArn(ids[0])
+}
+
+// functionArn is the unqualified ARN of the local function name.
+func functionArn(name string) string {
+	return fmt.Sprintf("arn:aws:lambda:%s:%s:function:%s", Region, AccountID, name)
 }
 
 func stateMachineArn(name string) string {
@@ -329,6 +345,33 @@ func (s *stack) startEngine(ctx context.Context, ddb sfnengine.DynamoDBAPI, even
 		if err != nil {
 			return fmt.Errorf("state machine %s: %w", sm.LogicalID, err)
 		}
+		if err := publishAlias(ctx, eng, stateMachineArn(sm.LogicalID), sm.AutoPublishAlias); err != nil {
+			return fmt.Errorf("state machine %s: %w", sm.LogicalID, err)
+		}
+	}
+	return nil
+}
+
+// publishAlias does locally what the SAM transform's resources for AutoPublishAlias do on deploy: it publishes the
+// state machine's current definition as a version (the version it has if it was published before, as when the
+// stack restarts on its --data-dir with the same template) and points the alias at it, all at once: the template's
+// DeploymentPreference has no local meaning. Executions running an older version go on with it. Nothing to do when
+// alias is "".
+func publishAlias(ctx context.Context, eng *sfnengine.Engine, machine, alias string) error {
+	if alias == "" {
+		return nil
+	}
+	v, err := eng.PublishStateMachineVersion(ctx, machine, "", "")
+	if err != nil {
+		return fmt.Errorf("publish a version: %w", err)
+	}
+	routes := []sfnengine.Route{{VersionArn: v.Arn, Weight: 100}}
+	_, err = eng.UpdateStateMachineAlias(ctx, machine+":"+alias, nil, routes)
+	if errors.Is(err, sfnengine.ErrResourceNotFound) {
+		_, err = eng.CreateStateMachineAlias(ctx, alias, "", routes)
+	}
+	if err != nil {
+		return fmt.Errorf("alias %s: %w", alias, err)
 	}
 	return nil
 }
