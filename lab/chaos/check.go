@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -22,6 +23,7 @@ const (
 	CheckDecidedByCrash  = "decided-by-crash"  // no accepted transfer ended ABORTED (or ORPHANED): a crash decides nothing
 	CheckExecutionPerKey = "execution-per-key" // one transfer, one execution and one set of legs per key
 	CheckReplay          = "replay"            // a replay answers byte for byte what the first answer after the end did
+	CheckOutcomeEvent    = "outcome-event"     // every accepted transfer that settled has its outcome event on the bus
 	CheckUnknownItem     = "unknown-item"      // nothing in the table but accounts, transfers and legs
 	CheckAnswer          = "answer"            // no valid request refused with an error a correct client cannot get
 )
@@ -54,6 +56,9 @@ type Expect struct {
 	Executions []Execution
 	// Replays are the pairs of answers to compare for CheckReplay.
 	Replays []ReplayPair
+	// Events maps a transfer id to the statuses of the outcome events the bus delivered for it (its log group),
+	// in any order and with repeats (delivery is at least once); nil skips CheckOutcomeEvent.
+	Events map[string][]string
 }
 
 // ReplayPair is the first answer to a replay of a key after its transfer ended, and a later one (after the
@@ -210,6 +215,18 @@ func Check(t Table, want Expect) []Violation {
 		}
 	}
 
+	if want.Events != nil {
+		for _, id := range acceptedIDs(want.Accepted) {
+			r, ok := records[id]
+			if !ok || (r.Status != ledger.StatusCompleted && r.Status != ledger.StatusFailed) {
+				continue // CheckTerminal reports it
+			}
+			if !slices.Contains(want.Events[id], r.Status) {
+				add(CheckOutcomeEvent, id, "settled %s, outcome events seen: %v", r.Status, want.Events[id])
+			}
+		}
+	}
+
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Check != out[j].Check {
 			return out[i].Check < out[j].Check
@@ -320,4 +337,14 @@ func clip(b []byte) string {
 		return string(b[:n]) + "…"
 	}
 	return string(b)
+}
+
+// acceptedIDs are the transfer ids the accepted keys' answers named, sorted, each once.
+func acceptedIDs(accepted map[string][]string) []string {
+	var ids []string
+	for _, named := range accepted {
+		ids = append(ids, named...)
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
 }

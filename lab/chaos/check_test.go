@@ -53,6 +53,7 @@ func clean() (Table, Expect) {
 		Accepted:   map[string][]string{"k1": {"t1"}, "k2": {"t2"}, "k3": {"t3"}},
 		Executions: []Execution{{"t1", "SUCCEEDED"}, {"t2", "SUCCEEDED"}, {"t3", "SUCCEEDED"}},
 		Replays:    []ReplayPair{{Key: "k1", First: []byte(`{"status":"COMPLETED"}`), Later: []byte(`{"status":"COMPLETED"}`)}},
+		Events:     map[string][]string{"t1": {"COMPLETED"}, "t2": {"FAILED", "FAILED"}, "t3": {"FAILED"}},
 	}
 	return t, want
 }
@@ -93,6 +94,10 @@ func TestEachViolationIsReported(t *testing.T) {
 			break_: func(t *Table, _ *Expect) { t.Legs[1].Amount = 99 }},
 		{name: "overdraft", check: CheckOverdraft, subject: "U",
 			break_: func(t *Table, w *Expect) { t.Accounts[2].Balance = -5; w.Opening["U"] = -5 }},
+		{name: "settled without its outcome event", check: CheckOutcomeEvent, subject: "t3",
+			break_: func(_ *Table, w *Expect) { delete(w.Events, "t3") }},
+		{name: "outcome event of another status", check: CheckOutcomeEvent, subject: "t1",
+			break_: func(_ *Table, w *Expect) { w.Events["t1"] = []string{"FAILED"} }},
 		{name: "accepted transfer left in progress", check: CheckTerminal, subject: "t2",
 			break_: func(t *Table, _ *Expect) { t.Transfers[1].Status = ledger.StatusInProgress }},
 		{name: "accepted key without a record", check: CheckTerminal, subject: "k4",

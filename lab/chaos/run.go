@@ -2,17 +2,20 @@ package chaos
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
@@ -137,14 +140,27 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if snap, err = ReadTable(ctx, db, table); err != nil {
 		return Summary{}, err
 	}
+	logs := cloudwatchlogs.New(cloudwatchlogs.Options{Region: "us-east-1", BaseEndpoint: aws.String(p.Endpoints["events"]),
+		Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""), HTTPClient: hc})
+	d.mu.Lock()
+	ids := make([]string, 0, len(d.accepted))
+	for _, named := range d.accepted {
+		ids = append(ids, named...)
+	}
+	d.mu.Unlock()
+	events, err := awaitOutcomeEvents(ctx, logs, snap, ids, cfg.Quiesce)
+	if err != nil {
+		return Summary{}, err
+	}
+	progress("outcome events: %d transfers with at least one", len(events))
 
 	d.mu.Lock()
 	accepted := make(map[string][]string, len(d.accepted))
 	for k, v := range d.accepted {
 		accepted[k] = v
 	}
-	violations := append(Check(snap, Expect{Opening: plan.Opening(), Accepted: accepted, Executions: execs, Replays: replays}),
-		d.anomalies...)
+	violations := append(Check(snap, Expect{Opening: plan.Opening(), Accepted: accepted, Executions: execs, Replays: replays,
+		Events: events}), d.anomalies...)
 	s := Summary{Seed: cfg.Seed, Planned: cfg.Transfers, Accepted: len(d.accepted), Unanswered: d.unanswered,
 		Unfinished: d.notTerminal, Retries: d.retries, Rounds: d.rounds, Executions: len(execs),
 		Kills: st.killed, KillsAt202: st.at202, Downtime: st.down, Violations: violations,
@@ -212,6 +228,65 @@ func quiesce(ctx context.Context, db *dynamodb.Client, table string, limit time.
 		}
 		if err := sleep(ctx, 2*time.Second); err != nil {
 			return Table{}, err
+		}
+	}
+}
+
+// eventsLogGroup is the log group the local stack's bus delivers the outcome events to (the template's rule on
+// transferflow.transfers, for the stack named local).
+const eventsLogGroup = "/aws/events/local-transfers"
+
+// outcomeEvents reads every outcome event the bus delivered to eventsLogGroup: the statuses seen for each transfer id.
+func outcomeEvents(ctx context.Context, logs *cloudwatchlogs.Client) (map[string][]string, error) {
+	out := map[string][]string{}
+	p := cloudwatchlogs.NewFilterLogEventsPaginator(logs, &cloudwatchlogs.FilterLogEventsInput{LogGroupName: aws.String(eventsLogGroup)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("read the outcome events: %w", err)
+		}
+		for _, e := range page.Events {
+			var ev struct {
+				Detail struct {
+					TransferID string `json:"transferId"`
+					Status     string `json:"status"`
+				} `json:"detail"`
+			}
+			if err := json.Unmarshal([]byte(aws.ToString(e.Message)), &ev); err != nil {
+				return nil, fmt.Errorf("outcome event %.200s: %w", aws.ToString(e.Message), err)
+			}
+			out[ev.Detail.TransferID] = append(out[ev.Detail.TransferID], ev.Detail.Status)
+		}
+	}
+	return out, nil
+}
+
+// awaitOutcomeEvents reads the outcome events until every one of ids that t shows settled has one, or until limit
+// has passed (publication follows settlement: the workflow's publishing state and its retries, or the
+// reconciler's republication, come after the record is settled), and returns the last read.
+func awaitOutcomeEvents(ctx context.Context, logs *cloudwatchlogs.Client, t Table, ids []string, limit time.Duration) (map[string][]string, error) {
+	status := map[string]string{}
+	for _, r := range t.Transfers {
+		status[r.TransferID] = r.Status
+	}
+	deadline := time.Now().Add(limit)
+	for {
+		events, err := outcomeEvents(ctx, logs)
+		if err != nil {
+			return nil, err
+		}
+		missing := false
+		for _, id := range ids {
+			if st := status[id]; (st == ledger.StatusCompleted || st == ledger.StatusFailed) && !slices.Contains(events[id], st) {
+				missing = true
+				break
+			}
+		}
+		if !missing || !time.Now().Before(deadline) {
+			return events, nil
+		}
+		if err := sleep(ctx, 2*time.Second); err != nil {
+			return nil, err
 		}
 	}
 }
