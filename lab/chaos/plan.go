@@ -40,11 +40,15 @@ const (
 	// FaultThrottle: a low account Lambda concurrency, so invocations are throttled (429 to clients,
 	// Lambda.TooManyRequestsException to the workflow).
 	FaultThrottle FaultKind = "throttle"
+	// FaultEventPublishError: the local EventBridge fails PutEvents with InternalException a few times; the
+	// workflow's publishing state retries it, and an execution that runs out of retries ends EventNotPublished,
+	// whose status-change event has the reconciler publish the outcome event again.
+	FaultEventPublishError FaultKind = "event-publish-error"
 )
 
 // FaultKinds lists every kind, in a fixed order.
 var FaultKinds = []FaultKind{FaultLambdaServiceError, FaultTransientError, FaultFunctionError, FaultRefundError,
-	FaultDelay, FaultTimeout, FaultCrashAfterReserve, FaultCrashAfterCredit, FaultThrottle}
+	FaultDelay, FaultTimeout, FaultCrashAfterReserve, FaultCrashAfterCredit, FaultThrottle, FaultEventPublishError}
 
 // Fault is one fault of an epoch: its kind and the stack flags that turn it on.
 type Fault struct {
@@ -75,6 +79,8 @@ func faultArgs(kind FaultKind, r *rand.Rand) []string {
 		return []string{"--fault", "credit:crash=after-credit:times=" + times}
 	case FaultThrottle:
 		return []string{"--lambda-concurrency", strconv.Itoa(8 + r.IntN(8))}
+	case FaultEventPublishError:
+		return []string{"--fault", "events:error=InternalException:times=" + times}
 	}
 	return nil
 }
