@@ -3,6 +3,7 @@ package chaos
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -40,13 +41,24 @@ const (
 	// FaultThrottle: a low account Lambda concurrency, so invocations are throttled (429 to clients,
 	// Lambda.TooManyRequestsException to the workflow).
 	FaultThrottle FaultKind = "throttle"
-	// FaultEventPublishError: the local EventBridge fails PutEvents with InternalException a few times; the
-	// workflow's publishing state retries it, and an execution that runs out of retries ends EventNotPublished,
-	// whose status-change event has the reconciler publish the outcome event again.
+	// FaultEventPublishError: the local EventBridge fails a few PutEvents calls; the workflow's publishing state
+	// retries them.
 	FaultEventPublishError FaultKind = "event-publish-error"
+	// FaultEventOutage: the local EventBridge fails every PutEvents of the epoch (failed entries): the workflow's
+	// publishing state gives up, the execution ends EventNotPublished, and the reconciler's republication fails
+	// too, so today those outcome events are lost. Not in FaultKinds (see ExtraFaultKinds).
+	FaultEventOutage FaultKind = "event-outage"
+	// FaultLostPublication: the event outage, and every status-change event dropped before the rules, as
+	// EventBridge's best-effort delivery of Step Functions' status changes may on AWS: the reconciler never hears
+	// of those executions. Not in FaultKinds (see ExtraFaultKinds).
+	FaultLostPublication FaultKind = "lost-publication"
 )
 
-// FaultKinds lists every kind, in a fixed order.
+// ExtraFaultKinds are the kinds a campaign turns on only when asked (CHAOS_EXTRA_FAULTS): today's design loses
+// outcome events under them, which the campaign's outcome-event check reports.
+var ExtraFaultKinds = []FaultKind{FaultEventOutage, FaultLostPublication}
+
+// FaultKinds lists every kind a campaign turns on, in a fixed order.
 var FaultKinds = []FaultKind{FaultLambdaServiceError, FaultTransientError, FaultFunctionError, FaultRefundError,
 	FaultDelay, FaultTimeout, FaultCrashAfterReserve, FaultCrashAfterCredit, FaultThrottle, FaultEventPublishError}
 
@@ -81,6 +93,10 @@ func faultArgs(kind FaultKind, r *rand.Rand) []string {
 		return []string{"--lambda-concurrency", strconv.Itoa(8 + r.IntN(8))}
 	case FaultEventPublishError:
 		return []string{"--fault", "events:error=InternalException:times=" + times}
+	case FaultEventOutage:
+		return []string{"--fault", "events:failed-entry=InternalFailure"}
+	case FaultLostPublication:
+		return []string{"--fault", "status-change:drop", "--fault", "events:failed-entry=InternalFailure"}
 	}
 	return nil
 }
@@ -165,9 +181,9 @@ const (
 	missingAccount = "chaos-missing"
 )
 
-// NewPlan derives a campaign of transfers transfers and kills kills from seed. The same arguments give the same
-// plan.
-func NewPlan(seed uint64, transfers, kills int) Plan {
+// NewPlan derives a campaign of transfers transfers and kills kills from seed, with every kind of FaultKinds and
+// the extra kinds. The same arguments give the same plan.
+func NewPlan(seed uint64, transfers, kills int, extra ...FaultKind) Plan {
 	r := rand.New(rand.NewPCG(seed, 0x6368616f73)) // "chaos"
 	p := Plan{Seed: seed}
 	for i := range eurAccounts + usdAccounts {
@@ -179,7 +195,7 @@ func NewPlan(seed uint64, transfers, kills int) Plan {
 			Balance: openingBalance + int64(r.IntN(openingBalance))})
 	}
 	p.Kills = killPoints(r, transfers, kills)
-	p.Epochs = epochs(r, len(p.Kills)+1)
+	p.Epochs = epochs(r, len(p.Kills)+1, append(slices.Clone(FaultKinds), extra...))
 	for i := range transfers {
 		p.Transfers = append(p.Transfers, p.transfer(r, i))
 	}
@@ -210,11 +226,11 @@ func killPoints(r *rand.Rand, transfers, kills int) []Kill {
 	return out
 }
 
-// epochs gives n epochs their faults: the kinds, shuffled, are dealt round-robin so that every kind is on in some
+// epochs gives n epochs their faults: the kinds (all), shuffled, are dealt round-robin so that every kind is on in some
 // epoch whenever n > 0 (with few epochs, each gets several), and each epoch may get one kind more at random.
-func epochs(r *rand.Rand, n int) []Epoch {
+func epochs(r *rand.Rand, n int, all []FaultKind) []Epoch {
 	out := make([]Epoch, n)
-	kinds := append([]FaultKind(nil), FaultKinds...)
+	kinds := slices.Clone(all)
 	r.Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
 	deal := max(len(kinds), n)
 	for i := range deal {
@@ -226,7 +242,7 @@ func epochs(r *rand.Rand, n int) []Epoch {
 	}
 	for i := range out {
 		if r.IntN(2) == 0 {
-			k := FaultKinds[r.IntN(len(FaultKinds))]
+			k := all[r.IntN(len(all))]
 			if !out[i].has(k) {
 				out[i].Faults = append(out[i].Faults, Fault{Kind: k, Args: faultArgs(k, r)})
 			}

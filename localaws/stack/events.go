@@ -87,6 +87,10 @@ func parseRate(expr string) (time.Duration, error) {
 // deliver is the engine's status-change subscriber: it hands the event to every function whose rule matches,
 // asynchronously, as EventBridge does.
 func (s *stack) deliver(_ context.Context, event []byte) {
+	if s.dropped() {
+		s.logger.Warn("status-change event dropped (fault status-change:drop)")
+		return
+	}
 	for _, r := range s.rules {
 		ok, err := r.pattern.MatchJSON(event)
 		if err != nil || !ok {
@@ -261,4 +265,39 @@ func (s *stack) eventBus() (*eventbus.Server, error) {
 		srv.AddFault(f)
 	}
 	return srv, nil
+}
+
+// statusChangeFault is the target of the --fault that drops status-change events: status-change:drop[:times=N].
+const statusChangeFault = "status-change"
+
+// parseStatusChangeFault reads "status-change:drop[:times=N]": how many events it drops, -1 for every one.
+func parseStatusChangeFault(spec string) (int, error) {
+	parts := strings.Split(spec, ":")
+	if len(parts) < 2 || len(parts) > 3 || parts[0] != statusChangeFault || parts[1] != "drop" {
+		return 0, fmt.Errorf("fault %q: want %s:drop[:times=N]", spec, statusChangeFault)
+	}
+	if len(parts) == 2 {
+		return -1, nil
+	}
+	v, ok := strings.CutPrefix(parts[2], "times=")
+	n, err := strconv.Atoi(v)
+	if !ok || err != nil || n < 1 {
+		return 0, fmt.Errorf("fault %q: times must be a positive integer", spec)
+	}
+	return n, nil
+}
+
+// dropped reports whether the status-change fault drops this event, and counts it.
+func (s *stack) dropped() bool {
+	for {
+		n := s.drops.Load()
+		switch {
+		case n == 0:
+			return false
+		case n < 0:
+			return true
+		case s.drops.CompareAndSwap(n, n-1):
+			return true
+		}
+	}
 }

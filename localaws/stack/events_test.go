@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"slices"
 	"testing"
 	"time"
 
@@ -151,6 +152,56 @@ func TestEventsKeptFollowTheExecutionsKept(t *testing.T) {
 		}
 		if got := eventsKept(c); got != tt.want {
 			t.Errorf("%v: events kept %d, want %d", tt.args, got, tt.want)
+		}
+	}
+}
+
+// TestStatusChangeDropFault: --fault status-change:drop:times=N drops the next N status-change events before the
+// rules (the functions never see them), then delivery resumes; without times every event is dropped; malformed
+// specs are refused.
+func TestStatusChangeDropFault(t *testing.T) {
+	got := make(chan string, 10)
+	recv := func(ctx context.Context, in struct{ N string }) error { got <- in.N; return nil }
+	inv := lambdahost.New(Region, AccountID, func() string { return "id" }, slog.New(slog.DiscardHandler),
+		lambdahost.Function{Name: "Reconciler", NewHandler: func() lambda.Handler { return lambda.NewHandler(recv) }, Timeout: time.Minute})
+	p, err := eventpattern.Compile(map[string]any{"source": []any{"aws.states"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		spec      string
+		delivered []string
+	}{
+		{"status-change:drop:times=2", []string{"3", "4"}},
+		{"status-change:drop", nil},
+	} {
+		t.Run(tt.spec, func(t *testing.T) {
+			c, err := ParseFlags([]string{"--fault", tt.spec}, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := &stack{invoker: inv, logger: slog.New(slog.DiscardHandler), stopping: make(chan struct{}),
+				rules: []rule{newRule("rule", "Reconciler", p)}}
+			s.drops.Store(int64(c.StatusChangeDrops))
+			for _, n := range []string{"1", "2", "3", "4"} {
+				s.deliver(context.Background(), []byte(`{"source":"aws.states","N":"`+n+`"}`))
+			}
+			s.wg.Wait()
+			close(got)
+			var seen []string
+			for n := range got {
+				seen = append(seen, n)
+			}
+			got = make(chan string, 10)
+			slices.Sort(seen)
+			if !slices.Equal(seen, tt.delivered) {
+				t.Errorf("delivered %v, want %v", seen, tt.delivered)
+			}
+		})
+	}
+	for _, bad := range []string{"status-change:keep", "status-change:drop:times=0", "status-change:drop:n=2", "status-change:drop:times=2:x"} {
+		if _, err := ParseFlags([]string{"--fault", bad}, io.Discard); err == nil {
+			t.Errorf("--fault %s accepted", bad)
 		}
 	}
 }

@@ -21,6 +21,7 @@ import (
 	goruntime "runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -94,6 +95,10 @@ type Config struct {
 	Faults               []*lambdahost.Fault
 	// EventsFaults are the --fault events:… faults, injected into the local EventBridge's PutEvents.
 	EventsFaults []*eventbus.Fault
+	// StatusChangeDrops is how many of the engine's execution status-change events the --fault
+	// status-change:drop[:times=N] fault drops before they reach the rules (-1: every one), as EventBridge's
+	// best-effort delivery of Step Functions' status changes may.
+	StatusChangeDrops int
 	// Metrics writes the functions' CloudWatch EMF lines to stderr with the logs; without it they are discarded.
 	Metrics bool
 	// LambdaConcurrency is the account's Lambda concurrency quota, shared by the functions the template reserves no
@@ -152,7 +157,19 @@ the default is read next to the template, a path given relative to the current d
 		c.Operators = append(c.Operators, s)
 		return nil
 	})
-	fs.Func("fault", "inject a fault, repeatable: FUNCTION:error=NAME|delay=D|crash=POINT[:times=N][:leg=LEG], or events:error=CODE|failed-entry=CODE[:times=N] for the local EventBridge's PutEvents", func(s string) error {
+	fs.Func("fault", "inject a fault, repeatable: FUNCTION:error=NAME|delay=D|crash=POINT[:times=N][:leg=LEG], events:error=CODE|failed-entry=CODE[:times=N] for the local EventBridge's PutEvents, or status-change:drop[:times=N] to drop the workflow's status-change events before the rules", func(s string) error {
+		if strings.HasPrefix(s, statusChangeFault+":") {
+			n, err := parseStatusChangeFault(s)
+			if err != nil {
+				return err
+			}
+			if c.StatusChangeDrops == -1 || n == -1 {
+				c.StatusChangeDrops = -1
+			} else {
+				c.StatusChangeDrops += n
+			}
+			return nil
+		}
 		if strings.HasPrefix(s, eventbus.FaultTarget+":") {
 			f, err := eventbus.ParseFault(s)
 			if err != nil {
@@ -203,7 +220,9 @@ type stack struct {
 	rules    []rule
 	schedule []schedule
 	wg       sync.WaitGroup // asynchronous deliveries and schedules
-	stopping chan struct{}  // closed when the stack shuts down: asynchronous retries stop waiting
+	// drops is how many status-change events deliver still drops (Config.StatusChangeDrops; -1: every one).
+	drops    atomic.Int64
+	stopping chan struct{} // closed when the stack shuts down: asynchronous retries stop waiting
 	newID    func() string
 	ddb      *ddbserver.Supervisor // nil with --dynamodb-endpoint
 	// sqs and sns run the engine's sqs:sendMessage and sns:publish tasks; nil unless the environment names an
@@ -223,6 +242,7 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	if c.Metrics {
 		s.metrics = stderr
 	}
+	s.drops.Store(int64(c.StatusChangeDrops))
 	if c.Template == "" {
 		if c.Template, err = samtemplate.Locate(); err != nil {
 			return fmt.Errorf("find the template (give --template FILE): %w", err)
