@@ -272,10 +272,11 @@ func TestAlarms(t *testing.T) {
 	if len(legs) == 0 {
 		t.Fatal("the state machine invokes no function of the template: the check of their alarms would see nothing")
 	}
-	// The errors of the functions the workflow invokes page no one: the workflow retries or catches them, and the
-	// executions it fails or times out have their own alarms. An alarm on them may exist only as the rollback
-	// trigger of the function's gradual deployment (TestFunctionsDeployGradually), without actions.
-	rollbackOnly := map[string]bool{}
+	// The errors and throttles of the functions the workflow invokes page no one: the workflow retries or catches
+	// them, and the executions it fails or times out have their own alarms. An alarm on their errors may exist only
+	// as the rollback trigger of the function's gradual deployment (TestFunctionsDeployGradually), one on their
+	// throttles for the dashboard, both without actions.
+	silent := map[string]bool{}
 	for _, fn := range tmpl.OfType("AWS::Lambda::Function") {
 		dims := map[string]string{"FunctionName": "${" + fn + "}"}
 		if !slices.Contains(legs, fn) {
@@ -284,12 +285,14 @@ func TestAlarms(t *testing.T) {
 				dims                    map[string]string
 			}{fn + " errors", "AWS/Lambda", "Errors", dims})
 		} else {
-			for _, id := range findAlarms(tmpl, "AWS/Lambda", "Errors", dims) {
-				rollbackOnly[id] = true
-				p := tmpl.Resources[id].Properties
-				if p["AlarmActions"] != nil || p["OKActions"] != nil || p["InsufficientDataActions"] != nil {
-					t.Errorf("%s: pages on the errors of %s, which the workflow retries or catches; the executions "+
-						"it fails or times out have their own alarms", id, fn)
+			for _, metric := range []string{"Errors", "Throttles"} {
+				for _, id := range findAlarms(tmpl, "AWS/Lambda", metric, dims) {
+					silent[id] = true
+					p := tmpl.Resources[id].Properties
+					if p["AlarmActions"] != nil || p["OKActions"] != nil || p["InsufficientDataActions"] != nil {
+						t.Errorf("%s: pages on the %s of %s, which the workflow retries or catches; the executions "+
+							"it fails or times out have their own alarms", id, metric, fn)
+					}
 				}
 			}
 		}
@@ -318,7 +321,7 @@ func TestAlarms(t *testing.T) {
 	}
 	for _, id := range tmpl.OfType("AWS::CloudWatch::Alarm") {
 		p := tmpl.Resources[id].Properties
-		if rollbackOnly[id] {
+		if silent[id] {
 			continue
 		}
 		if !slices.Equal(stringList(p["AlarmActions"]), []string{"${AlarmTopic}"}) {
