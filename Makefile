@@ -26,7 +26,7 @@ export DYNOXIDE_BIN ?=
 
 .PHONY: help test run deps node-deps venv fmt-check vet lint-asl lint-template build build-lambdas sam-build deploy deploy-guided \
 	invoke-examples bench bench-quick clean bench-engine-deps bench-engine chaos chaos-quick ddblocal-deps java-check \
-	test-ddblocal fuzz fuzz-api fuzz-brief fuzz-check test-steps test-compile test-go
+	test-ddblocal fuzz fuzz-api fuzz-brief fuzz-check test-steps test-compile test-go smoke
 
 help:
 	@echo 'make run          start the local stack with the demo accounts (installs what is missing first)'
@@ -35,6 +35,7 @@ help:
 	@echo 'make chaos        the chaos campaign (make chaos-quick: the small one make test runs)'
 	@echo 'make fuzz         every fuzz target for FUZZTIME (60s); go test and make test replay their corpora'
 	@echo 'make deploy       sam build and sam deploy with samconfig.toml (ENV=dev|prod); docs/deploy.md'
+	@echo 'make smoke        smoke-test a local stack it starts; STACK=name PROFILE=p: a deployed one (docs/deploy.md)'
 	@echo 'make clean        the installs and builds of this clone (the install cache stays)'
 
 deps: node-deps
@@ -94,7 +95,7 @@ test-steps: test-go fmt-check lint-asl lint-template build-lambdas fuzz-check
 test-compile: deps
 	$(GO) vet ./...
 	@mkdir -p bin
-	$(GO) build -o bin/ ./cmd/local ./cmd/transferctl
+	$(GO) build -o bin/ ./cmd/local ./cmd/transferctl ./cmd/smoke
 	CGO_ENABLED=0 GOFLAGS="$${GOFLAGS:-} $(LAMBDA_GOFLAGS)" $(GO) build ./functions/...
 
 # The race detector runs on the packages where concurrency matters (and on their dependencies, compiled into their
@@ -137,11 +138,24 @@ test-go: deps venv test-compile
 		--raw-command -- env GO="$(GO)" RACE="$(RACE)" NORACE_PKGS="$(NORACE_PKGS)" FIRST_PKGS="$(TEST_FIRST)" \
 		JOBS=$(TEST_PKGS_AT_ONCE) TEST_TIMEOUT=12m tools/go-test-sets.sh -vet=off -ldflags=-w
 
-# The binaries a user runs: the local stack and the CLI (make run starts them; make test builds them, so a build
-# break of either fails it).
+# The binaries a user runs: the local stack, the CLI and the smoke test (make run and make smoke start them; make
+# test builds them, so a build break of any fails it).
 build:
 	@mkdir -p bin
-	$(GO) build -o bin/ ./cmd/local ./cmd/transferctl
+	$(GO) build -o bin/ ./cmd/local ./cmd/transferctl ./cmd/smoke
+
+# The smoke test of a running deployment (docs/deploy.md#smoke-test): without STACK, bin/smoke starts the local
+# stack on free ports, with make run's operator, runs the checks and stops it; with STACK (and PROFILE, OPERATOR_PROFILE,
+# OTHER_PROFILE, REGION as needed) it reads that CloudFormation stack's outputs and checks the deployed API.
+# ARGS adds flags. Exit status 1 when a check failed.
+STACK            ?=
+PROFILE          ?=
+OPERATOR_PROFILE ?=
+OTHER_PROFILE    ?=
+smoke: deps build
+	bin/smoke $(if $(STACK),--stack $(STACK) $(if $(PROFILE),--profile $(PROFILE)) \
+		$(if $(OPERATOR_PROFILE),--operator-profile $(OPERATOR_PROFILE)) $(if $(OTHER_PROFILE),--other-profile $(OTHER_PROFILE)) \
+		$(if $(REGION),--region $(REGION)),--start-local) $(ARGS)
 
 # A second, independent DynamoDB: AWS's own DynamoDB Local (docs/dynamodb.md). tools/dynamodb-local/pom.xml pins it;
 # Maven copies the jar, its dependencies and sqlite4java's native libraries into tools/dynamodb-local/lib (git-ignored,

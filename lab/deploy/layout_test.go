@@ -13,7 +13,7 @@ import (
 // The module is one house of three wings, told apart by the top-level folder:
 //   - the product: what is deployed to AWS and the CLI people use (functions/, internal/, cmd/transferctl);
 //   - the local AWS: the emulators the product runs on without an AWS account (localaws/, cmd/local);
-//   - the lab: what measures and checks the other two (lab/, cmd/bench, cmd/chaos, cmd/aslcheck).
+//   - the lab: what measures and checks the other two (lab/, cmd/bench, cmd/chaos, cmd/aslcheck, cmd/smoke).
 const module = "github.com/transferflow/orchestrator"
 
 // wing names the wing of a module package (its import path without the module's).
@@ -21,7 +21,7 @@ func wing(pkg string) string {
 	switch {
 	case strings.HasPrefix(pkg, "localaws/"), pkg == "cmd/local":
 		return "local AWS"
-	case strings.HasPrefix(pkg, "lab/"), pkg == "cmd/bench", pkg == "cmd/chaos", pkg == "cmd/aslcheck":
+	case strings.HasPrefix(pkg, "lab/"), pkg == "cmd/bench", pkg == "cmd/chaos", pkg == "cmd/aslcheck", pkg == "cmd/smoke":
 		return "lab"
 	}
 	return "product"
@@ -92,7 +92,7 @@ func TestWingOfEachFolder(t *testing.T) {
 	for pkg, want := range map[string]string{
 		"functions/debit": "product", "internal/ledger": "product", "cmd/transferctl": "product",
 		"localaws/sfnengine": "local AWS", "localaws/stack": "local AWS", "cmd/local": "local AWS",
-		"lab/e2e": "lab", "lab/loadbench": "lab", "cmd/bench": "lab", "cmd/chaos": "lab", "cmd/aslcheck": "lab",
+		"lab/e2e": "lab", "lab/loadbench": "lab", "cmd/bench": "lab", "cmd/chaos": "lab", "cmd/aslcheck": "lab", "cmd/smoke": "lab",
 	} {
 		if got := wing(pkg); got != want {
 			t.Errorf("wing(%q) = %q, want %q", pkg, got, want)
