@@ -16,7 +16,8 @@ set -uo pipefail
 
 go=${GO:-go}
 race=${RACE:-}
-bin=$(realpath -m "${TEST_BIN_DIR:-bin/test}")
+bin=${TEST_BIN_DIR:-bin/test}
+case $bin in /*) ;; *) bin=$PWD/$bin ;; esac # the binaries run in their packages' folders
 jobs=${JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)}
 timeout=${TEST_TIMEOUT:-12m}
 read -r -a norace_dirs <<<"${NORACE_PKGS:-}"
