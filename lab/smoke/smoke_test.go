@@ -81,54 +81,60 @@ func TestSmokeAgainstLocalStack(t *testing.T) {
 // refunded, so the run must fail, and say so on the COMPLETED check's line, while the checks that do not depend on
 // money moving still pass.
 func TestSmokeFailsOnBrokenDeployment(t *testing.T) {
-	needDynoxide(t)
-	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	var out, log bytes.Buffer
-	p, cfg, err := StartLocal(ctx, binary, root, &log, &out, "--fault", "credit:error=CreditRejected:leg=CREDIT")
-	if err != nil {
-		t.Fatalf("%v\n%s", err, &log)
-	}
-	defer p.Close()
-	cfg.Timeout = 30 * time.Second
-	res := Run(ctx, cfg)
+	res, out := runAgainst(t, ProcessArgs{Operator: true, Extra: []string{"--fault", "credit:error=CreditRejected:leg=CREDIT"}})
 	if res.OK() {
-		t.Fatalf("the smoke passed against a stack that refunds every transfer:\n%s", &out)
+		t.Fatalf("the smoke passed against a stack that refunds every transfer:\n%s", out)
 	}
-	if !slices.Contains(res.Failed, CheckCompleted) || !strings.Contains(out.String(), "\nFAIL "+CheckCompleted+": ") {
-		t.Errorf("no FAIL line for %q:\n%s", CheckCompleted, &out)
+	if !slices.Contains(res.Failed, CheckCompleted) || !strings.Contains(out, "\nFAIL "+CheckCompleted+": ") {
+		t.Errorf("no FAIL line for %q:\n%s", CheckCompleted, out)
 	}
 	for _, c := range []string{CheckOpenAccounts, CheckSubmit, CheckReplay, CheckOtherCaller, CheckFundingRefused} {
 		if !slices.Contains(res.Passed, c) {
-			t.Errorf("%q failed against the broken stack, want ok:\n%s", c, &out)
+			t.Errorf("%q failed against the broken stack, want ok:\n%s", c, out)
 		}
 	}
 	if got := len(res.Passed) + len(res.Failed); got != len(allChecks) {
-		t.Errorf("%d checks reported, want %d:\n%s", got, len(allChecks), &out)
+		t.Errorf("%d checks reported, want %d:\n%s", got, len(allChecks), out)
 	}
 }
 
 // TestSmokeFailsWithoutOperator: a stack that names no operator refuses the funding, so the transfer cannot complete.
 func TestSmokeFailsWithoutOperator(t *testing.T) {
+	res, out := runAgainst(t, ProcessArgs{})
+	for _, c := range []string{CheckFundSource, CheckCompleted} {
+		if !slices.Contains(res.Failed, c) {
+			t.Errorf("%q did not fail without an operator:\n%s", c, out)
+		}
+	}
+}
+
+// ProcessArgs are the flags of a local stack a test smokes: the operator make run names, or none, and more flags.
+type ProcessArgs struct {
+	Operator bool
+	Extra    []string
+}
+
+// runAgainst starts a local stack with args (in parallel with the other tests), runs every check against it and
+// returns the result and the checks' lines.
+func runAgainst(t *testing.T, args ProcessArgs) (Result, string) {
+	t.Helper()
 	needDynoxide(t)
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
+	flags := args.Extra
+	if args.Operator {
+		flags = append([]string{"--operator", LocalOperator}, flags...)
+	}
 	var out, log bytes.Buffer
-	p, err := stack.StartProcess(ctx, stack.ProcessOptions{Binary: binary, Dir: root, Stderr: &log})
+	p, err := stack.StartProcess(ctx, stack.ProcessOptions{Binary: binary, Dir: root, Args: flags, Stderr: &log})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, &log)
 	}
 	defer p.Close()
 	cfg := LocalConfig(p.API(), p.Endpoints["events"], &out)
 	cfg.Timeout = 30 * time.Second
-	res := Run(ctx, cfg)
-	for _, c := range []string{CheckFundSource, CheckCompleted} {
-		if !slices.Contains(res.Failed, c) {
-			t.Errorf("%q did not fail without an operator:\n%s", c, &out)
-		}
-	}
+	return Run(ctx, cfg), out.String()
 }
 
 // TestMainUsage: exactly one target, else exit 2 before anything is sent.
