@@ -28,9 +28,12 @@ const (
 // index has no hot key; the reconciler's sweep visits each.
 const SweepShards = 16
 
+// SortKeyTransfer is the sort key of every transfer record (its partition key is TRANSFER#<scope hash>…).
+const SortKeyTransfer = "TRANSFER"
+
 const (
 	transferPrefix = "TRANSFER#"
-	transferSK     = "TRANSFER"
+	transferSK     = SortKeyTransfer
 	// TimeLayout is how every time is stored: UTC with milliseconds, so string order is time order.
 	TimeLayout = "2006-01-02T15:04:05.000Z07:00"
 )

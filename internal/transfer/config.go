@@ -176,23 +176,17 @@ type ReconcilerConfig struct {
 	SweepLimit      int
 	// MetricsNamespace is the CloudWatch namespace of the function's metrics (docs/metrics.md).
 	MetricsNamespace string
-	// EventBusName is the EventBridge bus the outcome events of the reconciler's settlements go to.
-	EventBusName string
 }
 
-// LoadReconcilerConfig reads TABLE_NAME, STATE_MACHINE_ARN, EVENT_BUS_NAME (the bus of the outcome events),
+// LoadReconcilerConfig reads TABLE_NAME, STATE_MACHINE_ARN,
 // ORPHAN_AFTER (default 2m: how old an IN_PROGRESS
 // transfer must be before the sweep looks at it), ORPHAN_GIVE_UP_AFTER (default 1h: when a workflow that never
 // started is settled ORPHANED instead of re-driven), SWEEP_LIMIT (default 500 transfers a sweep) and
 // METRICS_NAMESPACE (see DefaultMetricsNamespace).
 func LoadReconcilerConfig(getenv func(string) string) (ReconcilerConfig, error) {
-	c := ReconcilerConfig{TableName: getenv("TABLE_NAME"), StateMachineArn: getenv("STATE_MACHINE_ARN"), SweepLimit: 500,
-		EventBusName: getenv("EVENT_BUS_NAME")}
+	c := ReconcilerConfig{TableName: getenv("TABLE_NAME"), StateMachineArn: getenv("STATE_MACHINE_ARN"), SweepLimit: 500}
 	if c.TableName == "" {
 		return ReconcilerConfig{}, fmt.Errorf("TABLE_NAME is required")
-	}
-	if c.EventBusName == "" {
-		return ReconcilerConfig{}, fmt.Errorf("EVENT_BUS_NAME is required")
 	}
 	if !stateMachineArnRe.MatchString(c.StateMachineArn) {
 		return ReconcilerConfig{}, fmt.Errorf("STATE_MACHINE_ARN=%q is not a state machine ARN", c.StateMachineArn)
@@ -214,6 +208,21 @@ func LoadReconcilerConfig(getenv func(string) string) (ReconcilerConfig, error) 
 		if _, err := fmt.Sscan(v, &c.SweepLimit); err != nil || c.SweepLimit < 1 {
 			return ReconcilerConfig{}, fmt.Errorf("SWEEP_LIMIT=%q is not a positive integer", v)
 		}
+	}
+	return c, nil
+}
+
+// RelayConfig is the outcome relay's configuration.
+type RelayConfig struct {
+	// EventBusName is the bus of the outcome events.
+	EventBusName string
+}
+
+// LoadRelayConfig reads EVENT_BUS_NAME, the bus the outcome events go to.
+func LoadRelayConfig(getenv func(string) string) (RelayConfig, error) {
+	c := RelayConfig{EventBusName: getenv("EVENT_BUS_NAME")}
+	if c.EventBusName == "" {
+		return RelayConfig{}, fmt.Errorf("EVENT_BUS_NAME is required")
 	}
 	return c, nil
 }

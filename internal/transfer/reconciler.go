@@ -56,13 +56,9 @@ type executionDriver interface {
 // settles the transfer from the ledger; on its schedule it sweeps transfers stuck IN_PROGRESS. Handling an event
 // twice is harmless: a settled record is never changed again.
 type Reconciler struct {
-	Ledger  settlementLedger
-	Records recordFinder
-	SFN     executionDriver
-	// Events publishes the outcome event of every settlement the reconciler makes, and of a settled transfer whose
-	// workflow ended without publishing its own (EventNotPublished) on EventBusName; nil publishes none.
-	Events          eventPublisher
-	EventBusName    string
+	Ledger          settlementLedger
+	Records         recordFinder
+	SFN             executionDriver
 	StateMachineArn string
 	// OrphanAfter is how old an IN_PROGRESS transfer must be before the sweep looks at it.
 	OrphanAfter time.Duration
@@ -132,10 +128,9 @@ func (r *Reconciler) statusChanged(ctx context.Context, d statusDetail) error {
 		return nil
 	}
 	if rec.Status != ledger.StatusInProgress {
-		// Settled by this execution, which then failed (EventNotPublished: its outcome event could not be published),
-		// timed out or was stopped before publishing, or by an earlier delivery of this event whose publish failed.
-		// Publishing again is harmless: consumers deduplicate on transferId and status.
-		return r.publishOutcome(ctx, rec.TransferID)
+		// Settled by this execution before it failed, timed out or was stopped, or by an earlier delivery of this
+		// event. The settling write published its outcome event through the table's stream (OutcomeRelay).
+		return nil
 	}
 	return r.settle(ctx, rec, ledger.Failure{Code: code, Error: d.Error, Cause: d.Cause}, TriggerStatusChange)
 }
@@ -326,9 +321,9 @@ const maxSettleRounds = 5
 
 // settle brings the record to the status the ledger supports: COMPLETED when the CREDIT exists; otherwise FAILED
 // with failure, refunding a lone DEBIT first. A leg that lands concurrently (a late Lambda) makes the settlement's
-// ledger check fail, and the ledger is read again. A record already settled is left as it is, and its outcome event
-// published (a late settling CREDIT has no execution left to publish it). A settlement writes a metrics record with
-// its status, code and the trigger that led to it, and publishes the transfer's outcome event.
+// ledger check fail, and the ledger is read again. A record already settled is left as it is. A settlement writes a
+// metrics record with its status, code and the trigger that led to it; its write is the record of the transfer's
+// outcome event, which the table's stream carries to OutcomeRelay.
 func (r *Reconciler) settle(ctx context.Context, rec ledger.Transfer, failure ledger.Failure, trigger string) error {
 	log := r.Logger.With("transferId", rec.TransferID)
 	for range maxSettleRounds {
@@ -366,17 +361,10 @@ func (r *Reconciler) settle(ctx context.Context, rec ledger.Transfer, failure le
 		}
 		switch {
 		case err == nil:
-			// The settlement is made; a publish that fails returns an error, so that Lambda retries the event (a
-			// retry finds the record settled and publishes again) or sends it to the dead-letter queue.
-			return r.publishOutcome(ctx, rec.TransferID)
+			return nil
 		case errors.Is(err, ledger.ErrTransferNotInProgress):
-			// Settled since it was read: by a late CREDIT, which settles the record in its own transaction but whose
-			// execution has ended, so nothing else publishes; or by an earlier delivery of this event, which
-			// published (consumers deduplicate, docs/workflow.md). Publish the record's outcome; a key reused by
-			// another transfer meanwhile has nothing to publish.
-			if err := r.publishOutcome(ctx, rec.TransferID); err != nil && !errors.Is(err, ledger.ErrNotFound) {
-				return err
-			}
+			// Settled since it was read: by a late CREDIT, or by an earlier delivery of this event. That write
+			// published the outcome event through the stream.
 			return nil
 		case errors.Is(err, ledger.ErrLedgerDisagrees):
 			continue // a leg landed since the ledger was read

@@ -68,8 +68,7 @@ func NewCreditHandler(cfg aws.Config, c LedgerConfig, logger *slog.Logger) *Cred
 		Metrics: lambdaMetrics(c.MetricsNamespace)}
 }
 
-// NewReconcilerHandler wires the timeout-reconciler function (EventBridge's endpoint, too, comes from the SDK config:
-// AWS_ENDPOINT_URL_EVENTBRIDGE locally). Both functions/timeout-reconciler and the local stack
+// NewReconcilerHandler wires the timeout-reconciler function. Both functions/timeout-reconciler and the local stack
 // call it.
 func NewReconcilerHandler(cfg aws.Config, c ReconcilerConfig, logger *slog.Logger) *Reconciler {
 	db := dynamodb.NewFromConfig(cfg)
@@ -77,8 +76,6 @@ func NewReconcilerHandler(cfg aws.Config, c ReconcilerConfig, logger *slog.Logge
 		Ledger:          ledger.NewLedger(db, c.TableName),
 		Records:         ledger.NewStore(db, c.TableName),
 		SFN:             sfn.NewFromConfig(cfg),
-		Events:          eventbridge.NewFromConfig(cfg),
-		EventBusName:    c.EventBusName,
 		StateMachineArn: c.StateMachineArn,
 		OrphanAfter:     c.OrphanAfter,
 		GiveUpAfter:     c.GiveUpAfter,
@@ -88,6 +85,18 @@ func NewReconcilerHandler(cfg aws.Config, c ReconcilerConfig, logger *slog.Logge
 		Logger:          logger,
 		Metrics:         lambdaMetrics(c.MetricsNamespace),
 	}
+}
+
+// NewOutcomeRelayHandler wires the outcome-relay function (EventBridge's endpoint comes from the SDK config:
+// AWS_ENDPOINT_URL_EVENTBRIDGE locally). Both functions/outcome-relay and the local stack call it.
+func NewOutcomeRelayHandler(cfg aws.Config, c RelayConfig, logger *slog.Logger) *OutcomeRelay {
+	return &OutcomeRelay{Events: eventbridge.NewFromConfig(cfg), EventBusName: c.EventBusName, Logger: logger}
+}
+
+// OutcomeRelayFunction is the outcome-relay function's handler for lambda.Start: the Handle method of
+// NewOutcomeRelayHandler's OutcomeRelay. functions/outcome-relay gives it to fnconfig.Main.
+func OutcomeRelayFunction(cfg aws.Config, c RelayConfig, logger *slog.Logger) any {
+	return NewOutcomeRelayHandler(cfg, c, logger).Handle
 }
 
 // OrchestratorFunction is the API function's handler for lambda.Start: the Handle method of NewOrchestratorHandler's

@@ -22,6 +22,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/transferflow/orchestrator/internal/ledger"
+	"github.com/transferflow/orchestrator/internal/streamtest"
 	"github.com/transferflow/orchestrator/internal/metrics"
 	"github.com/transferflow/orchestrator/internal/transfer"
 	"github.com/transferflow/orchestrator/localaws/ddbserver"
@@ -539,6 +540,43 @@ func creditPaths(t *testing.T, env *callEnv, cfg aws.Config) {
 
 // reconcilerPaths runs the timeout reconciler on the status changes it settles and on sweeps that re-drive, settle
 // and leave transfers.
+// relayPaths publishes the outcome events of a batch of stream records: a completed and a failed settlement, and a
+// write that settles nothing.
+func relayPaths(t *testing.T, env *callEnv, cfg aws.Config) {
+	c, err := transfer.LoadRelayConfig(env.getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := transfer.NewOutcomeRelayHandler(cfg, c, discard())
+	env.account(t, "acc-src", 1000)
+	env.account(t, "acc-dst", 0)
+	var batch events.DynamoDBEvent
+	for i, status := range []string{ledger.StatusCompleted, ledger.StatusFailed, ""} {
+		rec := env.transfer(t, "acc-src", "acc-dst", 100, env.t0)
+		after := rec
+		if status != "" {
+			if status == ledger.StatusCompleted {
+				env.applyLeg(t, rec, ledger.LegDebit)
+				env.applyLeg(t, rec, ledger.LegCredit)
+			}
+			env.settle(t, rec, status)
+			if after, err = env.store.GetRecord(context.Background(), rec.TransferID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sr, err := streamtest.Record(fmt.Sprintf("1%020d", i), []string{"pk", "sk"}, rec, after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		batch.Records = append(batch.Records, sr)
+	}
+	const path = "stream batch of two settlements and a write that settles nothing: two outcome events published"
+	resp, err := r.Handle(withPath(context.Background(), path), batch)
+	if err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("%s: %+v, %v", path, resp, err)
+	}
+}
+
 func reconcilerPaths(t *testing.T, env *callEnv, cfg aws.Config) {
 	rc, err := transfer.LoadReconcilerConfig(env.getenv)
 	if err != nil {
@@ -570,12 +608,12 @@ func reconcilerPaths(t *testing.T, env *callEnv, cfg aws.Config) {
 		env.wantRecord(t, path, rec.TransferID, ledger.StatusFailed, st.code)
 	}
 
-	// A workflow that settled its transfer and then failed because it could not publish the outcome event.
-	published := env.transfer(t, "acc-src", "acc-dst", 100, env.t0)
-	env.settle(t, published, ledger.StatusFailed)
-	detail := fmt.Sprintf(`{"executionArn":%q,"stateMachineArn":%q,"name":%q,"status":"FAILED","error":"EventNotPublished"}`,
-		published.ExecutionArn, env.machineArn, published.TransferID)
-	handle("FAILED execution of a settled transfer (EventNotPublished): the outcome event published",
+	// A workflow that settled its transfer and then failed (stopped, timed out): the record is left as it is.
+	settled := env.transfer(t, "acc-src", "acc-dst", 100, env.t0)
+	env.settle(t, settled, ledger.StatusFailed)
+	detail := fmt.Sprintf(`{"executionArn":%q,"stateMachineArn":%q,"name":%q,"status":"FAILED","error":"States.Runtime"}`,
+		settled.ExecutionArn, env.machineArn, settled.TransferID)
+	handle("FAILED execution of a settled transfer: left as it is",
 		events.CloudWatchEvent{DetailType: transfer.DetailTypeStatusChange, Source: "aws.states", Detail: []byte(detail)})
 
 	sweep := events.CloudWatchEvent{DetailType: transfer.DetailTypeScheduled, Source: "aws.events"}

@@ -287,14 +287,20 @@ func (r *recorder) recorded() ([]call, []string) {
 }
 
 // exemptFromUse reports why a grant need not be called by the function's code, or "" when it must be: logs and X-Ray
-// are written by the Lambda service and the X-Ray daemon with the function's role, and the destinations of the
-// function's asynchronous invocations (AWS::Lambda::EventInvokeConfig) are sent to by Lambda itself.
+// are written by the Lambda service and the X-Ray daemon with the function's role, the destinations of the
+// function's asynchronous invocations (AWS::Lambda::EventInvokeConfig) are sent to by Lambda itself, and so are the
+// streams of its event source mappings and their on-failure destinations.
 func exemptFromUse(tmpl *Template, fn string, g grant) string {
 	switch {
 	case strings.HasPrefix(g.action, "logs:"):
 		return "Lambda writes the function's logs with its role"
 	case strings.HasPrefix(g.action, "xray:"):
 		return "Lambda sends the function's traces with its role"
+	}
+	for _, src := range streamSources(tmpl, fn) {
+		if g == src {
+			return "Lambda's event source mapping reads the function's stream, and sends its on-failure destination, with the function's role"
+		}
 	}
 	for _, dest := range asyncDestinations(tmpl, fn) {
 		if g == dest {
@@ -329,6 +335,36 @@ func asyncDestinations(tmpl *Template, fn string) []grant {
 			if action, ok := destinationActions[tmpl.Resources[dest].Type]; ok {
 				out = append(out, grant{action, Render(d["Destination"]), ""})
 			}
+		}
+	}
+	return out
+}
+
+// streamActions are what Lambda needs, with the function's role, to read a DynamoDB stream it maps to the function
+// (AWS Lambda developer guide, "Process DynamoDB records with Lambda": the execution role's permissions).
+var streamActions = []string{"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"}
+
+// streamSources returns the grants Lambda itself uses for fn's DynamoDB stream event source mappings: reading each
+// stream (ListStreams on any resource) and sending its on-failure destination.
+func streamSources(tmpl *Template, fn string) []grant {
+	var out []grant
+	for _, id := range tmpl.OfType("AWS::Lambda::EventSourceMapping") {
+		p := tmpl.Resources[id].Properties
+		if tmpl.Function(ref(p["FunctionName"])) != fn {
+			continue
+		}
+		src := Render(p["EventSourceArn"])
+		if !strings.HasSuffix(src, ".StreamArn}") {
+			continue
+		}
+		for _, a := range streamActions {
+			out = append(out, grant{a, src, ""})
+		}
+		out = append(out, grant{"dynamodb:ListStreams", "*", ""})
+		config, _ := p["DestinationConfig"].(map[string]any)
+		d, _ := config["OnFailure"].(map[string]any)
+		if action, ok := destinationActions[tmpl.Resources[ref(d["Destination"])].Type]; ok {
+			out = append(out, grant{action, Render(d["Destination"]), ""})
 		}
 	}
 	return out
@@ -410,6 +446,7 @@ var pathsByFunction = map[string]functionPaths{
 	"DebitFunction":             debitPaths,
 	"CreditFunction":            creditPaths,
 	"TimeoutReconcilerFunction": reconcilerPaths,
+	"OutcomeRelayFunction":      relayPaths,
 }
 
 // TestRolesGrantWhatTheCodeCalls proves TestLeastPrivilege's table against the code: it runs each function's real

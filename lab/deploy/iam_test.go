@@ -19,6 +19,7 @@ var anyResourceActions = []string{
 	"xray:PutTraceSegments", "xray:PutTelemetryRecords", "xray:GetSamplingRules", "xray:GetSamplingTargets",
 	"logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery", "logs:DeleteLogDelivery",
 	"logs:ListLogDeliveries", "logs:PutResourcePolicy", "logs:DescribeResourcePolicies", "logs:DescribeLogGroups",
+	"dynamodb:ListStreams",
 }
 
 // policyProblems returns what breaks least privilege in stmts: a wildcard in an action, an action the design
@@ -231,12 +232,19 @@ func TestLeastPrivilege(t *testing.T) {
 			on(machine, "states:StartExecution"),
 			on(executions, "states:DescribeExecution"),
 			on("${ReconcilerDeadLetterQueue.Arn}", "sqs:SendMessage"),
-			on("${TransferEventBus.Arn}", "events:PutEvents"),
 			logsTo("TimeoutReconcilerLogGroup"), tracing),
+		// The stream's event source mapping reads the stream and writes its on-failure destination with the
+		// function's role; the function itself only publishes.
+		"OutcomeRelayFunction": slices.Concat(
+			on("${TransfersTable.StreamArn}", "dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"),
+			on("*", "dynamodb:ListStreams"),
+			on("${TransferEventBus.Arn}", "events:PutEvents"),
+			on("${OutcomeRelayDeadLetterQueue.Arn}", "sqs:SendMessage"),
+			logsTo("OutcomeRelayLogGroup"), tracing),
 	}
 
 	functions := tmpl.OfType("AWS::Lambda::Function")
-	if !slices.Equal(functions, []string{"CreditFunction", "DebitFunction", "OrchestratorFunction", "TimeoutReconcilerFunction"}) {
+	if !slices.Equal(functions, []string{"CreditFunction", "DebitFunction", "OrchestratorFunction", "OutcomeRelayFunction", "TimeoutReconcilerFunction"}) {
 		t.Fatalf("functions = %v", functions)
 	}
 	roles := map[string]string{}
@@ -260,7 +268,6 @@ func TestLeastPrivilege(t *testing.T) {
 		on("${DebitFunctionAliaslive}", "lambda:InvokeFunction"),
 		on("${CreditFunctionAliaslive}", "lambda:InvokeFunction"),
 		items("TRANSFER", "dynamodb:UpdateItem"),
-		on("${TransferEventBus.Arn}", "events:PutEvents"),
 		on("*", "logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery", "logs:DeleteLogDelivery",
 			"logs:ListLogDeliveries", "logs:PutResourcePolicy", "logs:DescribeResourcePolicies", "logs:DescribeLogGroups"),
 		on("*", "xray:PutTraceSegments", "xray:PutTelemetryRecords", "xray:GetSamplingRules", "xray:GetSamplingTargets"),

@@ -272,10 +272,23 @@ func TestAlarms(t *testing.T) {
 	if len(legs) == 0 {
 		t.Fatal("the state machine invokes no function of the template: the check of their alarms would see nothing")
 	}
+	streamed := streamFunctions(tmpl)
+	if len(streamed) == 0 {
+		t.Fatal("no function is mapped to a stream: the check of the outbox's alarms would see nothing")
+	}
+	for _, fn := range streamed {
+		want = append(want, struct {
+			name, namespace, metric string
+			dims                    map[string]string
+		}{fn + " iterator age", "AWS/Lambda", "IteratorAge", map[string]string{"FunctionName": "${" + fn + "}"}})
+	}
+	legs = append(legs, streamed...)
 	// The errors and throttles of the functions the workflow invokes page no one: the workflow retries or catches
-	// them, and the executions it fails or times out have their own alarms. An alarm on their errors may exist only
-	// as the rollback trigger of the function's gradual deployment (TestFunctionsDeployGradually), one on their
-	// throttles for the dashboard, both without actions.
+	// them, and the executions it fails or times out have their own alarms. The same holds for a function its
+	// stream's event source mapping invokes: Lambda retries the batch in order, and records that wait page through
+	// the mapping's IteratorAge alarm (below). An alarm on their errors may exist only as the rollback trigger of the
+	// function's gradual deployment (TestFunctionsDeployGradually), one on their throttles for the dashboard, both
+	// without actions.
 	silent := map[string]bool{}
 	for _, fn := range tmpl.OfType("AWS::Lambda::Function") {
 		dims := map[string]string{"FunctionName": "${" + fn + "}"}
@@ -328,6 +341,18 @@ func TestAlarms(t *testing.T) {
 			t.Errorf("%s: AlarmActions %v, want the alarm topic", id, p["AlarmActions"])
 		}
 	}
+}
+
+// streamFunctions returns the functions an event source mapping on a DynamoDB stream invokes.
+func streamFunctions(tmpl *Template) []string {
+	var out []string
+	for _, id := range tmpl.OfType("AWS::Lambda::EventSourceMapping") {
+		p := tmpl.Resources[id].Properties
+		if strings.HasSuffix(Render(p["EventSourceArn"]), ".StreamArn}") {
+			out = appendNew(out, tmpl.Function(ref(p["FunctionName"])))
+		}
+	}
+	return out
 }
 
 // TestDashboardShowsEveryAlarm: the dashboard is valid JSON once CloudFormation substitutes it, and shows every

@@ -328,7 +328,7 @@ func TestEventBusPolicy(t *testing.T) {
 	exempt := stringList(arnNotEquals["aws:PrincipalArn"])
 	slices.Sort(granted)
 	slices.Sort(exempt)
-	if len(granted) != 2 || !slices.Equal(granted, exempt) {
+	if len(granted) != 1 || !slices.Equal(granted, exempt) {
 		t.Errorf("roles granted events:PutEvents on %s: %v; the bus policy lets through %v", bus, granted, exempt)
 	}
 	if stmt["Effect"] != "Deny" || stmt["Principal"] != "*" || stmt["Action"] != "events:PutEvents" ||
@@ -354,7 +354,7 @@ func TestEventBusPolicy(t *testing.T) {
 
 	roleArn := func(account, name string) string { return "arn:aws:iam::" + account + ":role/stack-" + name + "-1ABC" }
 	values := cfnValues{refs: map[string]string{bus + ".Arn": "arn:aws:events:us-east-1:" + deployAccount + ":event-bus/stack-transfers"}}
-	for _, role := range []string{"TransferStateMachineRole", "TimeoutReconcilerRole", "OrchestratorRole"} {
+	for _, role := range []string{"OutcomeRelayRole", "TransferStateMachineRole", "TimeoutReconcilerRole", "OrchestratorRole"} {
 		values.refs[role+".Arn"] = roleArn(deployAccount, role)
 	}
 	policy, err := iampolicy.FromValue(map[string]any{"Statement": values.resolve(t, stmt)})
@@ -366,11 +366,12 @@ func TestEventBusPolicy(t *testing.T) {
 		caller map[string][]string
 		want   iampolicy.Decision
 	}{
-		{name: "the workflow", caller: principal(deployAccount, roleArn(deployAccount, "TransferStateMachineRole"), ""), want: iampolicy.NotApplicable},
-		{name: "the reconciler", caller: principal(deployAccount, roleArn(deployAccount, "TimeoutReconcilerRole"), ""), want: iampolicy.NotApplicable},
+		{name: "the outcome relay", caller: principal(deployAccount, roleArn(deployAccount, "OutcomeRelayRole"), ""), want: iampolicy.NotApplicable},
+		{name: "the workflow", caller: principal(deployAccount, roleArn(deployAccount, "TransferStateMachineRole"), ""), want: iampolicy.Deny},
+		{name: "the reconciler", caller: principal(deployAccount, roleArn(deployAccount, "TimeoutReconcilerRole"), ""), want: iampolicy.Deny},
 		{name: "the orchestrator", caller: principal(deployAccount, roleArn(deployAccount, "OrchestratorRole"), ""), want: iampolicy.Deny},
 		{name: "a user of the account", caller: principal(deployAccount, "arn:aws:iam::"+deployAccount+":user/admin", ""), want: iampolicy.Deny},
-		{name: "a role of that name in another account", caller: principal(otherAccount, roleArn(otherAccount, "TimeoutReconcilerRole"), ""), want: iampolicy.Deny},
+		{name: "a role of that name in another account", caller: principal(otherAccount, roleArn(otherAccount, "OutcomeRelayRole"), ""), want: iampolicy.Deny},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -211,6 +211,13 @@ var runtimes = map[string]runtimeFunc{
 		h.Metrics = metrics.New(metricsOut, c.MetricsNamespace)
 		return h.Handle, nil
 	},
+	"functions/outcome-relay": func(cfg aws.Config, getenv func(string) string, logger *slog.Logger, _ io.Writer, _ func(string) func()) (any, error) {
+		c, err := transfer.LoadRelayConfig(getenv)
+		if err != nil {
+			return nil, err
+		}
+		return transfer.NewOutcomeRelayHandler(cfg, c, logger).Handle, nil
+	},
 }
 
 // trimCodeURI turns a CodeUri such as "functions/debit/" or "./functions/debit" into the runtimes key.
