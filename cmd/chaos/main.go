@@ -37,8 +37,6 @@ the environment:
   CHAOS_KILLS       kill -9s and restarts of the stack (default %d)
   CHAOS_CLIENTS     concurrent retrying clients (default %d)
   CHAOS_QUIESCE     bound on the wait for every transfer to end after the last client (default %s)
-  CHAOS_EXTRA_FAULTS  fault kinds besides the default ones, comma-separated: event-outage, lost-publication
-                    (default none)
   CHAOS_LOCAL_BIN   the local stack's binary (default: build ./cmd/local)
   CHAOS_DATA_DIR    the stack's --data-dir (default: a temporary directory, removed at the end)
   CHAOS_STACK_LOG   where the stack's logs go (default: chaos-<seed>.log in the temporary directory)

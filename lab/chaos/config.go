@@ -5,9 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -33,14 +31,12 @@ type Config struct {
 	DataDir string
 	// Quiesce bounds the wait, after the last client, for every transfer to end.
 	Quiesce time.Duration
-	// ExtraFaults are fault kinds turned on besides FaultKinds (CHAOS_EXTRA_FAULTS, comma-separated).
-	ExtraFaults []FaultKind
 	// StackLog receives the stack's logs (nil discards them); Progress a line per phase (nil: none).
 	StackLog, Progress io.Writer
 }
 
 // LoadConfig reads CHAOS_SEED (default: random), CHAOS_TRANSFERS (10,000), CHAOS_KILLS (20), CHAOS_CLIENTS (128),
-// CHAOS_LOCAL_BIN, CHAOS_DATA_DIR, CHAOS_QUIESCE (10m) and CHAOS_EXTRA_FAULTS (none). The module root is the current directory.
+// CHAOS_LOCAL_BIN, CHAOS_DATA_DIR, and CHAOS_QUIESCE (10m). The module root is the current directory.
 func LoadConfig(getenv func(string) string) (Config, error) {
 	c := Config{Transfers: DefaultTransfers, Kills: DefaultKills, Clients: DefaultClients, Dir: ".",
 		LocalBin: getenv("CHAOS_LOCAL_BIN"), DataDir: getenv("CHAOS_DATA_DIR"), Quiesce: DefaultQuiesce}
@@ -69,14 +65,6 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			return Config{}, fmt.Errorf("%s=%s: want an integer of at least %d", f.name, v, f.min)
 		}
 		*f.dst = n
-	}
-	if v := getenv("CHAOS_EXTRA_FAULTS"); v != "" {
-		for _, k := range strings.Split(v, ",") {
-			if !slices.Contains(ExtraFaultKinds, FaultKind(k)) {
-				return Config{}, fmt.Errorf("CHAOS_EXTRA_FAULTS=%s: %q is not an extra fault kind %v", v, k, ExtraFaultKinds)
-			}
-			c.ExtraFaults = append(c.ExtraFaults, FaultKind(k))
-		}
 	}
 	if v := getenv("CHAOS_QUIESCE"); v != "" {
 		d, err := time.ParseDuration(v)

@@ -41,26 +41,31 @@ const (
 	// FaultThrottle: a low account Lambda concurrency, so invocations are throttled (429 to clients,
 	// Lambda.TooManyRequestsException to the workflow).
 	FaultThrottle FaultKind = "throttle"
-	// FaultEventPublishError: the local EventBridge fails a few PutEvents calls; the workflow's publishing state
-	// retries them.
+	// FaultEventPublishError: the local EventBridge fails a few PutEvents calls; the outcome relay reports its
+	// events and the stream's mapping retries them.
 	FaultEventPublishError FaultKind = "event-publish-error"
-	// FaultEventOutage: the local EventBridge fails every PutEvents of the epoch (failed entries): the workflow's
-	// publishing state gives up, the execution ends EventNotPublished, and the reconciler's republication fails
-	// too, so today those outcome events are lost. Not in FaultKinds (see ExtraFaultKinds).
+	// FaultEventOutage: the local EventBridge fails every PutEvents entry of the epoch: the settlements made during it
+	// wait in the table's stream, retried, until the epoch ends with a kill and the next one publishes them.
 	FaultEventOutage FaultKind = "event-outage"
 	// FaultLostPublication: the event outage, and every status-change event dropped before the rules, as
-	// EventBridge's best-effort delivery of Step Functions' status changes may on AWS: the reconciler never hears
-	// of those executions. Not in FaultKinds (see ExtraFaultKinds).
+	// EventBridge's best-effort delivery of Step Functions' status changes may on AWS: the reconciler hears of no
+	// execution that ended, its sweep settles them, and their events wait in the stream like the others.
 	FaultLostPublication FaultKind = "lost-publication"
+	// FaultKillBeforePublication: the stream's mapping delivers nothing for the epoch, as if its poller lagged, so
+	// every settlement of the epoch is made and not yet published when the epoch's kill comes; the next epoch
+	// publishes them from the stream.
+	FaultKillBeforePublication FaultKind = "kill-before-publication"
 )
 
-// ExtraFaultKinds are the kinds a campaign turns on only when asked (CHAOS_EXTRA_FAULTS): today's design loses
-// outcome events under them, which the campaign's outcome-event check reports.
-var ExtraFaultKinds = []FaultKind{FaultEventOutage, FaultLostPublication}
+// endsWithKill are the kinds that hold outcome events back for the rest of their stack's life: they go only into
+// epochs a kill ends, so that the events they hold are published by a later epoch (an outage that never ended
+// would leave them in the stream, not on the bus, whatever the design).
+var endsWithKill = []FaultKind{FaultEventOutage, FaultLostPublication, FaultKillBeforePublication}
 
 // FaultKinds lists every kind a campaign turns on, in a fixed order.
 var FaultKinds = []FaultKind{FaultLambdaServiceError, FaultTransientError, FaultFunctionError, FaultRefundError,
-	FaultDelay, FaultTimeout, FaultCrashAfterReserve, FaultCrashAfterCredit, FaultThrottle, FaultEventPublishError}
+	FaultDelay, FaultTimeout, FaultCrashAfterReserve, FaultCrashAfterCredit, FaultThrottle, FaultEventPublishError,
+	FaultEventOutage, FaultLostPublication, FaultKillBeforePublication}
 
 // Fault is one fault of an epoch: its kind and the stack flags that turn it on.
 type Fault struct {
@@ -97,6 +102,8 @@ func faultArgs(kind FaultKind, r *rand.Rand) []string {
 		return []string{"--fault", "events:failed-entry=InternalFailure"}
 	case FaultLostPublication:
 		return []string{"--fault", "status-change:drop", "--fault", "events:failed-entry=InternalFailure"}
+	case FaultKillBeforePublication:
+		return []string{"--fault", "stream:hold"}
 	}
 	return nil
 }
@@ -181,9 +188,9 @@ const (
 	missingAccount = "chaos-missing"
 )
 
-// NewPlan derives a campaign of transfers transfers and kills kills from seed, with every kind of FaultKinds and
-// the extra kinds. The same arguments give the same plan.
-func NewPlan(seed uint64, transfers, kills int, extra ...FaultKind) Plan {
+// NewPlan derives a campaign of transfers transfers and kills kills from seed, with every kind of FaultKinds. The
+// same arguments give the same plan.
+func NewPlan(seed uint64, transfers, kills int) Plan {
 	r := rand.New(rand.NewPCG(seed, 0x6368616f73)) // "chaos"
 	p := Plan{Seed: seed}
 	for i := range eurAccounts + usdAccounts {
@@ -195,7 +202,7 @@ func NewPlan(seed uint64, transfers, kills int, extra ...FaultKind) Plan {
 			Balance: openingBalance + int64(r.IntN(openingBalance))})
 	}
 	p.Kills = killPoints(r, transfers, kills)
-	p.Epochs = epochs(r, len(p.Kills)+1, append(slices.Clone(FaultKinds), extra...))
+	p.Epochs = epochs(r, len(p.Kills)+1, FaultKinds)
 	for i := range transfers {
 		p.Transfers = append(p.Transfers, p.transfer(r, i))
 	}
@@ -235,7 +242,14 @@ func epochs(r *rand.Rand, n int, all []FaultKind) []Epoch {
 	deal := max(len(kinds), n)
 	for i := range deal {
 		k := kinds[i%len(kinds)]
-		e := &out[i%n]
+		slot := i % n
+		if slices.Contains(endsWithKill, k) {
+			if n < 2 {
+				continue // no kill ends any epoch
+			}
+			slot = i % (n - 1)
+		}
+		e := &out[slot]
 		if !e.has(k) {
 			e.Faults = append(e.Faults, Fault{Kind: k, Args: faultArgs(k, r)})
 		}
@@ -243,6 +257,9 @@ func epochs(r *rand.Rand, n int, all []FaultKind) []Epoch {
 	for i := range out {
 		if r.IntN(2) == 0 {
 			k := all[r.IntN(len(all))]
+			if i == n-1 && slices.Contains(endsWithKill, k) {
+				continue
+			}
 			if !out[i].has(k) {
 				out[i].Faults = append(out[i].Faults, Fault{Kind: k, Args: faultArgs(k, r)})
 			}

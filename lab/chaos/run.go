@@ -39,7 +39,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 			fmt.Fprintf(cfg.Progress, "chaos: %s  "+format+"\n", append([]any{time.Since(began).Round(time.Second)}, args...)...)
 		}
 	}
-	plan := NewPlan(cfg.Seed, cfg.Transfers, cfg.Kills, cfg.ExtraFaults...)
+	plan := NewPlan(cfg.Seed, cfg.Transfers, cfg.Kills)
 	work, err := os.MkdirTemp("", "chaos-")
 	if err != nil {
 		return Summary{}, fmt.Errorf("work directory: %w", err)
@@ -425,7 +425,7 @@ func (s Summary) Write(w io.Writer) {
 	}
 	row("executions", s.Executions)
 	row("kill -9", fmt.Sprintf("%d (%d at a 202), down %s in all", s.Kills, s.KillsAt202, s.Downtime.Round(time.Millisecond)))
-	for _, k := range append(slices.Clone(FaultKinds), ExtraFaultKinds...) {
+	for _, k := range FaultKinds {
 		row("fault "+string(k)+" (epochs)", s.Faults[k])
 	}
 	for _, a := range Actions {

@@ -22,8 +22,8 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/transferflow/orchestrator/internal/ledger"
-	"github.com/transferflow/orchestrator/internal/streamtest"
 	"github.com/transferflow/orchestrator/internal/metrics"
+	"github.com/transferflow/orchestrator/internal/streamtest"
 	"github.com/transferflow/orchestrator/internal/transfer"
 	"github.com/transferflow/orchestrator/localaws/ddbserver"
 	"github.com/transferflow/orchestrator/localaws/eventbus"

@@ -170,7 +170,7 @@ func TestEventBridgeErrorNames(t *testing.T) {
 }
 
 // TestCatchOnAnEndStateTransitions: an error caught on a Task that has End goes to the catcher's Next, as on AWS
-// (the workflow's publish tasks end the execution, and their catcher fails it with EventNotPublished).
+// (a publish task that ends the execution, whose catcher fails it).
 func TestCatchOnAnEndStateTransitions(t *testing.T) {
 	eng, _ := eventBridgeEngine(t, "", "events:failed-entry=InternalFailure")
 	def := `{"StartAt":"Publish","States":{"Publish":{"Type":"Task","Resource":"arn:aws:states:::events:putEvents",
