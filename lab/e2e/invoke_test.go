@@ -203,6 +203,25 @@ func TestInvokeExamples(t *testing.T) {
 		t.Errorf("the re-driven transfer ended %v", tr)
 	}
 
+	// The outcome relay: the stream record of the fixture's settlement publishes its outcome event, which the seeding
+	// (a record written already COMPLETED) did not.
+	inv = run("OutcomeRelayFunction", "outcome-relay-settled.json")
+	var relayed struct {
+		BatchItemFailures []any `json:"batchItemFailures"`
+	}
+	if err := json.Unmarshal(inv.stdout, &relayed); err != nil || len(relayed.BatchItemFailures) != 0 {
+		t.Errorf("outcome relay: %s\n%s", inv.stdout, inv.stderr)
+	}
+	var published []outcome
+	for _, ev := range s.outcomeEvents() {
+		if ev.Detail["transferId"] == completed {
+			published = append(published, ev)
+		}
+	}
+	if len(published) != 1 || published[0].DetailType != "Transfer Completed" || published[0].Detail["amount"] != float64(500) {
+		t.Errorf("outcome events of %s: %+v, want one Transfer Completed of 500", completed, published)
+	}
+
 	// Every event of events/ was invoked.
 	files, err := filepath.Glob(filepath.Join(root, "events", "*.json"))
 	if err != nil {
