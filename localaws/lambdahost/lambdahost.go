@@ -146,8 +146,9 @@ type Invoker struct {
 	logger          *slog.Logger
 	funcs           map[string]*function
 
-	mu     sync.Mutex
-	faults []*Fault
+	mu      sync.Mutex
+	faults  []*Fault
+	reports *reporter
 }
 
 // New returns an Invoker for functions in the given region and account (which appear in their ARNs). Their
@@ -219,6 +220,17 @@ func (inv *Invoker) Invoke(ctx context.Context, name string, payload []byte) ([]
 	defer cancel()
 	ctx = lambdacontext.NewContext(ctx, &lambdacontext.LambdaContext{AwsRequestID: requestID, InvokedFunctionArn: f.arn})
 
+	start := time.Now()
+	out, err := inv.run(ctx, f, payload, requestID, timeout)
+	if r := inv.reporter(); r != nil {
+		now := time.Now()
+		r.report(now, f.Name, requestID, now.Sub(start), err)
+	}
+	return out, err
+}
+
+// run hands one invocation to an instance of f and waits for its result or its timeout.
+func (inv *Invoker) run(ctx context.Context, f *function, payload []byte, requestID string, timeout time.Duration) ([]byte, error) {
 	done := make(chan result, 1)
 	f.pool.get().calls <- call{ctx: ctx, payload: payload, done: done}
 	select {
