@@ -9,6 +9,10 @@
 // answer reports none; for a failed conditional write the proxy estimates DynamoDB's charge (see Estimated), and any
 // other unreported consumption is counted as such (Unreported), never guessed.
 //
+// A table's stream reads (the DynamoDB Streams operations, X-Amz-Target DynamoDBStreams_20120810.*) are forwarded
+// and not counted: the local stack's stream mapping makes them, as Lambda's poller does on AWS, where a trigger's
+// stream reads consume no table capacity and are not billed.
+//
 // Snapshot and Sub attribute requests to phases: take a snapshot before and after, and subtract. Record keeps the
 // request bodies of a phase, so they can be replayed elsewhere.
 package ddbproxy
@@ -30,8 +34,11 @@ import (
 // maxBody bounds a request or answer body the proxy holds in memory (DynamoDB's own request limit is 16 MB).
 const maxBody = 32 << 20
 
-// targetPrefix is the X-Amz-Target prefix of DynamoDB's operations.
-const targetPrefix = "DynamoDB_20120810."
+// targetPrefix is the X-Amz-Target prefix of DynamoDB's operations; streamsPrefix that of DynamoDB Streams'.
+const (
+	targetPrefix  = "DynamoDB_20120810."
+	streamsPrefix = "DynamoDBStreams_20120810."
+)
 
 // Options configures New.
 type Options struct {
@@ -91,8 +98,14 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "ddbproxy: request body unreadable or too large", http.StatusRequestEntityTooLarge)
 		return
 	}
-	op := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), targetPrefix)
+	target := r.Header.Get("X-Amz-Target")
+	op := strings.TrimPrefix(target, targetPrefix)
+	streams := strings.HasPrefix(target, streamsPrefix)
 	sent := body
+	if streams {
+		p.pass(w, r, body)
+		return
+	}
 	if p.inject && kindOf(op) != kindControl {
 		sent = withCapacity(body)
 	}
@@ -115,6 +128,22 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		plain = gunzip(respBody)
 	}
 	p.count(op, body, at, resp.StatusCode, plain)
+}
+
+// pass forwards a request it does not count and copies the answer back.
+func (p *Proxy) pass(w http.ResponseWriter, r *http.Request, body []byte) {
+	resp, respBody, err := p.forward(r, body)
+	if err != nil {
+		http.Error(w, "ddbproxy: "+err.Error(), http.StatusBadGateway)
+		return
+	}
+	for k, vs := range resp.Header {
+		if !hopByHop[http.CanonicalHeaderKey(k)] {
+			w.Header()[k] = vs
+		}
+	}
+	w.WriteHeader(resp.StatusCode)
+	_, _ = w.Write(respBody)
 }
 
 // forward sends body to the upstream with r's method, path and headers and reads the whole answer.

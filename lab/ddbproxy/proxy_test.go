@@ -104,6 +104,40 @@ func TestProxyForwardsAndCounts(t *testing.T) {
 	}
 }
 
+// TestStreamReadsPassUncounted: a DynamoDB Streams request reaches the upstream unchanged (no capacity request
+// added) and its answer comes back, but it is neither counted nor recorded.
+func TestStreamReadsPassUncounted(t *testing.T) {
+	var seen string
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		seen = r.Header.Get("X-Amz-Target") + " " + string(b)
+		_, _ = io.WriteString(w, `{"Records":[]}`)
+	}))
+	defer upstream.Close()
+	p, url := startProxy(t, upstream.URL, true)
+	stop, err := p.Record()
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, url+"/", strings.NewReader(`{"ShardIterator":"x"}`))
+	req.Header.Set("X-Amz-Target", "DynamoDBStreams_20120810.GetRecords")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(b) != `{"Records":[]}` || seen != `DynamoDBStreams_20120810.GetRecords {"ShardIterator":"x"}` {
+		t.Errorf("answer %d %s; upstream saw %s", resp.StatusCode, b, seen)
+	}
+	if c := p.Snapshot(); len(c) != 0 {
+		t.Errorf("counts %+v, want none", c)
+	}
+	if rec := stop(); len(rec) != 0 {
+		t.Errorf("recorded %+v, want nothing", rec)
+	}
+}
+
 func TestNewRejectsABadUpstream(t *testing.T) {
 	for _, u := range []string{"", "127.0.0.1:8000", "ftp://x"} {
 		if _, err := ddbproxy.New(ddbproxy.Options{Upstream: u}); err == nil {

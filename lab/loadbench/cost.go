@@ -94,7 +94,7 @@ func ComputeCost(in CostInputs) Cost {
 	line("API Gateway REST requests", in.APIRequestsPerTransfer, "request", "$3.50 per 1M", PriceRESTRequestPico, "POST /transfers")
 	if in.EventsPerTransfer > 0 {
 		line("EventBridge custom events", in.EventsPerTransfer, "event", "$1.00 per 1M", PriceCustomEventPico,
-			"the outcome event: events:putEvents tasks, execution histories")
+			"the outcome event: the relay's published events (and any events:putEvents tasks of the histories)")
 	}
 	return c
 }

@@ -186,8 +186,9 @@ type Workflow struct {
 	// LambdaInvocationsPerTransfer counts the workflow's invocations (LambdaFunctionScheduled events and
 	// TaskScheduled events of resource type lambda); Functions adds the API's own function.
 	LambdaInvocationsPerTransfer float64 `json:"lambdaInvocationsPerTransfer"`
-	// EventsPerTransfer counts the outcome events the workflow publishes (events:putEvents tasks scheduled); absent
-	// from results measured before the workflow published any.
+	// EventsPerTransfer counts the outcome events a transfer publishes: the outcome relay's (from the table's
+	// stream) and any events:putEvents tasks of the histories (the workflow's, before the outbox); absent from
+	// results measured before any event was published.
 	EventsPerTransfer float64       `json:"eventsPerTransfer,omitempty"`
 	Functions         []FunctionUse `json:"functions"`
 }

@@ -181,6 +181,14 @@ func (r *run) run(ctx context.Context) error {
 		r.res.Workflow.LambdaInvocationsPerTransfer = float64(all.invocations) / float64(all.n)
 		r.res.Workflow.EventsPerTransfer = float64(all.publishes) / float64(all.n)
 	}
+	// The outcome events come from the table's stream through the relay, outside the histories: its invocations,
+	// durations and events are the attribution stack's (quiet transfers, one at a time).
+	if attr.reports != nil {
+		if use, events, ok := attr.reports.relayUse(attr.histories.n, fns); ok {
+			r.res.Workflow.Functions = append(r.res.Workflow.Functions, use)
+			r.res.Workflow.EventsPerTransfer += events
+		}
+	}
 	r.res.Cost = ComputeCost(CostInputs{
 		Transfers:              1_000_000,
 		TransitionsPerTransfer: r.res.Workflow.TransitionsPerTransfer,
@@ -218,6 +226,8 @@ func (r *run) startStore(ctx context.Context) (url string, pid int, stop func(),
 type attributionResult struct {
 	attribution
 	histories histories
+	// reports are the stack's platform reports and the relay's published events.
+	reports *stackReports
 }
 
 // attributionStack seeds every account of the run through a stack whose DynamoDB endpoint is the counting proxy,
@@ -241,7 +251,7 @@ func (r *run) attributionStack(ctx context.Context, bin, dir, upstream string) (
 		return out, err
 	}
 	n := r.cfg.Scale.Attribution
-	args := []string{"--dynamodb-endpoint", "http://" + ln.Addr().String(), "--seed", seed, "--fault", attributionFault(n)}
+	args := []string{"--dynamodb-endpoint", "http://" + ln.Addr().String(), "--seed", seed, "--fault", attributionFault(n), "--metrics"}
 	if r.cfg.Disk {
 		args = append(args, "--data-dir", filepath.Join(r.tmp, "attribution-stack"))
 	}
@@ -250,7 +260,8 @@ func (r *run) attributionStack(ctx context.Context, bin, dir, upstream string) (
 		total += len(s)
 	}
 	r.progress("starting the attribution stack behind the counting proxy (seeding %s accounts)", n0(total))
-	proc, err := stack.StartProcess(ctx, stack.ProcessOptions{Binary: bin, Dir: dir, Args: args, Stderr: r.stackLog()})
+	out.reports = &stackReports{}
+	proc, err := stack.StartProcess(ctx, stack.ProcessOptions{Binary: bin, Dir: dir, Args: args, Stderr: io.MultiWriter(r.stackLog(), out.reports)})
 	if err != nil {
 		return out, err
 	}
@@ -262,6 +273,9 @@ func (r *run) attributionStack(ctx context.Context, bin, dir, upstream string) (
 	}
 	if err := out.histories.read(ctx, d.sfn, out.arns); err != nil {
 		return out, err
+	}
+	if err := out.reports.awaitPublished(ctx, n, 30*time.Second); err != nil {
+		out.notes = append(out.notes, "attribution: "+err.Error())
 	}
 	return out, proc.Close()
 }

@@ -285,6 +285,11 @@ func (s *stack) startFunctions(cfg aws.Config) error {
 		})
 	}
 	s.invoker = lambdahost.New(Region, AccountID, s.newID, s.logger, local...)
+	if s.cfg.Metrics {
+		// With the metrics, each invocation's platform report (duration, billed duration), as Lambda writes it to
+		// the function's log group; lab/loadbench prices the outcome relay's invocations from them.
+		s.invoker.ReportTo(s.metrics)
+	}
 	limits := lambdahost.Concurrency{Account: s.cfg.LambdaConcurrency, Reserved: map[string]int{}}
 	for _, f := range s.fns {
 		if f.ReservedConcurrentExecutions != nil {
