@@ -333,7 +333,7 @@ func TestOrchestratorCrashAfterReserve(t *testing.T) {
 // TestCreditCrashAfterCommit: the credit function dies right after its CREDIT committed, which also settled the
 // record COMPLETED. The workflow sees the credit fail and tries the refund, which the ledger refuses
 // (CreditAlreadyApplied): the transfer went through. CompleteCredited asks the credit function again, which answers
-// from the ledger, and the workflow publishes the one Transfer Completed event. The money moved once.
+// from the ledger. The money moved once.
 func TestCreditCrashAfterCommit(t *testing.T) {
 	t.Parallel()
 	s := startStack(t, "--fault", "credit:crash=after-credit:times=1")
