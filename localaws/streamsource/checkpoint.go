@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 )
 
 // checkpointFile is what a mapping keeps in its checkpoint file: for the stream it read (its ARN as the server
@@ -22,9 +23,15 @@ type checkpointFile struct {
 type checkpoints struct {
 	path string // "" keeps them in memory
 
-	mu   sync.Mutex
-	file checkpointFile
+	mu      sync.Mutex
+	file    checkpointFile
+	dirty   bool      // file holds positions not written yet (advance)
+	written time.Time // when the file was last written
 }
+
+// lazyWrite is how long a position that only skips filtered-out records may stay unwritten: losing it in a crash
+// costs reading those records again and filtering them out again, nothing more.
+const lazyWrite = time.Second
 
 // loadCheckpoints reads the checkpoints of stream from path ("" for none). A file of another stream is ignored: its
 // positions mean nothing in this one. stale reports that.
@@ -66,6 +73,33 @@ func (c *checkpoints) set(shard, seq string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.file.Shards[shard] = seq
+	return c.write()
+}
+
+// advance records seq as the last handled in shard, past records that were only filtered out, and writes the file
+// at most every lazyWrite: a stream of records that all miss the filters costs a write a second, not one a poll.
+func (c *checkpoints) advance(shard, seq string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.file.Shards[shard] = seq
+	c.dirty = true
+	if time.Since(c.written) < lazyWrite {
+		return nil
+	}
+	return c.write()
+}
+
+// flush writes the positions advance kept.
+func (c *checkpoints) flush() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.dirty {
+		return nil
+	}
+	return c.write()
+}
+
+func (c *checkpoints) write() error {
 	if c.path == "" {
 		return nil
 	}
@@ -73,7 +107,11 @@ func (c *checkpoints) set(shard, seq string) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(c.path, b)
+	if err := writeFileAtomic(c.path, b); err != nil {
+		return err
+	}
+	c.dirty, c.written = false, time.Now()
+	return nil
 }
 
 // writeFileAtomic replaces path with b: a temporary file in the same folder, synced, renamed, and the folder synced.

@@ -286,7 +286,10 @@ func (r *shardReader) dispatch(polled int) bool {
 	for {
 		if r.matched == 0 {
 			if len(r.pending) > 0 {
-				r.checkpoint(r.pending[len(r.pending)-1].seq)
+				seq := r.pending[len(r.pending)-1].seq
+				if err := r.m.ckpt.advance(r.id, seq); err != nil {
+					r.m.logger.Error("stream: checkpoint failed", "shard", r.id, "sequenceNumber", seq, "error", err.Error())
+				}
 				r.pending = nil
 			}
 			return true

@@ -25,7 +25,8 @@
 //     not the records) and the mapping moves on. The local stack has no SQS: a DeadLetterQueue writes them to a file.
 //   - The position of each shard (the last record handled: delivered, filtered out or given up) is checkpointed
 //     after each batch, in a file when the mapping has a folder (written to a temporary file, synced, renamed), and
-//     a mapping started again resumes after it; without one, it starts at StartingPosition. Delivery is at least
+//     a mapping started again resumes after it; without one, it starts at StartingPosition. A position that only
+//     skips filtered-out records is written within a second, or at Stop. Delivery is at least
 //     once: a stop between an invocation and its checkpoint delivers the batch again, as on AWS.
 //
 // Where it differs from AWS: Dynoxide has one shard per stream and never splits it, and it never trims a stream
@@ -139,8 +140,8 @@ type Stats struct {
 	// RecordsDelivered were in invocations that succeeded (the records before the first failure of a partial
 	// success included).
 	RecordsDelivered int64
-	// Invocations of the function, retries included; BatchesRetried counts the failures after which a batch or
-	// part of it was sent again (halves of a bisected batch included).
+	// Invocations of the function, retries included; BatchesRetried counts the failures after which the batch,
+	// the rest of it (batchItemFailures) or its halves (BisectBatchOnFunctionError) were sent again.
 	Invocations, BatchesRetried int64
 	// BatchesDiscarded were given up (sent to the on-failure destination, if any), with RecordsDiscarded records.
 	BatchesDiscarded, RecordsDiscarded int64
@@ -275,6 +276,11 @@ func (m *Mapping) Stop(ctx context.Context) {
 		<-done
 	}
 	m.cancelInvoke()
+	if m.ckpt != nil {
+		if err := m.ckpt.flush(); err != nil {
+			m.logger.Error("stream: checkpoint failed", "error", err.Error())
+		}
+	}
 	s := m.Stats()
 	m.logger.Info("stream event source mapping stopped", "recordsRead", s.RecordsRead, "recordsFiltered", s.RecordsFiltered,
 		"recordsDelivered", s.RecordsDelivered, "invocations", s.Invocations, "batchesRetried", s.BatchesRetried,
