@@ -16,7 +16,7 @@ import (
 // event source mappings", AWS Lambda developer guide); values outside Lambda's ranges are refused, as
 // CreateEventSourceMapping refuses them.
 type StreamSource struct {
-	// StreamARN is Stream, the stream's ARN (typically !GetAtt Table.StreamArn).
+	// StreamARN is Stream, the stream's ARN (typically !GetAtt Table.StreamArn), as the Resolver gives it.
 	StreamARN string
 	// StartingPosition is TRIM_HORIZON or LATEST.
 	StartingPosition string
@@ -75,11 +75,13 @@ func (t *Template) streamSource(props *yaml.Node, env Env, r Resolver) (*StreamS
 		}
 	}
 	s := &StreamSource{}
+	if _, ok := p["Stream"]; !ok {
+		return nil, errors.New("no Stream")
+	}
+	// A resolver that does not model streams (local invoke's) gives "": the event is read all the same, and only
+	// a consumer that runs the mapping needs the ARN.
 	if s.StreamARN, err = stringProp(p, "Stream"); err != nil {
 		return nil, err
-	}
-	if s.StreamARN == "" {
-		return nil, errors.New("no Stream")
 	}
 	if s.StartingPosition, err = stringProp(p, "StartingPosition"); err != nil {
 		return nil, err
@@ -244,12 +246,12 @@ func onFailure(v any) (string, error) {
 	if !ok {
 		return "", errors.New("DestinationConfig.OnFailure: want a mapping")
 	}
+	if _, ok := of["Destination"]; !ok {
+		return "", errors.New("DestinationConfig.OnFailure: no Destination")
+	}
 	dest, err := stringProp(of, "Destination")
 	if err != nil {
 		return "", fmt.Errorf("DestinationConfig.OnFailure.%w", err)
-	}
-	if dest == "" {
-		return "", errors.New("DestinationConfig.OnFailure: no Destination")
 	}
 	return dest, nil
 }

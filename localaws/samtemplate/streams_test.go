@@ -104,6 +104,28 @@ func TestDynamoDBEvent(t *testing.T) {
 	}
 }
 
+// blankResolver resolves every reference to "", as local invoke's resolver does what it does not model.
+type blankResolver struct{}
+
+func (blankResolver) Ref(string) (string, error)            { return "", nil }
+func (blankResolver) GetAtt(string, string) (string, error) { return "", nil }
+
+// TestDynamoDBEventWithAResolverThatKnowsNoStream: the functions of a template with a DynamoDB event are read by a
+// resolver that does not model streams or queues (local invoke's), the event with an empty Stream.
+func TestDynamoDBEventWithAResolverThatKnowsNoStream(t *testing.T) {
+	tmpl, err := Parse([]byte(outboxTemplate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fns, err := tmpl.Functions(Env{}, blankResolver{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := fns[0].Events[0].DynamoDB; s.StreamARN != "" || s.OnFailure != "" || s.BatchSize != 10 {
+		t.Errorf("source %+v", s)
+	}
+}
+
 func TestDynamoDBEventDefaultsAndRanges(t *testing.T) {
 	parse := func(props string) (*StreamSource, error) {
 		t.Helper()
