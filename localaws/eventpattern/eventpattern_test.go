@@ -83,3 +83,55 @@ func TestPaths(t *testing.T) {
 		t.Errorf("Paths() = %s, want %s", got, want)
 	}
 }
+
+// TestLambdaFilterOnDynamoDBRecords: Lambda's event filtering of DynamoDB stream records shares EventBridge's
+// syntax; the attribute values are objects ({"S": "…"}) whose type key holds the value, so anything-but sits in
+// the array under that key. The pattern is the outcome relay's in template.yaml.
+func TestLambdaFilterOnDynamoDBRecords(t *testing.T) {
+	var p map[string]any
+	pattern := `{"eventName":["MODIFY"],"dynamodb":{"NewImage":{"sk":{"S":["TRANSFER"]},"status":{"S":["COMPLETED","FAILED"]}},"OldImage":{"status":{"S":[{"anything-but":["COMPLETED","FAILED"]}]}}}}`
+	if err := json.Unmarshal([]byte(pattern), &p); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Compile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	record := func(name, oldStatus, newStatus, sk string) string {
+		img := func(status string) string {
+			if status == "" {
+				return ""
+			}
+			return `{"pk":{"S":"TRANSFER#t1"},"sk":{"S":"` + sk + `"},"status":{"S":"` + status + `"},"amount":{"N":"100"}}`
+		}
+		d := `"Keys":{"pk":{"S":"TRANSFER#t1"},"sk":{"S":"` + sk + `"}}`
+		if o := img(oldStatus); o != "" {
+			d += `,"OldImage":` + o
+		}
+		if n := img(newStatus); n != "" {
+			d += `,"NewImage":` + n
+		}
+		return `{"eventID":"0123456789abcdef0123456789abcdef","eventName":"` + name + `","eventVersion":"1.1","eventSource":"aws:dynamodb","awsRegion":"us-east-1","dynamodb":{` + d + `,"SequenceNumber":"000000000000000000001","SizeBytes":10,"StreamViewType":"NEW_AND_OLD_IMAGES"}}`
+	}
+	for _, tt := range []struct {
+		name string
+		rec  string
+		want bool
+	}{
+		{"settled COMPLETED", record("MODIFY", "IN_PROGRESS", "COMPLETED", "TRANSFER"), true},
+		{"settled FAILED", record("MODIFY", "RESERVED", "FAILED", "TRANSFER"), true},
+		{"already settled (anything-but)", record("MODIFY", "COMPLETED", "COMPLETED", "TRANSFER"), false},
+		{"FAILED to COMPLETED (anything-but)", record("MODIFY", "FAILED", "COMPLETED", "TRANSFER"), false},
+		{"still in progress", record("MODIFY", "RESERVED", "IN_PROGRESS", "TRANSFER"), false},
+		{"insert of a settled item: no OldImage", record("INSERT", "", "COMPLETED", "TRANSFER"), false},
+		{"another item", record("MODIFY", "IN_PROGRESS", "COMPLETED", "LEG#DEBIT"), false},
+		{"remove", record("REMOVE", "IN_PROGRESS", "", "TRANSFER"), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := c.MatchJSON([]byte(tt.rec))
+			if err != nil || got != tt.want {
+				t.Errorf("match = %v, %v; want %v", got, err, tt.want)
+			}
+		})
+	}
+}

@@ -71,6 +71,8 @@ const (
 	EventAPI             = "Api"
 	EventEventBridgeRule = "EventBridgeRule"
 	EventSchedule        = "Schedule"
+	// EventDynamoDB is an event source mapping on a DynamoDB table's stream (Event.DynamoDB).
+	EventDynamoDB = "DynamoDB"
 )
 
 // Event is one entry of a function's Events.
@@ -83,6 +85,8 @@ type Event struct {
 	Pattern map[string]any
 	// Schedule, for Schedule events: rate(…) or cron(…).
 	Schedule string
+	// DynamoDB, for DynamoDB events: the event source mapping's properties.
+	DynamoDB *StreamSource
 }
 
 // StateMachine is an AWS::Serverless::StateMachine.
@@ -231,6 +235,12 @@ func (t *Template) events(fn string, n *yaml.Node, env Env, r Resolver) ([]Event
 			if v := mapping(props, "Schedule"); v != nil {
 				ev.Schedule = v.Value
 			}
+		case EventDynamoDB:
+			src, err := t.streamSource(props, env, r)
+			if err != nil {
+				return nil, fmt.Errorf("%s.Events.%s: %w", fn, name, err)
+			}
+			ev.DynamoDB = src
 		}
 		out = append(out, ev)
 	}

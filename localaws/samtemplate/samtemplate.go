@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -47,6 +48,9 @@ type Table struct {
 	Create *dynamodb.CreateTableInput
 	// TTLAttribute is the attribute of TimeToLiveSpecification, empty when TTL is off.
 	TTLAttribute string
+	// StreamViewType is StreamSpecification.StreamViewType (NEW_AND_OLD_IMAGES, NEW_IMAGE, OLD_IMAGE or KEYS_ONLY),
+	// empty when the table has no stream. Create asks for the same stream.
+	StreamViewType string
 }
 
 // Load reads and parses the template at path.
@@ -110,6 +114,9 @@ type tableProps struct {
 		AttributeName string `yaml:"AttributeName"`
 		Enabled       bool   `yaml:"Enabled"`
 	} `yaml:"TimeToLiveSpecification"`
+	StreamSpecification struct {
+		StreamViewType string `yaml:"StreamViewType"`
+	} `yaml:"StreamSpecification"`
 }
 
 type keyElement struct {
@@ -151,6 +158,14 @@ func (t *Template) Tables() ([]Table, error) {
 		tbl := Table{LogicalID: id, Create: in}
 		if p.TimeToLiveSpecification.Enabled {
 			tbl.TTLAttribute = p.TimeToLiveSpecification.AttributeName
+		}
+		// CloudFormation's StreamSpecification has only StreamViewType: a table that has one has a stream.
+		if v := p.StreamSpecification.StreamViewType; v != "" {
+			if !slices.Contains(ddbtypes.StreamViewType("").Values(), ddbtypes.StreamViewType(v)) {
+				return nil, fmt.Errorf("table %s: StreamSpecification.StreamViewType %q is not one of %v", id, v, ddbtypes.StreamViewType("").Values())
+			}
+			tbl.StreamViewType = v
+			in.StreamSpecification = &ddbtypes.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: ddbtypes.StreamViewType(v)}
 		}
 		out = append(out, tbl)
 	}

@@ -41,6 +41,7 @@ import (
 	"github.com/transferflow/orchestrator/localaws/samtemplate"
 	"github.com/transferflow/orchestrator/localaws/sfnengine"
 	"github.com/transferflow/orchestrator/localaws/stepfunctions"
+	"github.com/transferflow/orchestrator/localaws/streamsource"
 	"github.com/transferflow/orchestrator/localaws/txtokens"
 )
 
@@ -95,6 +96,9 @@ type Config struct {
 	Faults               []*lambdahost.Fault
 	// EventsFaults are the --fault events:… faults, injected into the local EventBridge's PutEvents.
 	EventsFaults []*eventbus.Fault
+	// StreamHold is the --fault stream:hold fault: the functions' DynamoDB stream mappings read and deliver
+	// nothing for the life of the stack, as if their poller lagged; the records wait in the stream.
+	StreamHold bool
 	// StatusChangeDrops is how many of the engine's execution status-change events the --fault
 	// status-change:drop[:times=N] fault drops before they reach the rules (-1: every one), as EventBridge's
 	// best-effort delivery of Step Functions' status changes may.
@@ -157,7 +161,15 @@ the default is read next to the template, a path given relative to the current d
 		c.Operators = append(c.Operators, s)
 		return nil
 	})
-	fs.Func("fault", "inject a fault, repeatable: FUNCTION:error=NAME|delay=D|crash=POINT[:times=N][:leg=LEG], events:error=CODE|failed-entry=CODE[:times=N] for the local EventBridge's PutEvents, or status-change:drop[:times=N] to drop the workflow's status-change events before the rules", func(s string) error {
+	fs.Func("fault", "inject a fault, repeatable: FUNCTION:error=NAME|delay=D|crash=POINT[:times=N][:leg=LEG], events:error=CODE|failed-entry=CODE[:times=N] for the local EventBridge's PutEvents,\n"+
+		"status-change:drop[:times=N] to drop the workflow's status-change events before the rules, or stream:hold to hold the DynamoDB stream mappings (nothing read or delivered)", func(s string) error {
+		if strings.HasPrefix(s, streamFault+":") {
+			if err := parseStreamFault(s); err != nil {
+				return err
+			}
+			c.StreamHold = true
+			return nil
+		}
 		if strings.HasPrefix(s, statusChangeFault+":") {
 			n, err := parseStatusChangeFault(s)
 			if err != nil {
@@ -229,6 +241,10 @@ type stack struct {
 	// endpoint for them (messagingClients).
 	sqs sfnengine.SQSAPI
 	sns sfnengine.SNSAPI
+	// mappings are the event source mappings of the functions' DynamoDB events; deadLetters their on-failure
+	// destinations, by queue name (startStreams).
+	mappings    []*streamsource.Mapping
+	deadLetters map[string]*streamsource.DeadLetterQueue
 }
 
 // Run starts the stack, prints the ready line on stdout, serves until ctx is cancelled, then stops everything it
@@ -303,12 +319,6 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	defer stopDDB()
 
 	s.names = newNames(tmpl)
-	if s.fns, err = tmpl.Functions(s.env(), s.names); err != nil {
-		return err
-	}
-	if err := resolveSecretRefs(s.fns, tmpl, c.DataDir); err != nil {
-		return err
-	}
 	awsCfg, err := sdkConfig(ctx, ddbURL, sfnURL, eventsURL, tokenWindow)
 	if err != nil {
 		return err
@@ -320,6 +330,16 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 		return err
 	}
 	if err := ddbserver.CreateTables(ctx, ddb, tables); err != nil {
+		return err
+	}
+	// The tables first: !GetAtt Table.StreamArn names a stream the server labels when it creates it.
+	if err := s.resolveStreams(ctx, ddb, tables); err != nil {
+		return err
+	}
+	if s.fns, err = tmpl.Functions(s.env(), s.names); err != nil {
+		return err
+	}
+	if err := resolveSecretRefs(s.fns, tmpl, c.DataDir); err != nil {
 		return err
 	}
 	if k, ok := awsCfg.HTTPClient.(*txtokens.Client); ok && k.Keeping() {
@@ -385,6 +405,11 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	schedCtx, stopSchedules := context.WithCancel(ctx)
 	defer stopSchedules()
 	s.startSchedules(schedCtx)
+	// The stream mappings once the servers serve: a function they invoke may call the local EventBridge.
+	if err := s.startStreams(ctx, awsCfg, ddbURL); err != nil {
+		s.stopStreams(context.Background())
+		return err
+	}
 
 	fmt.Fprintln(stdout, ready)
 	if c.Hints && len(machines) > 0 {
@@ -404,6 +429,9 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	stopSchedules()
 	shutCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
+	// The stream mappings first: the batch in flight is handled and checkpointed (within shutCtx) while the
+	// servers its function may call still serve.
+	s.stopStreams(shutCtx)
 	_ = apiSrv.Shutdown(shutCtx)
 	gw.Close() // the invocations still running after Shutdown's wait end with the stack
 	_ = sfnSrv.Shutdown(shutCtx)

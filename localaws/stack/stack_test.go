@@ -61,6 +61,16 @@ func TestProjectTemplateWiring(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := &stack{tmpl: tmpl, names: newNames(tmpl), cfg: Config{}}
+	// Run learns the streams' labels from the server when it creates the tables; here a label stands in.
+	tables, err := tmpl.Tables()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tb := range tables {
+		if tb.StreamViewType != "" {
+			s.names.streams[tb.LogicalID] = "arn:aws:dynamodb:us-east-1:000000000000:table/" + tb.LogicalID + "/stream/2026-01-01T00:00:00.000"
+		}
+	}
 	fns, err := tmpl.Functions(s.env(), s.names)
 	if err != nil {
 		t.Fatal(err)

@@ -25,9 +25,14 @@ import (
 )
 
 // names resolves the template's logical ids to the names and ARNs the local stack gives them.
-type names struct{ tmpl *samtemplate.Template }
+type names struct {
+	tmpl *samtemplate.Template
+	// streams are the ARNs of the tables' streams in AWS's form, by logical id, known once the tables are created
+	// (Run sets them before it resolves anything that may name one).
+	streams map[string]string
+}
 
-func newNames(t *samtemplate.Template) names { return names{tmpl: t} }
+func newNames(t *samtemplate.Template) names { return names{tmpl: t, streams: map[string]string{}} }
 
 func (n names) kind(id string) (string, error) {
 	r, ok := n.tmpl.Resources[id]
@@ -89,6 +94,17 @@ func (n names) GetAtt(id, attr string) (string, error) {
 		return stateMachineArn(id), nil
 	case "AWS::DynamoDB::Table.Arn":
 		return fmt.Sprintf("arn:aws:dynamodb:%s:%s:table/%s", Region, AccountID, id), nil
+	case "AWS::DynamoDB::Table.StreamArn":
+		if arn, ok := n.streams[id]; ok {
+			return arn, nil
+		}
+		return "", fmt.Errorf("!GetAtt %s.StreamArn: the table has no stream (StreamSpecification), or it is not created yet", id)
+	case "AWS::SQS::Queue.Arn":
+		// The local stack serves no SQS; a queue is named by its logical id, and an event source mapping's
+		// on-failure destination on it is a file (streamsource.DeadLetterQueue).
+		return queueArn(id), nil
+	case "AWS::SQS::Queue.QueueName":
+		return id, nil
 	case "AWS::Events::EventBus.Arn":
 		return eventBusArn(id), nil
 	case "AWS::Events::EventBus.Name":
@@ -132,6 +148,10 @@ func (n names) logGroupName(id string) (string, error) {
 
 // logGroupArnPrefix starts the ARN of a local log group: the name and ":*" follow.
 var logGroupArnPrefix = fmt.Sprintf("arn:aws:logs:%s:%s:log-group:", Region, AccountID)
+
+func queueArn(name string) string {
+	return fmt.Sprintf("arn:aws:sqs:%s:%s:%s", Region, AccountID, name)
+}
 
 func eventBusArn(name string) string {
 	return fmt.Sprintf("arn:aws:events:%s:%s:event-bus/%s", Region, AccountID, name)
