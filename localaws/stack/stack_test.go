@@ -76,12 +76,19 @@ func TestProjectTemplateWiring(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.fns = fns
-	if len(fns) != 4 {
-		t.Fatalf("functions = %d, want 4", len(fns))
+	if len(fns) != 5 {
+		t.Fatalf("functions = %d, want 5", len(fns))
 	}
 	for _, f := range fns {
 		if _, ok := runtimes[trimCodeURI(f.CodeURI)]; !ok {
 			t.Errorf("%s: no runtime for %q", f.LogicalID, f.CodeURI)
+		}
+		if f.LogicalID == "OutcomeRelayFunction" {
+			// The relay reads nothing from the table: the stream brings the records.
+			if f.Environment["EVENT_BUS_NAME"] == "" || len(f.Events) != 1 || f.Events[0].Type != samtemplate.EventDynamoDB {
+				t.Errorf("%s: environment %v, events %+v; want EVENT_BUS_NAME and one DynamoDB event", f.LogicalID, f.Environment, f.Events)
+			}
+			continue
 		}
 		if f.Environment["TABLE_NAME"] != "TransfersTable" {
 			t.Errorf("%s: TABLE_NAME = %q", f.LogicalID, f.Environment["TABLE_NAME"])
