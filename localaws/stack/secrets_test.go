@@ -19,7 +19,7 @@ func TestSecretRefsResolvedFromLocalSecrets(t *testing.T) {
 	dir := t.TempDir()
 	secret := func(dataDir string) string {
 		t.Helper()
-		fns, err := tmpl.Functions(samtemplate.Env{Region: Region, AccountID: AccountID}, newNames(tmpl))
+		fns, err := tmpl.Functions(samtemplate.Env{Region: Region, AccountID: AccountID}, namesWithStreams(t, tmpl))
 		if err != nil {
 			t.Fatal(err)
 		}

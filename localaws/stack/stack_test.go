@@ -60,17 +60,7 @@ func TestProjectTemplateWiring(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &stack{tmpl: tmpl, names: newNames(tmpl), cfg: Config{}}
-	// Run learns the streams' labels from the server when it creates the tables; here a label stands in.
-	tables, err := tmpl.Tables()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tb := range tables {
-		if tb.StreamViewType != "" {
-			s.names.streams[tb.LogicalID] = "arn:aws:dynamodb:us-east-1:000000000000:table/" + tb.LogicalID + "/stream/2026-01-01T00:00:00.000"
-		}
-	}
+	s := &stack{tmpl: tmpl, names: namesWithStreams(t, tmpl), cfg: Config{}}
 	fns, err := tmpl.Functions(s.env(), s.names)
 	if err != nil {
 		t.Fatal(err)
@@ -189,4 +179,21 @@ func TestReservedConcurrencyFromTheTemplate(t *testing.T) {
 	if errors.As(err, &se) {
 		t.Errorf("CreditFunction (reserved 2, idle): err = %v, want it to run", err)
 	}
+}
+
+// namesWithStreams is newNames with a stand-in label for each table's stream: Run learns the labels from the server
+// when it creates the tables.
+func namesWithStreams(t *testing.T, tmpl *samtemplate.Template) names {
+	t.Helper()
+	n := newNames(tmpl)
+	tables, err := tmpl.Tables()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tb := range tables {
+		if tb.StreamViewType != "" {
+			n.streams[tb.LogicalID] = "arn:aws:dynamodb:us-east-1:000000000000:table/" + tb.LogicalID + "/stream/2026-01-01T00:00:00.000"
+		}
+	}
+	return n
 }
