@@ -26,6 +26,7 @@ import (
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
 	"github.com/transferflow/orchestrator/internal/ledger"
+	"github.com/transferflow/orchestrator/internal/syncio"
 	"github.com/transferflow/orchestrator/localaws/ddbserver"
 )
 
@@ -99,36 +100,19 @@ type stack struct {
 	Events   string
 	cmd      *exec.Cmd
 	stdout   *stdoutBuffer
-	stderr   *lockedBuffer
+	stderr   *syncio.Buffer
 	done     chan error
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // stdoutBuffer keeps everything the stack prints on stdout and hands its ready line to ready, once.
 type stdoutBuffer struct {
-	lockedBuffer
+	syncio.Buffer
 	ready chan string
 	once  sync.Once
 }
 
 func (w *stdoutBuffer) Write(p []byte) (int, error) {
-	n, err := w.lockedBuffer.Write(p)
+	n, err := w.Buffer.Write(p)
 	for _, line := range strings.SplitAfter(w.String(), "\n") {
 		if strings.HasPrefix(line, "ready ") && strings.HasSuffix(line, "\n") {
 			w.once.Do(func() { w.ready <- strings.TrimSpace(line) })
@@ -201,7 +185,7 @@ func launchStack(t *testing.T, args []string) *stack {
 // runStack starts the stack in dir (empty: the test's directory) with exactly args and waits for its ready line.
 func runStack(t *testing.T, dir string, args []string) *stack {
 	t.Helper()
-	s := &stack{t: t, stdout: &stdoutBuffer{ready: make(chan string, 1)}, stderr: &lockedBuffer{}, done: make(chan error, 1)}
+	s := &stack{t: t, stdout: &stdoutBuffer{ready: make(chan string, 1)}, stderr: &syncio.Buffer{}, done: make(chan error, 1)}
 	s.cmd = exec.Command(binary, args...)
 	s.cmd.Dir = dir
 	s.cmd.Stdout = s.stdout

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,27 +19,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/transferflow/orchestrator/internal/syncio"
 	"github.com/transferflow/orchestrator/localaws/ddbserver"
 	"github.com/transferflow/orchestrator/localaws/streamsource"
 )
-
-// lockedBuffer is a bytes.Buffer safe for concurrent use.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestStreamEventSourceMapping runs the stack from a template whose table has a stream and whose function has a
 // DynamoDB event on it: the records that pass the event's filter reach the function, as Lambda delivers them, with
@@ -79,7 +61,7 @@ func TestStreamEventSourceMapping(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stdoutR, stdoutW := io.Pipe()
-	stderr := &lockedBuffer{}
+	stderr := &syncio.Buffer{}
 	done := make(chan error, 1)
 	go func() { done <- Run(ctx, cfg, stdoutW, stderr); stdoutW.Close() }()
 	lines := bufio.NewScanner(stdoutR)
