@@ -31,7 +31,9 @@ var ErrBinaryNotFound = errors.New("ddbserver: dynoxide binary not found (run `m
 type Options struct {
 	// Addr is host:port to listen on; an empty Addr or a port of 0 picks a free port on 127.0.0.1.
 	Addr string
-	// DBPath is the SQLite file that keeps the data; empty keeps everything in memory.
+	// DBPath is the SQLite file that keeps the data; empty keeps it for the server's life only, in a file of its own
+	// in memory (/dev/shm) where the system has one, so that its stream tables can be indexed (streamIndexes), and
+	// removed by Close.
 	DBPath string
 	// Binary is the dynoxide executable; empty finds it with BinaryPath.
 	Binary string
@@ -53,6 +55,8 @@ type Server struct {
 	err  error
 	// shared is set on the server StartWithTablesT shares between a test binary's tests: Close leaves it running.
 	shared bool
+	// scratch is the folder of the database of a server started without a DBPath; Close removes it.
+	scratch string
 }
 
 // BinaryPath finds the Dynoxide executable: $DYNOXIDE_BIN, else node_modules/@dynoxide/<platform>/dynoxide in the
@@ -107,10 +111,14 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"serve", "--host", host, "--port", strconv.Itoa(port)}
-	if opts.DBPath != "" {
-		args = append(args, "--db-path", opts.DBPath)
+	dbPath, scratch := opts.DBPath, ""
+	if dbPath == "" {
+		if scratch, err = scratchDir(); err != nil {
+			return nil, fmt.Errorf("ddbserver: %w", err)
+		}
+		dbPath = filepath.Join(scratch, "dynamodb.sqlite")
 	}
+	args := []string{"serve", "--host", host, "--port", strconv.Itoa(port), "--db-path", dbPath}
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 3 * time.Second
@@ -118,10 +126,16 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	var stderr strings.Builder
 	cmd.Stderr = &limitedWriter{w: &stderr, n: 8 << 10}
 	if err := cmd.Start(); err != nil {
+		if scratch != "" {
+			_ = os.RemoveAll(scratch)
+		}
 		return nil, fmt.Errorf("ddbserver: start %s: %w", bin, err)
 	}
+	if scratch != "" {
+		markScratch(scratch, cmd.Process.Pid)
+	}
 	addr := net.JoinHostPort(host, strconv.Itoa(port))
-	s := &Server{URL: "http://" + addr, Addr: addr, Store: Dynoxide, cmd: cmd, done: make(chan struct{})}
+	s := &Server{URL: "http://" + addr, Addr: addr, Store: Dynoxide, cmd: cmd, done: make(chan struct{}), scratch: scratch}
 	go func() {
 		s.err = cmd.Wait()
 		close(s.done)
@@ -133,6 +147,10 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err := s.waitReady(ctx, timeout); err != nil {
 		_ = s.Close()
 		return nil, fmt.Errorf("ddbserver: %w (stderr: %s)", err, strings.TrimSpace(stderr.String()))
+	}
+	if err := indexStreams(ctx, dbPath); err != nil {
+		_ = s.Close()
+		return nil, err
 	}
 	return s, nil
 }
@@ -198,6 +216,9 @@ func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 func (s *Server) Close() error {
 	if s.shared {
 		return nil
+	}
+	if s.scratch != "" {
+		defer os.RemoveAll(s.scratch)
 	}
 	select {
 	case <-s.done:
