@@ -302,9 +302,6 @@ func (m *Mapping) Stats() Stats {
 	return s
 }
 
-// StreamARN is the stream's ARN as the server names it (set by Start).
-func (m *Mapping) StreamARN() string { return m.serverStream }
-
 // findStream lists the table's streams and returns the one whose label, in AWS's form, is the configured one.
 func (m *Mapping) findStream(ctx context.Context) (string, error) {
 	in := &dynamodbstreams.ListStreamsInput{TableName: aws.String(m.source.table)}
