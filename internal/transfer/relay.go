@@ -7,7 +7,6 @@ import (
 	"log/slog"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -45,10 +44,7 @@ type relayed struct {
 
 // Handle publishes the outcome events of a batch of stream records.
 func (r *OutcomeRelay) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
-	logger := r.Logger
-	if lc, ok := lambdacontext.FromContext(ctx); ok {
-		logger = logger.With("requestId", lc.AwsRequestID)
-	}
+	logger := r.Logger // its handler adds the Lambda request id from ctx (lambdacontext.NewLogHandler)
 	var out []relayed
 	for _, rec := range ev.Records {
 		item, ok, err := settledImage(rec)
