@@ -131,9 +131,6 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		}
 		return nil, fmt.Errorf("ddbserver: start %s: %w", bin, err)
 	}
-	if scratch != "" {
-		markScratch(scratch, cmd.Process.Pid)
-	}
 	addr := net.JoinHostPort(host, strconv.Itoa(port))
 	s := &Server{URL: "http://" + addr, Addr: addr, Store: Dynoxide, cmd: cmd, done: make(chan struct{}), scratch: scratch}
 	go func() {

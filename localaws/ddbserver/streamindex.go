@@ -48,38 +48,32 @@ func indexStreams(ctx context.Context, path string) error {
 	return nil
 }
 
-// scratchPrefix names the scratch folders; scratchPID is the file in each that names the server's process.
-const (
-	scratchPrefix = "dynoxide-"
-	scratchPID    = "pid"
-)
-
-// scratchParent is where scratch folders go: /dev/shm (memory, like Dynoxide's own in-memory mode) where the system
-// has one, else the temporary directory.
-func scratchParent() string {
-	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
-		return "/dev/shm"
-	}
-	return os.TempDir()
-}
+// scratchPrefix begins the name of every scratch folder: dynoxide-<pid of the process that made it>-<random>.
+const scratchPrefix = "dynoxide-"
 
 // scratchDir makes the folder of the database of a server started without a DBPath, so that the database can be
-// indexed. Close removes it; a server that never got to Close (a test binary that shares its server until it exits,
-// a killed stack) leaves its folder, which the next scratchDir removes once that server's process is gone.
+// indexed: under /dev/shm (memory, like Dynoxide's own in-memory mode) where the system has one, else in the
+// temporary directory. Close removes it. A process that never got to Close (a test binary, whose shared server
+// lives until it exits; a killed stack) leaves its folders, which the next scratchDir removes once that process is
+// gone (sweepScratch). The folder's name carries the process id, so that nothing is written to mark it: go test
+// caches a package's result only while the files its tests opened are unchanged, and a marker file that outlived
+// the test would defeat that cache every run.
 func scratchDir() (string, error) {
-	parent := scratchParent()
-	if old, err := filepath.Glob(filepath.Join(parent, scratchPrefix+"*")); err == nil {
-		for _, dir := range old {
-			b, err := os.ReadFile(filepath.Join(dir, scratchPID))
-			if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && perr == nil && !processAlive(pid) {
-				_ = os.RemoveAll(dir)
-			}
-		}
+	parent := os.TempDir()
+	if shmAvailable() {
+		parent = "/dev/shm"
 	}
-	return os.MkdirTemp(parent, scratchPrefix)
+	sweepScratch(parent)
+	return os.MkdirTemp(parent, scratchPrefix+strconv.Itoa(os.Getpid())+"-")
 }
 
-// markScratch writes the server's process id into its scratch folder.
-func markScratch(dir string, pid int) {
-	_ = os.WriteFile(filepath.Join(dir, scratchPID), []byte(strconv.Itoa(pid)), 0o600)
+// scratchOwner is the process id in a scratch folder's name, and false for another name.
+func scratchOwner(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, scratchPrefix)
+	if !ok {
+		return 0, false
+	}
+	pid, _, ok := strings.Cut(rest, "-")
+	n, err := strconv.Atoi(pid)
+	return n, ok && err == nil && n > 0
 }

@@ -60,30 +60,40 @@ func TestServerIndexesItsStreams(t *testing.T) {
 	}
 }
 
-// TestScratchDirSweepsDeadServers: a scratch folder left by a server whose process is gone is removed by the next
-// one; one whose process still runs (this test's own) is kept.
+// TestScratchDirSweepsDeadServers: a scratch folder left by a process that is gone is removed by the next
+// scratchDir; one whose process still runs (this test's own) is kept, and so is a folder of another name.
 func TestScratchDirSweepsDeadServers(t *testing.T) {
-	parent := scratchParent()
-	dead, err := os.MkdirTemp(parent, scratchPrefix)
+	parent := os.TempDir()
+	if shmAvailable() {
+		parent = "/dev/shm"
+	}
+	dead, err := os.MkdirTemp(parent, scratchPrefix+strconv.Itoa(1<<22+12345)+"-") // above Linux's default pid_max
 	if err != nil {
 		t.Fatal(err)
 	}
-	live, err := os.MkdirTemp(parent, scratchPrefix)
+	live, err := os.MkdirTemp(parent, scratchPrefix+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = os.RemoveAll(live) })
-	markScratch(dead, 1<<22+12345) // above Linux's default pid_max
-	markScratch(live, os.Getpid())
+	other, err := os.MkdirTemp(parent, scratchPrefix+"x-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(live); _ = os.RemoveAll(other); _ = os.RemoveAll(dead) })
 	fresh, err := scratchDir()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(fresh) })
 	if _, err := os.Stat(dead); !os.IsNotExist(err) {
-		t.Errorf("the dead server's folder %s is still there", dead)
+		t.Errorf("the dead process's folder %s is still there", dead)
 	}
-	if b, err := os.ReadFile(filepath.Join(live, scratchPID)); err != nil || string(b) != strconv.Itoa(os.Getpid()) {
-		t.Errorf("the live server's folder was removed: %v", err)
+	for _, kept := range []string{live, other, fresh} {
+		if _, err := os.Stat(kept); err != nil {
+			t.Errorf("%s: %v, want it kept", kept, err)
+		}
+	}
+	if pid, ok := scratchOwner(filepath.Base(fresh)); !ok || pid != os.Getpid() {
+		t.Errorf("the new folder %s names process %d, %v; want this one", fresh, pid, ok)
 	}
 }
