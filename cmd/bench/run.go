@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/transferflow/orchestrator/lab/loadbench"
+	"github.com/transferflow/orchestrator/localaws/ddbserver/streamindex"
 	"github.com/transferflow/orchestrator/localaws/samtemplate"
 )
 
@@ -119,6 +120,7 @@ func run(ctx context.Context, args []string, getwd func() (string, error), stdou
 	}
 	o.cfg.Progress = stderr
 	o.cfg.Engine = engine
+	o.cfg.IndexStreams = streamindex.Apply
 	if o.stackLog != "" {
 		f, err := os.Create(o.stackLog)
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/transferflow/orchestrator/localaws/ddbserver/streamindex"
 	"github.com/transferflow/orchestrator/localaws/saminvoke"
 	"github.com/transferflow/orchestrator/localaws/stack"
 )
@@ -32,6 +33,7 @@ func main() {
 		stop()
 		os.Exit(code)
 	}
+	cfg.IndexStreams = streamindex.Apply
 	if err := stack.Run(ctx, cfg, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "local:", err)
 		stop()

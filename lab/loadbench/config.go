@@ -106,8 +106,11 @@ type Config struct {
 	DynamoDBEndpoint string
 	// Disk keeps the store on disk (a temporary --data-dir for the stack, a SQLite file for Dynoxide) instead of in
 	// memory.
-	Disk  bool
-	Scale Scale
+	Disk bool
+	// IndexStreams is given to the Dynoxide the run starts (ddbserver.Options.IndexStreams): cmd/bench passes
+	// streamindex.Apply, as cmd/local does for its own.
+	IndexStreams func(ctx context.Context, dbPath string) error
+	Scale        Scale
 	// NodeDir is passed to Engine.
 	NodeDir string
 	// Engine, when set, measures the engine; nil leaves the engine row out.

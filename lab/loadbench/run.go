@@ -210,7 +210,7 @@ func (r *run) startStore(ctx context.Context) (url string, pid int, stop func(),
 		r.res.Build.DynamoDB = r.cfg.DynamoDBEndpoint
 		return r.cfg.DynamoDBEndpoint, 0, func() {}, nil
 	}
-	opts := ddbserver.Options{}
+	opts := ddbserver.Options{IndexStreams: r.cfg.IndexStreams}
 	if r.cfg.Disk {
 		opts.DBPath = filepath.Join(r.tmp, "dynamodb.sqlite")
 	}

@@ -31,10 +31,15 @@ var ErrBinaryNotFound = errors.New("ddbserver: dynoxide binary not found (run `m
 type Options struct {
 	// Addr is host:port to listen on; an empty Addr or a port of 0 picks a free port on 127.0.0.1.
 	Addr string
-	// DBPath is the SQLite file that keeps the data; empty keeps it for the server's life only, in a file of its own
-	// in memory (/dev/shm) where the system has one, so that its stream tables can be indexed (streamIndexes), and
-	// removed by Close.
+	// DBPath is the SQLite file that keeps the data; empty keeps it for the server's life only: in Dynoxide's own
+	// memory, or, with IndexStreams, in a file of its own in memory (/dev/shm) where the system has one, so that it
+	// can be indexed, removed by Close.
 	DBPath string
+	// IndexStreams, when set, is called with the server's database file once the server answers, before Start
+	// returns: package streamindex's Apply, which makes Dynoxide's stream queries take a constant time. A server
+	// that lives for hours (the local stack, the bench's) needs it; a test's, whose streams hold a few thousand
+	// records, does not, and its binary is spared linking SQLite.
+	IndexStreams func(ctx context.Context, dbPath string) error
 	// Binary is the dynoxide executable; empty finds it with BinaryPath.
 	Binary string
 	// ReadyTimeout bounds the wait for the server to accept requests (default 10s).
@@ -112,13 +117,16 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 	dbPath, scratch := opts.DBPath, ""
-	if dbPath == "" {
+	if dbPath == "" && opts.IndexStreams != nil {
 		if scratch, err = scratchDir(); err != nil {
 			return nil, fmt.Errorf("ddbserver: %w", err)
 		}
 		dbPath = filepath.Join(scratch, "dynamodb.sqlite")
 	}
-	args := []string{"serve", "--host", host, "--port", strconv.Itoa(port), "--db-path", dbPath}
+	args := []string{"serve", "--host", host, "--port", strconv.Itoa(port)}
+	if dbPath != "" {
+		args = append(args, "--db-path", dbPath)
+	}
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 3 * time.Second
@@ -145,9 +153,11 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		_ = s.Close()
 		return nil, fmt.Errorf("ddbserver: %w (stderr: %s)", err, strings.TrimSpace(stderr.String()))
 	}
-	if err := indexStreams(ctx, dbPath); err != nil {
-		_ = s.Close()
-		return nil, err
+	if opts.IndexStreams != nil {
+		if err := opts.IndexStreams(ctx, dbPath); err != nil {
+			_ = s.Close()
+			return nil, err
+		}
 	}
 	return s, nil
 }

@@ -32,6 +32,9 @@ func TestStartWithTablesCreatesTemplateTables(t *testing.T) {
 	if fmt.Sprint(indexes) != "[AccountActivity InProgress]" {
 		t.Errorf("indexes = %v, want AccountActivity and InProgress", indexes)
 	}
+	if s := out.Table.StreamSpecification; s != nil && aws.ToBool(s.StreamEnabled) {
+		t.Errorf("the test's table has the %s stream, want none", s.StreamViewType)
+	}
 	ttl, err := db.DescribeTimeToLive(context.Background(), &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(table)})
 	if err != nil {
 		t.Fatal(err)

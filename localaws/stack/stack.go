@@ -84,6 +84,10 @@ type Config struct {
 	DynamoDBAddr     string
 	DynamoDBEndpoint string
 	DataDir          string
+	// IndexStreams is given to the bundled Dynoxide (ddbserver.Options.IndexStreams): cmd/local passes
+	// streamindex.Apply, so that its stream stays as fast after a million writes as after ten; a stack a test starts
+	// in-process can leave it nil.
+	IndexStreams     func(ctx context.Context, dbPath string) error
 	Seed             string
 	SeedTransfers    string
 	ExecutionTimeout time.Duration
@@ -478,7 +482,7 @@ func (s *stack) startDynamoDB(ctx context.Context) (url string, failed <-chan st
 	if err != nil {
 		return "", nil, nil, err
 	}
-	opts := ddbserver.SuperviseOptions{Options: ddbserver.Options{Addr: s.cfg.DynamoDBAddr, Binary: bin}, Logger: s.logger}
+	opts := ddbserver.SuperviseOptions{Options: ddbserver.Options{Addr: s.cfg.DynamoDBAddr, Binary: bin, IndexStreams: s.cfg.IndexStreams}, Logger: s.logger}
 	if s.cfg.DataDir != "" {
 		if err := os.MkdirAll(s.cfg.DataDir, 0o755); err != nil {
 			return "", nil, nil, fmt.Errorf("data dir: %w", err)

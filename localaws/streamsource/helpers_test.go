@@ -166,10 +166,15 @@ func compile(t *testing.T, pattern string) *eventpattern.Pattern {
 	return p
 }
 
-// countingStreams counts the GetRecords calls made through it.
+// countingStreams counts the GetRecords and DescribeStream calls made through it.
 type countingStreams struct {
 	StreamsAPI
-	getRecords atomic.Int64
+	getRecords, describes atomic.Int64
+}
+
+func (c *countingStreams) DescribeStream(ctx context.Context, in *dynamodbstreams.DescribeStreamInput, optFns ...func(*dynamodbstreams.Options)) (*dynamodbstreams.DescribeStreamOutput, error) {
+	c.describes.Add(1)
+	return c.StreamsAPI.DescribeStream(ctx, in, optFns...)
 }
 
 func (c *countingStreams) GetRecords(ctx context.Context, in *dynamodbstreams.GetRecordsInput, optFns ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error) {

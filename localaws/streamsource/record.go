@@ -2,6 +2,7 @@ package streamsource
 
 import (
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -261,4 +262,70 @@ func attributeValue(v types.AttributeValue) (any, error) {
 		return map[string]any{"M": m}, nil
 	}
 	return nil, fmt.Errorf("streamsource: attribute value of type %T", v)
+}
+
+// filterView is the record as a filter sees it: the value json.Unmarshal gives for the record's JSON (numbers as
+// float64, binary values as base64 strings, every list as []any), built without writing the JSON, which a poll
+// needs only for the records that pass the filters.
+func (r *lambdaRecord) filterView() map[string]any {
+	ddb := map[string]any{
+		"ApproximateCreationDateTime": jsonView(r.DynamoDB.ApproximateCreationDateTime),
+		"Keys":                        jsonView(r.DynamoDB.Keys),
+		"SequenceNumber":              r.DynamoDB.SequenceNumber,
+		"SizeBytes":                   float64(r.DynamoDB.SizeBytes),
+		"StreamViewType":              r.DynamoDB.StreamViewType,
+	}
+	if len(r.DynamoDB.NewImage) > 0 {
+		ddb["NewImage"] = jsonView(r.DynamoDB.NewImage)
+	}
+	if len(r.DynamoDB.OldImage) > 0 {
+		ddb["OldImage"] = jsonView(r.DynamoDB.OldImage)
+	}
+	v := map[string]any{
+		"eventID": r.EventID, "eventName": r.EventName, "eventVersion": r.EventVersion, "eventSource": r.EventSource,
+		"awsRegion": r.AWSRegion, "dynamodb": ddb, "eventSourceARN": r.EventSourceARN,
+	}
+	if u := r.UserIdentity; u != nil {
+		v["userIdentity"] = map[string]any{"type": u.Type, "principalId": u.PrincipalID}
+	}
+	return v
+}
+
+// jsonView returns what json.Unmarshal into an any gives for the JSON of v, for the values attributeValue makes.
+func jsonView(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k] = jsonView(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = jsonView(e)
+		}
+		return out
+	case []string:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = e
+		}
+		return out
+	case []byte:
+		return base64.StdEncoding.EncodeToString(v)
+	case [][]byte:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = base64.StdEncoding.EncodeToString(e)
+		}
+		return out
+	case json.Number:
+		f, err := v.Float64()
+		if err != nil {
+			return string(v)
+		}
+		return f
+	}
+	return v
 }

@@ -2,9 +2,15 @@ package streamsource
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 )
 
 func TestAWSForms(t *testing.T) {
@@ -99,5 +105,48 @@ func TestDeadLetterQueue(t *testing.T) {
 	}
 	if _, err := OpenDeadLetterQueue(dir, "../escape"); err == nil {
 		t.Error("a queue name with a path was accepted")
+	}
+}
+
+// The filters see what they would see in the record's JSON: filterView is json.Unmarshal of json.Marshal, for
+// records with every kind of attribute value, with and without images and a user identity.
+func TestFilterViewIsTheRecordsJSON(t *testing.T) {
+	item := map[string]types.AttributeValue{
+		"pk":   &types.AttributeValueMemberS{Value: "TRANSFER#1"},
+		"n":    &types.AttributeValueMemberN{Value: "12.50"},
+		"b":    &types.AttributeValueMemberB{Value: []byte{0, 1, 250}},
+		"ok":   &types.AttributeValueMemberBOOL{Value: true},
+		"null": &types.AttributeValueMemberNULL{Value: true},
+		"ss":   &types.AttributeValueMemberSS{Value: []string{"a", "b"}},
+		"ns":   &types.AttributeValueMemberNS{Value: []string{"1", "2.5"}},
+		"bs":   &types.AttributeValueMemberBS{Value: [][]byte{{1}, {2, 3}}},
+		"l":    &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberS{Value: "x"}, &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{}}}},
+		"m":    &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"inner": &types.AttributeValueMemberN{Value: "-3"}}},
+	}
+	at := time.Unix(1795929206, 0)
+	for name, rec := range map[string]types.Record{
+		"insert": {EventName: types.OperationTypeInsert, Dynamodb: &types.StreamRecord{SequenceNumber: aws.String("7"),
+			Keys: map[string]types.AttributeValue{"pk": item["pk"]}, NewImage: item, SizeBytes: aws.Int64(321),
+			StreamViewType: types.StreamViewTypeNewAndOldImages, ApproximateCreationDateTime: &at}},
+		"remove by TTL": {EventName: types.OperationTypeRemove, Dynamodb: &types.StreamRecord{SequenceNumber: aws.String("8"),
+			Keys: map[string]types.AttributeValue{"pk": item["pk"]}, OldImage: item, StreamViewType: types.StreamViewTypeOldImage},
+			UserIdentity: &types.Identity{Type: aws.String("Service"), PrincipalId: aws.String("dynamodb.amazonaws.com")}},
+		"keys only": {EventName: types.OperationTypeModify, Dynamodb: &types.StreamRecord{SequenceNumber: aws.String("9")}},
+	} {
+		lr, err := normalize(rec, "eu-west-1", "arn:aws:dynamodb:eu-west-1:123456789012:table/ttt/stream/2026-11-29T05:13:26.132", "server-arn", "shard")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := json.Marshal(lr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want map[string]any
+		if err := json.Unmarshal(body, &want); err != nil {
+			t.Fatal(err)
+		}
+		if got := lr.filterView(); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: filterView\n %#v\nwant\n %#v", name, got, want)
+		}
 	}
 }

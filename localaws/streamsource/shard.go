@@ -12,8 +12,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 )
 
-// shardsInterval is how often the stream's shards are listed again, for new ones.
-const shardsInterval = 10 * time.Second
+// shardsInterval is how often the stream's shards are listed while none is being read (a stream that has none yet).
+// Once one is, they are listed again only when a shard is read to its end: AWS closes a shard when it makes its
+// children (every few hours, or when a partition splits), so that is when there are new ones to list. Not on a
+// timer besides: DescribeStream is the one stream call whose cost grows with the stream in Dynoxide (it takes the
+// first and last sequence number of each shard over every record the shard holds: 47 ms with 200,000 records even
+// with the stack's indexes), and the server answers nothing else while it runs.
+var shardsInterval = 10 * time.Second // a variable for the tests
 
 // maxGetRecords is the most records a GetRecords call returns.
 const maxGetRecords = 1000
@@ -71,16 +76,28 @@ func (m *Mapping) shards() {
 				}
 			}()
 		}
-		t := time.NewTimer(shardsInterval)
+		reading := false
+		for _, st := range known {
+			reading = reading || st.started && !st.done
+		}
+		var relist <-chan time.Time // nil, never ready, while a shard is being read
+		var t *time.Timer
+		if !reading {
+			t = time.NewTimer(shardsInterval)
+			relist = t.C
+		}
 		select {
 		case id := <-finished:
 			known[id].done = true
-		case <-t.C:
+		case <-relist:
 		case <-m.stop:
+		}
+		if t != nil {
 			t.Stop()
+		}
+		if m.stopping() {
 			return
 		}
-		t.Stop()
 	}
 }
 
@@ -153,14 +170,16 @@ func (m *Mapping) readShard(id string) bool {
 			m.logger.Debug("stream: shard read to its end", "shard", id)
 			return true
 		}
+		if n == maxGetRecords {
+			continue // a full page: more are waiting
+		}
+		// Lambda polls a shard about four times a second, and DynamoDB Streams serves a shard at most five
+		// GetRecords a second: a poll that read what there was waits its interval, or for the end of the batching
+		// window when that comes first, however busy the table is. (Polling again at once after any record read made
+		// a busy stack's poller a loop that cost more CPU than the transfers whose records it read.)
 		wait := m.cfg.PollInterval
 		if r.gathering() {
-			if n > 0 {
-				continue // more may be there at once
-			}
 			wait = min(wait, m.cfg.MaximumBatchingWindow-time.Since(r.gatherStart))
-		} else if n > 0 {
-			continue
 		}
 		if wait > 0 && !m.sleep(wait) {
 			return false
@@ -196,15 +215,13 @@ func (r *shardReader) poll() (int, error) {
 			r.iterator = nil
 			return 0, err
 		}
-		body, err := json.Marshal(lr)
-		if err != nil {
-			r.iterator = nil
-			return 0, err
-		}
-		matched, err := m.matches(body)
-		if err != nil {
-			r.iterator = nil
-			return 0, err
+		matched := m.matches(&lr)
+		var body []byte
+		if matched {
+			if body, err = json.Marshal(lr); err != nil {
+				r.iterator = nil
+				return 0, err
+			}
 		}
 		p := &record{seq: aws.ToString(rec.Dynamodb.SequenceNumber), prev: r.lastRead, awsSeq: lr.DynamoDB.SequenceNumber, matched: matched}
 		if t := rec.Dynamodb.ApproximateCreationDateTime; t != nil {
@@ -256,20 +273,17 @@ func (r *shardReader) newIterator(ctx context.Context) (*string, error) {
 }
 
 // matches reports whether a record passes the filters: any of them, or every record when there are none.
-func (m *Mapping) matches(body []byte) (bool, error) {
+func (m *Mapping) matches(r *lambdaRecord) bool {
 	if len(m.cfg.Filters) == 0 {
-		return true, nil
+		return true
 	}
-	var ev map[string]any
-	if err := json.Unmarshal(body, &ev); err != nil {
-		return false, err
-	}
+	ev := r.filterView()
 	for _, f := range m.cfg.Filters {
 		if f.Match(ev) {
-			return true, nil
+			return true
 		}
 	}
-	return false, nil
+	return false
 }
 
 // gathering reports whether a batch is being gathered: it has records, is not full and its window is open.

@@ -128,7 +128,8 @@ type Config struct {
 	Logger *slog.Logger
 	// NewID makes FailureRecords' request ids (default sfnengine.NewUUID).
 	NewID func() string
-	// PollInterval is the pause between polls of a shard that had nothing new (default DefaultPollInterval);
+	// PollInterval is the pause after a poll of a shard that did not return a full page (default
+	// DefaultPollInterval);
 	// RetryPause and MaxRetryPause bound the pauses before retries (default 100 ms, 5 s).
 	PollInterval, RetryPause, MaxRetryPause time.Duration
 }

@@ -3,6 +3,7 @@ package streamsource
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -526,5 +527,56 @@ func TestHold(t *testing.T) {
 	}
 	if !slices.Equal(got, []string{"r1", "r2", "r3"}) {
 		t.Errorf("after the hold: %v, want every record", got)
+	}
+}
+
+// A busy table does not make the poller busy: a poll that read fewer records than a page holds waits its interval
+// before the next one, as Lambda's poller does (about four a second; DynamoDB Streams serves five a second per
+// shard), instead of polling again at once as long as records keep coming.
+func TestPollsAtItsIntervalWhileRecordsKeepComing(t *testing.T) {
+	f := newFixture(t)
+	counting := &countingStreams{StreamsAPI: f.streams}
+	inv := newInvoker(nil)
+	cfg := f.config(inv)
+	cfg.Streams, cfg.PollInterval = counting, 50*time.Millisecond
+	start := time.Now()
+	f.start(cfg)
+	const writes = 60
+	for i := range writes {
+		f.put(fmt.Sprintf("busy-%02d", i))
+		time.Sleep(5 * time.Millisecond)
+	}
+	delivered := 0
+	for delivered < writes {
+		delivered += len(inv.next(t))
+	}
+	elapsed := time.Since(start)
+	// Each poll but a full page's is followed by a pause of PollInterval, so at most elapsed/PollInterval + 1 polls
+	// fit in the time the test took (+1 for the poll that may be in flight when it reads the count).
+	if got, most := counting.getRecords.Load(), int64(elapsed/cfg.PollInterval)+2; got > most {
+		t.Errorf("%d GetRecords calls in %v at a %v interval, want at most %d", got, elapsed.Round(time.Millisecond), cfg.PollInterval, most)
+	}
+}
+
+// The shards are listed once while one is being read: Dynoxide's DescribeStream reads the whole stream, and the
+// server answers nothing else meanwhile, so a mapping that listed them on a timer paused every write to the table.
+func TestListsShardsOnlyWhenNoneIsRead(t *testing.T) {
+	f := newFixture(t)
+	saved := shardsInterval
+	shardsInterval = 5 * time.Millisecond
+	t.Cleanup(func() { shardsInterval = saved })
+	counting := &countingStreams{StreamsAPI: f.streams}
+	inv := newInvoker(nil)
+	cfg := f.config(inv)
+	cfg.Streams = counting
+	f.put("first")
+	m := f.start(cfg)
+	inv.next(t)
+	time.Sleep(100 * time.Millisecond) // twenty intervals
+	f.put("second")
+	inv.next(t)
+	m.Stop(context.Background())
+	if n := counting.describes.Load(); n != 1 {
+		t.Errorf("DescribeStream called %d times while the one shard was read, want 1", n)
 	}
 }
