@@ -141,10 +141,10 @@ func NewClient(endpoint string, httpClient aws.HTTPClient) *dynamodb.Client {
 }
 
 // StartWithTablesT starts a server for a test and creates the tables of the repository's template.yaml in it,
-// without their streams. It returns the server and the name of each table by logical id. With Dynoxide the server is the test's own and the
-// tables have the template's names; with DynamoDB Local the server is shared by the test binary's tests and each
-// test's tables have names of their own (the template's name and a number, e.g. TransfersTable-7), deleted when the
-// test ends. Tests take the names from the map, never from the template.
+// without their streams. It returns the server and the name of each table by logical id. With Dynoxide the server
+// is the test's own and the tables have the template's names; with DynamoDB Local the server is shared by the test
+// binary's tests and each test's tables have names of their own (the template's name and a number, e.g.
+// TransfersTable-7), deleted when the test ends. Tests take the names from the map, never from the template.
 //
 // No stream, because no test that takes its tables from here reads one (the stack's tests and the end-to-end
 // suite run the stack, which makes the template's tables with their streams), a stream changes nothing of what a
