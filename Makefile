@@ -26,7 +26,7 @@ export DYNOXIDE_BIN ?=
 
 .PHONY: help test run deps node-deps venv fmt-check vet lint-asl lint-template build build-lambdas sam-build deploy deploy-guided \
 	invoke-examples bench bench-quick clean bench-engine-deps bench-engine chaos chaos-quick ddblocal-deps java-check \
-	test-ddblocal fuzz fuzz-api fuzz-brief fuzz-check test-steps test-compile test-go smoke
+	test-ddblocal fuzz fuzz-api fuzz-brief fuzz-check test-steps test-compile test-go smoke browser-deps
 
 help:
 	@echo 'make run          start the local stack with the demo accounts (installs what is missing first)'
@@ -61,6 +61,19 @@ $(BENCH_ENGINE_STAMP): lab/bench/engine/package.json lab/bench/engine/package-lo
 EXECUTIONS ?= 20000
 bench-engine: bench-engine-deps
 	ENGINEBENCH_EXECUTIONS=$(EXECUTIONS) $(GO) test -count=1 -timeout 30m -run '^TestRun$$' -v ./lab/enginebench/
+
+# Chromium for the browser tests (lab/browser): tools/chromium.sh prints the path of the machine's Chromium, and when
+# there is none installs Debian's chromium package with apt-get (about 30 s; a distribution's mirror is reachable where
+# Playwright's and Puppeteer's browser downloads may not be). test-go passes the path, kept in $(CHROMIUM_PATH), to the
+# tests as CHROMIUM_BIN. Without a Chromium and a way to install one (apt-get, root or sudo) the step says so and the
+# browser tests skip; under CI that is a failure.
+CHROMIUM_PATH := bin/chromium-path
+
+browser-deps:
+	@mkdir -p bin; rm -f $(CHROMIUM_PATH)
+	@if path=$$(tools/chromium.sh); then echo "$$path" >$(CHROMIUM_PATH); \
+	elif [ -n "$${CI:-}" ]; then echo "browser-deps: Chromium is required under CI for the browser tests"; exit 1; \
+	else echo "browser-deps: no Chromium, the browser tests (lab/browser) skip"; fi
 
 # The race detector needs cgo, so a C compiler; without one the tests run without it (and say so).
 RACE := $(shell command -v "$$($(GO) env CC)" >/dev/null 2>&1 && echo -race)
@@ -100,25 +113,24 @@ test-compile: deps
 
 # The race detector runs on the packages where concurrency matters (and on their dependencies, compiled into their
 # test binaries with it): the engine, the stack, the gateway, the local Lambda, EventBridge and DynamoDB, txtokens,
-# JSONata (a parse runs in a goroutine, under a timeout), the transfer handlers and the ledger, the metrics, the clients
-# and transferctl, the end-to-end suite and the chaos and load drivers: every
-# package but NORACE_PKGS, so that a new package has it. NORACE_PKGS are those whose code and tests run on one
-# goroutine (the parsers and evaluators of ASL, JSONPath, the intrinsic functions, event patterns, templates and IAM
-# policies; the functions' thin mains; the tests of the commands' flags and help; the doc examples' parser; the
-# deployment checks, which read the template and run the engine and handlers that race-set packages test under the
-# detector already; streamindex, whose SQL runs on one goroutine, and whose SQLite would add a minute of compiling
-# under the detector to a cold run): the detector would find nothing there and slows them. Their code is still
-# checked by it wherever a race-set package
-# runs it under concurrency (the gateway evaluates policies, the engine ASL, the stack its functions in-process).
-# They run without it, alongside the race set. tools/go-test-sets.sh compiles each set's test binaries with
-# `go test -c` into bin/test, where they stay: go relinks one only when something in it changed, so a warm run links
-# nothing, where `go test` links every test binary on every run (about 40 s of CPU time, a third of a warm make test
-# on two cores). It then runs them as go test does (in the package's folder, through test2json, so gotestsum reads
-# them as it reads go test -json), every time: make test does not use go test's cache of results, since many tests
-# start Dynoxide, stacks and tools whose files it does not track. go vet ran already (all of its analyzers), so go
-# test's own (-vet=off) would only repeat a subset of it. The test binaries are linked without DWARF (-ldflags=-w), a
-# third less linking for each of the ~50: nothing in a test run reads it (tracebacks and race reports use the symbol
-# table).
+# JSONata (a parse runs in a goroutine, under a timeout), the transfer handlers and the ledger, the metrics, the
+# clients and transferctl, the end-to-end suite and the chaos and load drivers, the browser tests (lab/browser: the
+# page's events arrive on chromedp's goroutine): every package but NORACE_PKGS, so that a new package has it.
+# NORACE_PKGS are those whose code and tests run on one goroutine (the parsers and evaluators of ASL, JSONPath, the
+# intrinsic functions, event patterns, templates and IAM policies; the functions' thin mains; the tests of the
+# commands' flags and help; the doc examples' parser; the deployment checks, which read the template and run the
+# engine and handlers that race-set packages test under the detector already; streamindex, whose SQL runs on one
+# goroutine, and whose SQLite would add a minute of compiling under the detector to a cold run): the detector would
+# find nothing there and slows them. Their code is still checked by it wherever a race-set package runs it under
+# concurrency (the gateway evaluates policies, the engine ASL, the stack its functions in-process). They run without
+# it, alongside the race set. tools/go-test-sets.sh compiles each set's test binaries with `go test -c` into bin/test,
+# where they stay: go relinks one only when something in it changed, so a warm run links nothing, where `go test`
+# links every test binary on every run (about 40 s of CPU time, a third of a warm make test on two cores). It then
+# runs them as go test does (in the package's folder, through test2json, so gotestsum reads them as it reads go test
+# -json), every time: make test does not use go test's cache of results, since many tests start Dynoxide, stacks and
+# tools whose files it does not track. go vet ran already (all of its analyzers), so go test's own (-vet=off) would
+# only repeat a subset of it. The test binaries are linked without DWARF (-ldflags=-w), a third less linking for each
+# of the ~50: nothing in a test run reads it (tracebacks and race reports use the symbol table).
 NORACE_PKGS := ./cmd/aslcheck ./cmd/bench ./cmd/chaos ./cmd/local ./functions/credit ./functions/debit \
 	./functions/orchestrator ./functions/timeout-reconciler ./internal/apigw ./internal/clitest ./internal/fnconfig \
 	./lab/deploy ./lab/docexample ./lab/statediagram ./localaws/asl ./localaws/asl/intrinsic ./localaws/asl/jsonpath \
@@ -134,9 +146,10 @@ TEST_FIRST := ./lab/e2e ./internal/transfer ./localaws/sfnapi ./localaws/sfnengi
 # Dynoxide, stacks and subprocesses they start, not computing.
 TEST_PKGS_AT_ONCE ?= $(shell echo $$(( $$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2) * 3 )))
 
-test-go: deps venv test-compile
+test-go: deps venv browser-deps test-compile
 	@[ -n "$(RACE)" ] || echo "test: no C compiler, running without the race detector"
-	CI=$${CI:-} $(GOTESTSUM) --format pkgname-and-test-fails --format-hide-empty-pkg --jsonfile $(TEST_JSON) \
+	CI=$${CI:-} CHROMIUM_BIN=$$(cat $(CHROMIUM_PATH) 2>/dev/null) \
+		$(GOTESTSUM) --format pkgname-and-test-fails --format-hide-empty-pkg --jsonfile $(TEST_JSON) \
 		--raw-command -- env GO="$(GO)" RACE="$(RACE)" NORACE_PKGS="$(NORACE_PKGS)" FIRST_PKGS="$(TEST_FIRST)" \
 		JOBS=$(TEST_PKGS_AT_ONCE) TEST_TIMEOUT=12m tools/go-test-sets.sh -vet=off -ldflags=-w
 
