@@ -372,7 +372,7 @@ deploy-guided: sam-build
 # prints example commands against the addresses it really serves (--hints). The IAM user operator (a SigV4 key
 # "operator") has TransferOperatorPolicy; every other caller, the unsigned one included, TransferClientPolicy.
 run: deps build
-	bin/local --hints --seed-transfers events/local-transfers.json --operator arn:aws:iam::000000000000:user/operator $(ARGS)
+	bin/local --hints --seed-transfers events/local-transfers.json --operator arn:aws:iam::000000000000:user/operator --console-addr 127.0.0.1:8085 $(ARGS)
 
 # The benchmark, not part of make test (lab/bench/README.md): cmd/bench builds ./cmd/local, runs it as
 # its own process on a fresh in-memory store with Dynoxide, and prints one table (throughput and failures at

@@ -25,8 +25,6 @@ import (
 const (
 	defaultEventsEndpoint = "http://127.0.0.1:8084"
 	defaultEventsLogGroup = "/aws/events/local-transfers"
-	// eventsEndpointAWS as --events-endpoint means CloudWatch Logs of the region.
-	eventsEndpointAWS = "aws"
 	// followEvery is how often --follow asks for new events.
 	followEvery = 2 * time.Second
 )
@@ -212,20 +210,11 @@ func compactJSON(msg json.RawMessage) string {
 // us-east-1 unless --region says otherwise; for "aws", or by default when --endpoint is not loopback, CloudWatch Logs
 // of the region with the caller's credentials.
 func (a *app) logsClient(ctx context.Context, endpoint string) (logFilterer, int) {
-	if endpoint == "" {
-		endpoint = defaultEventsEndpoint
-		if u, err := url.Parse(a.g.endpoint); err == nil && !isLoopback(u.Hostname()) {
-			endpoint = eventsEndpointAWS
-		}
+	endpoint, err := a.serviceEndpoint("--events-endpoint", endpoint, defaultEventsEndpoint)
+	if err != nil {
+		return nil, a.usageError(err)
 	}
-	if endpoint != eventsEndpointAWS {
-		u, err := url.Parse(endpoint)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, a.usageError(fmt.Errorf("--events-endpoint %q: want http(s)://host:port or %q", endpoint, eventsEndpointAWS))
-		}
-		if u.Scheme == "http" && !isLoopback(u.Hostname()) {
-			return nil, a.usageError(fmt.Errorf("--events-endpoint %q: plain http is allowed only to loopback; use https", endpoint))
-		}
+	if endpoint != endpointAWS {
 		region := a.g.region
 		if region == "" {
 			region = "us-east-1"
@@ -261,4 +250,30 @@ func (a *app) reportLogs(err error, group string) int {
 		return exitRejected
 	}
 	return exitCode(err)
+}
+
+// endpointAWS as --events-endpoint or --sfn-endpoint means the AWS service of the region.
+const endpointAWS = "aws"
+
+// serviceEndpoint resolves the endpoint flag named flag of a service the stack also serves locally: "aws", or an
+// http(s) URL (plain http only to loopback). Empty means local, the local stack's default, when --endpoint is
+// loopback, else "aws".
+func (a *app) serviceEndpoint(flag, endpoint, local string) (string, error) {
+	if endpoint == "" {
+		endpoint = local
+		if u, err := url.Parse(a.g.endpoint); err == nil && !isLoopback(u.Hostname()) {
+			endpoint = endpointAWS
+		}
+	}
+	if endpoint == endpointAWS {
+		return endpoint, nil
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("%s %q: want http(s)://host:port or %q", flag, endpoint, endpointAWS)
+	}
+	if u.Scheme == "http" && !isLoopback(u.Hostname()) {
+		return "", fmt.Errorf("%s %q: plain http is allowed only to loopback; use https", flag, endpoint)
+	}
+	return endpoint, nil
 }

@@ -108,6 +108,8 @@ func commandList() []command {
 		{"transfers", "list --account ACCOUNT_ID [--limit N] [--all]", "list the transfers that touched an account, newest first (as accounts transfers)", (*app).transfers},
 		{"events", "tail [--follow] [--since DURATION] [--log-group NAME] [--events-endpoint URL|aws]",
 			"show the transfer outcome events (Transfer Completed, Transfer Failed); --follow until interrupted", (*app).events},
+		{"console", "[--addr HOST:PORT] [--state-machine ARN] [--sfn-endpoint URL|aws]",
+			"serve the audit console (transfers, accounts, executions) on --addr, reading the API and Step Functions with your credentials", (*app).console},
 	}
 }
 

@@ -26,7 +26,7 @@ import (
 	"github.com/transferflow/orchestrator/internal/syncio"
 )
 
-// The page's viewport unless Viewport says otherwise: fixed, so that layouts and screenshots are the same from one
+// The page's viewport: fixed, so that layouts and screenshots are the same from one
 // run and machine to the next.
 const (
 	DefaultWidth  = 1280
@@ -73,13 +73,6 @@ type config struct {
 	allowJSErrors bool
 }
 
-// Viewport sets the size in CSS pixels of what the page sees and a screenshot shows (default DefaultWidth by
-// DefaultHeight). The window is opened at that size too, but headless Chromium's window counts its invisible tool
-// bars, so the viewport is set through the DevTools protocol, at a device scale factor of 1.
-func Viewport(width, height int) Option {
-	return func(c *config) { c.width, c.height = width, height }
-}
-
 // Timeout sets how long the browser may take to start, and how long the tab's context lasts after it did (default
 // DefaultTimeout). A test that drives a page for longer asks for more.
 func Timeout(d time.Duration) Option {
@@ -93,7 +86,8 @@ func AllowJSErrors() Option {
 }
 
 // New starts a headless Chromium for the test and returns the chromedp context of its one tab, for chromedp.Run and
-// chromedp.Do, its viewport DefaultWidth by DefaultHeight (Viewport). The context ends after the timeout (Timeout),
+// chromedp.Do, its viewport DefaultWidth by DefaultHeight (set through the DevTools protocol: headless Chromium's
+// window counts its invisible tool bars). The context ends after the timeout (Timeout),
 // so that an action on a hung browser fails the test instead of hanging it; the browser, with a profile of its own
 // in a temporary directory, is closed when the test ends. Unless AllowJSErrors is given, every console.error and
 // uncaught exception of the page fails the test when it ends (FailOnJSErrors reports them sooner). Without a

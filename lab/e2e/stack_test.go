@@ -93,7 +93,7 @@ var accounts = []map[string]any{
 
 // stack is a local stack running as its own process.
 type stack struct {
-	t        *testing.T
+	t        testing.TB
 	API      string
 	SFN      string
 	DynamoDB string
@@ -128,7 +128,7 @@ var dynamoDBLocals sync.Map
 
 // dynamoDBArgs returns the flags that point a stack of t at the test's DynamoDB Local, started on first use, or none
 // with Dynoxide, which each stack starts itself.
-func dynamoDBArgs(t *testing.T) []string {
+func dynamoDBArgs(t testing.TB) []string {
 	t.Helper()
 	store, err := ddbserver.TestStore()
 	if err != nil {
@@ -153,7 +153,7 @@ func dynamoDBArgs(t *testing.T) []string {
 // startStack runs the local stack on free ports with the given extra flags and waits for its ready line. The stack
 // is stopped when the test ends. Under TEST_DYNAMODB=dynamodb-local it uses the test's DynamoDB Local through
 // --dynamodb-endpoint instead of starting Dynoxide.
-func startStack(t *testing.T, args ...string) *stack {
+func startStack(t testing.TB, args ...string) *stack {
 	t.Helper()
 	return launchStack(t, append(dynamoDBArgs(t), args...))
 }
@@ -169,7 +169,7 @@ func startStackWithDynoxide(t *testing.T, args ...string) *stack {
 }
 
 // launchStack starts the stack with args after the base flags and waits for its ready line.
-func launchStack(t *testing.T, args []string) *stack {
+func launchStack(t testing.TB, args []string) *stack {
 	t.Helper()
 	seed := filepath.Join(t.TempDir(), "accounts.json")
 	b, _ := json.Marshal(accounts)
@@ -183,7 +183,7 @@ func launchStack(t *testing.T, args []string) *stack {
 }
 
 // runStack starts the stack in dir (empty: the test's directory) with exactly args and waits for its ready line.
-func runStack(t *testing.T, dir string, args []string) *stack {
+func runStack(t testing.TB, dir string, args []string) *stack {
 	t.Helper()
 	s := &stack{t: t, stdout: &stdoutBuffer{ready: make(chan string, 1)}, stderr: &syncio.Buffer{}, done: make(chan error, 1)}
 	s.cmd = exec.Command(binary, args...)

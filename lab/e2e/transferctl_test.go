@@ -23,7 +23,7 @@ var transferctlBuild = sync.OnceValues(func() (string, error) {
 })
 
 // transferctlPath returns the freshly built transferctl.
-func transferctlPath(t *testing.T) string {
+func transferctlPath(t testing.TB) string {
 	t.Helper()
 	p, err := transferctlBuild()
 	if err != nil {

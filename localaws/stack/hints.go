@@ -58,7 +58,13 @@ func writeHints(w io.Writer, h hints) {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	p("")
-	p("The local stack is up (Ctrl-C stops it). In another terminal:")
+	p("The local stack is up (Ctrl-C stops it).")
+	if c, ok := h.endpoints["console"]; ok {
+		p("")
+		p("  Audit console: %s/transfers", c)
+	}
+	p("")
+	p("In another terminal:")
 	p("")
 	p("  curl -i -X POST %s/transfers -H 'Content-Type: application/json' -H 'Idempotency-Key: demo-1' \\", api)
 	p(`    -d '{"sourceAccountId":"acc-alice","destinationAccountId":"acc-bob","amount":1250,"currency":"EUR"}'`)

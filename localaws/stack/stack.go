@@ -114,6 +114,8 @@ type Config struct {
 	LambdaConcurrency int
 	// PprofAddr, when set, is where net/http/pprof is served (the ready line then names it).
 	PprofAddr string
+	// ConsoleAddr, when set, is where the audit console is served (the ready line then names it console=).
+	ConsoleAddr string
 	// Operators are the --operator patterns: a caller whose principal ARN matches one has the template's
 	// TransferOperatorPolicy, every other caller its TransferClientPolicy.
 	Operators []string
@@ -156,6 +158,7 @@ the default is read next to the template, a path given relative to the current d
 	fs.DurationVar(&c.OrphanAfter, "orphan-after", 0, "the sweep's staleness threshold (default: the template's ORPHAN_AFTER)")
 	fs.BoolVar(&c.Metrics, "metrics", false, "write the functions' metrics (CloudWatch EMF lines) and each invocation's platform report to stderr with the logs")
 	fs.IntVar(&c.LambdaConcurrency, "lambda-concurrency", lambdahost.DefaultAccountConcurrency, "the account's Lambda concurrency: in-flight invocations the functions without ReservedConcurrentExecutions share; beyond it (or a function's reservation) invocations are throttled (0: no limit)")
+	fs.StringVar(&c.ConsoleAddr, "console-addr", "", "serve the audit console, the web pages of transfers, accounts and executions, on this address, e.g. "+DefaultConsoleAddr+" (make run's) or :0 (default: off)")
 	fs.StringVar(&c.PprofAddr, "pprof-addr", "", "serve Go's net/http/pprof profiles (/debug/pprof/) on this address, e.g. 127.0.0.1:6060 or :0 (default: off)")
 	fs.Func("operator", "a principal with the template's TransferOperatorPolicy, repeatable: an ARN, * and ? wildcards allowed, matched against the caller's\n"+
 		"userArn and, for a role session, its role's ARN arn:aws:iam::ACCOUNT:role/NAME; every other caller has TransferClientPolicy", func(s string) error {
@@ -306,6 +309,13 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	defer eventsLn.Close()
 	eventsURL := "http://" + eventsLn.Addr().String()
 	var pprofLn net.Listener
+	var consoleLn net.Listener
+	if c.ConsoleAddr != "" {
+		if consoleLn, err = net.Listen("tcp", c.ConsoleAddr); err != nil {
+			return fmt.Errorf("console listener: %w", err)
+		}
+		defer consoleLn.Close()
+	}
 	if c.PprofAddr != "" {
 		if pprofLn, err = net.Listen("tcp", c.PprofAddr); err != nil {
 			return fmt.Errorf("pprof listener: %w", err)
@@ -396,8 +406,17 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	go func() { serveErr <- apiSrv.Serve(apiLn) }()
 	go func() { serveErr <- sfnSrv.Serve(sfnLn) }()
 	go func() { serveErr <- eventsSrv.Serve(eventsLn) }()
-	// events= follows the spec's three pairs; pprof=, when on, stays last (docs/local-stack.md).
+	// events= follows the spec's three pairs, then console= when on; pprof=, when on, stays last (docs/local-stack.md).
 	ready := fmt.Sprintf("ready api=http://%s sfn=%s dynamodb=%s events=%s", apiLn.Addr(), sfnURL, ddbURL, eventsURL)
+	if consoleLn != nil {
+		consoleSrv, err := s.console("http://"+apiLn.Addr().String(), awsCfg, sfnURL, machines)
+		if err != nil {
+			return err
+		}
+		go func() { serveErr <- consoleSrv.Serve(consoleLn) }()
+		defer consoleSrv.Close()
+		ready += " console=http://" + consoleLn.Addr().String()
+	}
 	if pprofLn != nil {
 		pprofSrv := httpserver.New(pprofHandler(), httpserver.Options{Timeouts: PprofTimeouts,
 			ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn)})
