@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +21,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
 	"github.com/transferflow/orchestrator/internal/transferclient"
+	"github.com/transferflow/orchestrator/localaws/sfnengine"
+	"github.com/transferflow/orchestrator/localaws/stepfunctions"
 )
 
 const machineArn = "arn:aws:states:us-east-1:000000000000:stateMachine:TransferStateMachine"
@@ -101,16 +104,42 @@ func get(t *testing.T, h http.Handler, path string) (int, string) {
 	return rec.Code, string(b)
 }
 
-// TestListingPagesTenThousandTransfers: with 10,000 executions, a page reads one page of executions (25) and the
-// 25 transfers on it, and its next link reads the next 25, never the whole listing.
+// countingSFN counts the listings a page makes, and their page sizes, on the real Step Functions API.
+type countingSFN struct {
+	stepFunctions
+	lists      atomic.Int64
+	maxResults []int32
+	mu         sync.Mutex
+}
+
+func (c *countingSFN) ListExecutions(ctx context.Context, in *sfn.ListExecutionsInput, opts ...func(*sfn.Options)) (*sfn.ListExecutionsOutput, error) {
+	c.lists.Add(1)
+	c.mu.Lock()
+	c.maxResults = append(c.maxResults, in.MaxResults)
+	c.mu.Unlock()
+	return c.stepFunctions.ListExecutions(ctx, in, opts...)
+}
+
+// TestListingPagesTenThousandTransfers: with 10,000 executions of the workflow on the local Step Functions, a page
+// reads one page of executions (25) and the 25 transfers on it, and its next link reads the next 25, never the whole
+// listing.
 func TestListingPagesTenThousandTransfers(t *testing.T) {
-	f := &fakeSFN{}
-	start := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
-	for i := range 10_000 {
-		at := start.Add(-time.Duration(i) * time.Second)
-		f.executions = append(f.executions, types.ExecutionListItem{Name: aws.String(transferID(i)), StartDate: &at,
-			Status: types.ExecutionStatusSucceeded, ExecutionArn: aws.String("arn:x:" + transferID(i))})
+	server := stepfunctions.RunT(t)
+	client := server.Client()
+	ctx := context.Background()
+	sm, err := client.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("TransferStateMachine"),
+		RoleArn:    aws.String("arn:aws:iam::123456789012:role/states"),
+		Definition: aws.String(`{"StartAt":"Done","States":{"Done":{"Type":"Pass","End":true}}}`)})
+	if err != nil {
+		t.Fatal(err)
 	}
+	// Started through the engine rather than 10,000 API requests: the listing, not the starting, is under test.
+	for i := range 10_000 {
+		if _, err := server.Engine().StartExecution(ctx, sfnengine.StartInput{StateMachineArn: *sm.StateMachineArn, Name: transferID(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := &countingSFN{stepFunctions: client}
 	api := &fakeAPI{}
 	s, err := New(Config{API: api, SFN: f})
 	if err != nil {
@@ -126,22 +155,36 @@ func TestListingPagesTenThousandTransfers(t *testing.T) {
 	if f.lists.Load() != 1 || f.maxResults[0] != pageSize || api.gets.Load() != pageSize {
 		t.Errorf("ListExecutions calls = %d (MaxResults %v), transfer reads = %d; want 1 (25) and 25", f.lists.Load(), f.maxResults, api.gets.Load())
 	}
-	if !strings.Contains(body, transferID(0)) || strings.Contains(body, transferID(pageSize)) {
-		t.Error("the first page is not the 25 newest")
-	}
+	first := rowIDs(body)
 	i := strings.Index(body, `rel="next"`)
 	j := strings.LastIndex(body[:max(i, 0)], `href="`)
 	if i < 0 || j < 0 {
 		t.Fatal("no next link")
 	}
-	next := strings.ReplaceAll(body[j+len(`href="`):strings.Index(body[j+len(`href="`):], `"`)+j+len(`href="`)], "&amp;", "&")
-	code, body = get(t, s, next)
-	if code != http.StatusOK || !strings.Contains(body, transferID(pageSize)) || strings.Contains(body, ">"+transferID(0)+"<") {
-		t.Errorf("next page %s: status %d, want the executions from the 26th", next, code)
+	link := body[j+len(`href="`):]
+	link = strings.ReplaceAll(link[:strings.Index(link, `"`)], "&amp;", "&")
+	code, body = get(t, s, link)
+	second := rowIDs(body)
+	if code != http.StatusOK || len(second) != pageSize {
+		t.Fatalf("next page %s: status %d, %d rows", link, code, len(second))
+	}
+	for _, id := range second {
+		if slices.Contains(first, id) {
+			t.Errorf("%s is on both pages", id)
+		}
 	}
 	if f.lists.Load() != 2 || api.gets.Load() != 2*pageSize {
 		t.Errorf("after two pages: %d listings, %d reads; want 2 and 50", f.lists.Load(), api.gets.Load())
 	}
+}
+
+// rowIDs are the transfer ids of a listing page's rows, in order.
+func rowIDs(body string) []string {
+	var ids []string
+	for _, part := range strings.Split(body, `<tr data-transfer="`)[1:] {
+		ids = append(ids, part[:strings.Index(part, `"`)])
+	}
+	return ids
 }
 
 // TestTransfersFilters: a time window stops the listing at the first older execution; an unknown status is a 400.

@@ -115,6 +115,7 @@ func TestConsole(t *testing.T) {
 		DetailType     string
 		Outcome        string
 		ExecutionLinks int
+		DrawingLabel   string
 	}
 	eval(`(() => {
 		const q = (s) => document.querySelector(s);
@@ -130,6 +131,7 @@ func TestConsole(t *testing.T) {
 			CreditBefore: text('#legs tr[data-leg="CREDIT"] .before'), CreditAfter: text('#legs tr[data-leg="CREDIT"] .after'),
 			DetailType: text('#detail-type'), Outcome: text('#outcome'),
 			ExecutionLinks: document.querySelectorAll('a[href^="/execution?arn="]').length,
+		DrawingLabel: q('#drawing svg[role="img"]') ? q('#drawing svg').getAttribute('aria-label') : '',
 		};
 	})()`, &checks)
 	if checks.Status != "COMPLETED" || !checks.Debit || !checks.Credit || !checks.Edge || checks.Refund {
@@ -142,6 +144,9 @@ func TestConsole(t *testing.T) {
 	if checks.DebitBefore != eur(alice+1250) || checks.DebitAfter != eur(alice) || checks.CreditBefore != eur(bob-1250) || checks.CreditAfter != eur(bob) {
 		t.Errorf("balances: DEBIT %s → %s, CREDIT %s → %s; want %s → %s and %s → %s (the accounts now: alice %v, bob %v)",
 			checks.DebitBefore, checks.DebitAfter, checks.CreditBefore, checks.CreditAfter, eur(alice+1250), eur(alice), eur(bob-1250), eur(bob), alice, bob)
+	}
+	if !strings.Contains(checks.DrawingLabel, "Debit") || checks.ExecutionLinks == 0 {
+		t.Errorf("the drawing's text alternative is %q (want one that names the states entered); %d links to the execution", checks.DrawingLabel, checks.ExecutionLinks)
 	}
 	if checks.DetailType != "Transfer Completed" || !strings.Contains(checks.Outcome, `"transferId": "`+completed+`"`) {
 		t.Errorf("outcome event: %q %q", checks.DetailType, checks.Outcome)
@@ -196,6 +201,17 @@ func TestConsole(t *testing.T) {
 	eval("window.consoleLoaded = 'first load'", new(string))
 	var rows []string
 	eval(`[...document.querySelectorAll('#transfers tbody tr[data-transfer]')].map(tr => tr.dataset.transfer)`, &rows)
+	var a11y struct {
+		Unlabeled []string
+		Lang      string
+		Skip      bool
+	}
+	eval(`({Unlabeled: [...document.querySelectorAll('input, select, button')].filter(e => !(e.closest('label') ||
+			e.getAttribute('aria-label') || (e.tagName == 'BUTTON' && e.textContent.trim()))).map(e => e.outerHTML),
+		Lang: document.documentElement.lang, Skip: !!document.querySelector('a.skip[href="#main"]')})`, &a11y)
+	if len(a11y.Unlabeled) > 0 || a11y.Lang != "en" || !a11y.Skip {
+		t.Errorf("list page: controls without a label %v, lang %q, skip link %v", a11y.Unlabeled, a11y.Lang, a11y.Skip)
+	}
 	if len(rows) < 3 || rows[0] != failed || !slices.Contains(rows, completed) || !slices.Contains(rows, timedOut) {
 		t.Errorf("list rows %v: want the failed transfer first (newest), then the completed and timed-out ones", rows)
 	}
