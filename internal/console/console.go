@@ -13,6 +13,7 @@ import (
 	"html/template"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -113,8 +114,15 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// ServeHTTP serves a page. Every answer carries headers that keep the pages out of frames and other origins.
+// ServeHTTP serves a page. Every answer carries headers that keep the pages out of frames and other origins. A
+// request whose Host is a name other than localhost is refused (421): the console reads with its starter's
+// credentials, and a web page elsewhere could otherwise point a name it controls at 127.0.0.1 (DNS rebinding) and
+// read the console from the starter's own browser. Open it by its IP address or as localhost.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !trustedHost(r.Host) {
+		http.Error(w, "open the console by its address (an IP address or localhost), not by another name", http.StatusMisdirectedRequest)
+		return
+	}
 	h := w.Header()
 	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
 	h.Set("X-Content-Type-Options", "nosniff")
@@ -217,4 +225,17 @@ func deref(p *string) string {
 		return ""
 	}
 	return *p
+}
+
+// trustedHost reports whether a request's Host header names the console by an IP address or as localhost.
+func trustedHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if net.ParseIP(host) != nil {
+		return true
+	}
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	return host == "localhost" || strings.HasSuffix(host, ".localhost")
 }

@@ -99,7 +99,9 @@ func transferID(i int) string { return fmt.Sprintf("tr_%042d", i) }
 func get(t *testing.T, h http.Handler, path string) (int, string) {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	req.Host = "127.0.0.1:8085"
+	h.ServeHTTP(rec, req)
 	b, _ := io.ReadAll(rec.Result().Body)
 	return rec.Code, string(b)
 }
@@ -243,7 +245,9 @@ func TestSecurityHeaders(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := httptest.NewRecorder()
-	s.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/accounts", nil))
+	req := httptest.NewRequest(http.MethodGet, "/accounts", nil)
+	req.Host = "localhost:8085"
+	s.ServeHTTP(rec, req)
 	csp := rec.Header().Get("Content-Security-Policy")
 	if !strings.Contains(csp, "frame-ancestors 'none'") || !strings.Contains(csp, "default-src 'self'") || strings.Contains(csp, "script-src 'unsafe-inline'") {
 		t.Errorf("Content-Security-Policy = %q", csp)
@@ -319,5 +323,30 @@ func TestAWSConsoleURL(t *testing.T) {
 		if got := awsConsoleURL(arn); got != want {
 			t.Errorf("awsConsoleURL(%q) = %q, want %q", arn, got, want)
 		}
+	}
+}
+
+// TestRefusesOtherHostNames: a request that names the console by another host name (a DNS rebinding page's) is
+// refused before anything is read; an IP address or localhost is served.
+func TestRefusesOtherHostNames(t *testing.T) {
+	api := &fakeAPI{}
+	s, err := New(Config{API: api})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for host, want := range map[string]int{
+		"127.0.0.1:8085": 200, "localhost:8085": 200, "[::1]:8085": 200, "10.0.0.7:8085": 200, "app.localhost": 200,
+		"attacker.example:8085": http.StatusMisdirectedRequest, "localhost.attacker.example": http.StatusMisdirectedRequest, "": http.StatusMisdirectedRequest,
+	} {
+		req := httptest.NewRequest(http.MethodGet, "/transfers/"+transferID(1), nil)
+		req.Host = host
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, req)
+		if rec.Code != want {
+			t.Errorf("Host %q: status %d, want %d", host, rec.Code, want)
+		}
+	}
+	if n := api.gets.Load(); n != 5 {
+		t.Errorf("%d transfer reads, want 5 (one per served request, none for a refused one)", n)
 	}
 }
