@@ -78,6 +78,8 @@ type Server struct {
 	operator bool
 
 	smOnce sync.Mutex
+	// settled keeps the listing's settled transfers (they never change).
+	settled settledCache
 }
 
 // New returns the console for cfg.

@@ -124,7 +124,7 @@ func (s *Server) transfers(w http.ResponseWriter, r *http.Request) {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			t, err := s.api.Get(r.Context(), rows[i].TransferID)
+			t, err := s.settled.get(r.Context(), s.api, rows[i].TransferID)
 			if err != nil {
 				rows[i].Missing = describe(err)
 				return
@@ -581,4 +581,36 @@ func (s *Server) execution(w http.ResponseWriter, r *http.Request) {
 	}
 	data.Drawing, data.DrawNote = s.drawing(ctx, arn, data.Path)
 	s.render(w, r, "execution", data)
+}
+
+// maxSettled bounds the settled transfers a console keeps: about 1 KB each.
+const maxSettled = 10_000
+
+// settledCache keeps the transfers the listing has read that are COMPLETED or FAILED: a terminal status never
+// changes, so a listing that refreshes every two seconds reads again only the transfers still in progress and the
+// new ones, not every row each time. When full it starts again empty.
+type settledCache struct {
+	mu sync.Mutex
+	m  map[string]transferclient.Transfer
+}
+
+// get returns the transfer from the cache, or reads it and keeps it if it has settled.
+func (c *settledCache) get(ctx context.Context, api transferAPI, id string) (transferclient.Transfer, error) {
+	c.mu.Lock()
+	t, ok := c.m[id]
+	c.mu.Unlock()
+	if ok {
+		return t, nil
+	}
+	t, err := api.Get(ctx, id)
+	if err != nil || !t.Terminal() {
+		return t, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxSettled {
+		c.m = map[string]transferclient.Transfer{}
+	}
+	c.m[id] = t
+	return t, nil
 }
