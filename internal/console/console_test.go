@@ -354,3 +354,37 @@ func TestRefusesOtherHostNames(t *testing.T) {
 		t.Errorf("%d transfer reads, want 5 (one per served request, none for a refused one)", n)
 	}
 }
+
+// TestEventsFromBothSources: an event reads the same from the SDK's types (the Step Functions API) as from the
+// service's JSON (the transfer API's history).
+func TestEventsFromBothSources(t *testing.T) {
+	at := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	sdk := []types.HistoryEvent{
+		{Id: 2, PreviousEventId: 1, Timestamp: &at, Type: types.HistoryEventTypeTaskStateEntered,
+			StateEnteredEventDetails: &types.StateEnteredEventDetails{Name: aws.String("Debit"), Input: aws.String(`{"a":1}`)}},
+		{Id: 3, PreviousEventId: 2, Timestamp: &at, Type: types.HistoryEventTypeTaskFailed,
+			TaskFailedEventDetails: &types.TaskFailedEventDetails{Error: aws.String("InsufficientFunds"), Cause: aws.String("no money"), Resource: aws.String("invoke"), ResourceType: aws.String("lambda")}},
+		{Id: 4, PreviousEventId: 3, Timestamp: &at, Type: types.HistoryEventTypeTaskStateExited,
+			StateExitedEventDetails: &types.StateExitedEventDetails{Name: aws.String("Debit"), Output: aws.String(`{"b":2}`)}},
+	}
+	wire := `[{"id":2,"previousEventId":1,"timestamp":1795946400,"type":"TaskStateEntered","stateEnteredEventDetails":{"name":"Debit","input":"{\"a\":1}"}},
+		{"id":3,"previousEventId":2,"timestamp":1795946400,"type":"TaskFailed","taskFailedEventDetails":{"error":"InsufficientFunds","cause":"no money","resource":"invoke","resourceType":"lambda"}},
+		{"id":4,"previousEventId":3,"timestamp":1795946400,"type":"TaskStateExited","stateExitedEventDetails":{"name":"Debit","output":"{\"b\":2}"}}]`
+	var api []transferclient.Event
+	if err := json.Unmarshal([]byte(wire), &api); err != nil {
+		t.Fatal(err)
+	}
+	a, b := fromSFN(sdk), fromAPI(api)
+	for i := range a {
+		if !a[i].Time.Equal(b[i].Time) {
+			t.Errorf("event %d: times %v and %v", i, a[i].Time, b[i].Time)
+		}
+		a[i].Time, b[i].Time = time.Time{}, time.Time{}
+	}
+	want := []event{{ID: 2, Prev: 1, Type: "TaskStateEntered", State: "Debit", Input: `{"a":1}`},
+		{ID: 3, Prev: 2, Type: "TaskFailed", Error: "InsufficientFunds", Cause: "no money"},
+		{ID: 4, Prev: 3, Type: "TaskStateExited", State: "Debit", Output: `{"b":2}`}}
+	if !slices.Equal(a, want) || !slices.Equal(b, want) {
+		t.Errorf("from the SDK:\n%+v\nfrom the API:\n%+v\nwant:\n%+v", a, b, want)
+	}
+}

@@ -31,26 +31,7 @@ func fromAPI(evs []transferclient.Event) []event {
 	for _, e := range evs {
 		ev := event{ID: e.ID, Prev: e.PreviousEventID, Time: e.Timestamp, Type: e.Type, State: e.Name, Error: e.Error, Cause: e.Cause}
 		if raw, err := json.Marshal(e); err == nil {
-			var fields map[string]json.RawMessage
-			if json.Unmarshal(raw, &fields) == nil {
-				for k, v := range fields {
-					if !strings.HasSuffix(k, "EventDetails") {
-						continue
-					}
-					var d struct {
-						Input  *string `json:"input"`
-						Output *string `json:"output"`
-					}
-					if json.Unmarshal(v, &d) == nil {
-						if d.Input != nil {
-							ev.Input = *d.Input
-						}
-						if d.Output != nil {
-							ev.Output = *d.Output
-						}
-					}
-				}
-			}
+			readDetails(raw, &ev)
 		}
 		out = append(out, ev)
 	}
@@ -60,48 +41,42 @@ func fromAPI(evs []transferclient.Event) []event {
 // fromSFN converts GetExecutionHistory's events as the SDK decodes them.
 func fromSFN(evs []types.HistoryEvent) []event {
 	out := make([]event, 0, len(evs))
-	str := func(p *string) string {
-		if p == nil {
-			return ""
-		}
-		return *p
-	}
 	for _, e := range evs {
 		ev := event{ID: e.Id, Prev: e.PreviousEventId, Type: string(e.Type)}
 		if e.Timestamp != nil {
 			ev.Time = *e.Timestamp
 		}
-		switch {
-		case e.StateEnteredEventDetails != nil:
-			ev.State, ev.Input = str(e.StateEnteredEventDetails.Name), str(e.StateEnteredEventDetails.Input)
-		case e.StateExitedEventDetails != nil:
-			ev.State, ev.Output = str(e.StateExitedEventDetails.Name), str(e.StateExitedEventDetails.Output)
-		case e.ExecutionStartedEventDetails != nil:
-			ev.Input = str(e.ExecutionStartedEventDetails.Input)
-		case e.ExecutionSucceededEventDetails != nil:
-			ev.Output = str(e.ExecutionSucceededEventDetails.Output)
-		case e.ExecutionFailedEventDetails != nil:
-			ev.Error, ev.Cause = str(e.ExecutionFailedEventDetails.Error), str(e.ExecutionFailedEventDetails.Cause)
-		case e.ExecutionTimedOutEventDetails != nil:
-			ev.Error, ev.Cause = str(e.ExecutionTimedOutEventDetails.Error), str(e.ExecutionTimedOutEventDetails.Cause)
-		case e.ExecutionAbortedEventDetails != nil:
-			ev.Error, ev.Cause = str(e.ExecutionAbortedEventDetails.Error), str(e.ExecutionAbortedEventDetails.Cause)
-		case e.LambdaFunctionFailedEventDetails != nil:
-			ev.Error, ev.Cause = str(e.LambdaFunctionFailedEventDetails.Error), str(e.LambdaFunctionFailedEventDetails.Cause)
-		case e.LambdaFunctionTimedOutEventDetails != nil:
-			ev.Error, ev.Cause = str(e.LambdaFunctionTimedOutEventDetails.Error), str(e.LambdaFunctionTimedOutEventDetails.Cause)
-		case e.TaskFailedEventDetails != nil:
-			ev.Error, ev.Cause = str(e.TaskFailedEventDetails.Error), str(e.TaskFailedEventDetails.Cause)
-		case e.TaskTimedOutEventDetails != nil:
-			ev.Error, ev.Cause = str(e.TaskTimedOutEventDetails.Error), str(e.TaskTimedOutEventDetails.Cause)
-		case e.ActivityFailedEventDetails != nil:
-			ev.Error, ev.Cause = str(e.ActivityFailedEventDetails.Error), str(e.ActivityFailedEventDetails.Cause)
-		case e.EvaluationFailedEventDetails != nil:
-			ev.Error, ev.Cause, ev.State = str(e.EvaluationFailedEventDetails.Error), str(e.EvaluationFailedEventDetails.Cause), str(e.EvaluationFailedEventDetails.State)
+		if raw, err := json.Marshal(e); err == nil {
+			readDetails(raw, &ev)
 		}
 		out = append(out, ev)
 	}
 	return out
+}
+
+// readDetails fills what ev lacks from the event's <type>EventDetails object: the state's name, the input and
+// output, the error and cause. raw is the event as JSON, with the service's key names (the API's events) or the SDK's
+// (Go field names): encoding/json matches them either way.
+func readDetails(raw []byte, ev *event) {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(raw, &fields) != nil {
+		return
+	}
+	for k, v := range fields {
+		if !strings.HasSuffix(k, "EventDetails") || string(v) == "null" {
+			continue
+		}
+		var d struct{ Name, State, Input, Output, Error, Cause *string }
+		if json.Unmarshal(v, &d) != nil {
+			continue
+		}
+		for _, f := range []struct{ dst, src *string }{{&ev.State, d.Name}, {&ev.State, d.State}, {&ev.Input, d.Input},
+			{&ev.Output, d.Output}, {&ev.Error, d.Error}, {&ev.Cause, d.Cause}} {
+			if *f.dst == "" && f.src != nil {
+				*f.dst = *f.src
+			}
+		}
+	}
 }
 
 // path is what an execution's history says about its way through the state machine: the marks of its drawing.

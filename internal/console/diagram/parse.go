@@ -245,60 +245,38 @@ func (g *Graph) parseState(name string, obj *object, depth int) (*state, error) 
 	return s, nil
 }
 
+// parseChoices reads a Choice state's rules: each one's target and a short text of its condition.
 func parseChoices(obj *object) ([]rule, error) {
-	items, err := obj.objects("Choices")
-	if err != nil {
-		return nil, err
-	}
-	rules := make([]rule, 0, len(items))
-	for i, r := range items {
-		next, ok, err := r.str("Next")
-		if err != nil {
-			return nil, fmt.Errorf("Choices[%d]: %w", i, err)
-		}
-		if !ok {
-			return nil, fmt.Errorf("Choices[%d]: Next is missing", i)
-		}
+	var rules []rule
+	err := each(obj, "Choices", func(r *object) error {
+		next, err := r.required("Next")
 		title := condition(r, 0)
 		rules = append(rules, rule{next: next, label: shorten(title, maxLabelRunes), title: shorten(title, maxTitleRunes)})
-	}
-	return rules, nil
+		return err
+	})
+	return rules, err
 }
 
+// parseCatches reads a state's Catch: each catcher's errors and target.
 func parseCatches(obj *object) ([]catcher, error) {
-	items, err := obj.objects("Catch")
-	if err != nil {
-		return nil, err
-	}
-	catches := make([]catcher, 0, len(items))
-	for i, c := range items {
+	var catches []catcher
+	err := each(obj, "Catch", func(c *object) error {
 		errs, err := c.strs("ErrorEquals")
 		if err != nil {
-			return nil, fmt.Errorf("Catch[%d]: %w", i, err)
+			return err
 		}
-		next, ok, err := c.str("Next")
-		if err != nil {
-			return nil, fmt.Errorf("Catch[%d]: %w", i, err)
-		}
-		if !ok {
-			return nil, fmt.Errorf("Catch[%d]: Next is missing", i)
-		}
+		next, err := c.required("Next")
 		catches = append(catches, catcher{errors: errs, next: next})
-	}
-	return catches, nil
+		return err
+	})
+	return catches, err
 }
 
+// parseRetries reads a state's Retry: each retrier's errors and attempts (3 when MaxAttempts is absent).
 func parseRetries(obj *object) ([]retrier, error) {
-	items, err := obj.objects("Retry")
-	if err != nil {
-		return nil, err
-	}
-	retries := make([]retrier, 0, len(items))
-	for i, r := range items {
+	var retries []retrier
+	err := each(obj, "Retry", func(r *object) error {
 		errs, err := r.strs("ErrorEquals")
-		if err != nil {
-			return nil, fmt.Errorf("Retry[%d]: %w", i, err)
-		}
 		attempts := 3
 		if v, ok := r.vals["MaxAttempts"].(json.Number); ok {
 			if n, err := strconv.Atoi(v.String()); err == nil {
@@ -306,8 +284,32 @@ func parseRetries(obj *object) ([]retrier, error) {
 			}
 		}
 		retries = append(retries, retrier{errors: errs, maxAttempts: attempts})
+		return err
+	})
+	return retries, err
+}
+
+// each calls f with each object of the array at key, an error naming the item (key[i]).
+func each(obj *object, key string, f func(*object) error) error {
+	items, err := obj.objects(key)
+	if err != nil {
+		return err
 	}
-	return retries, nil
+	for i, o := range items {
+		if err := f(o); err != nil {
+			return fmt.Errorf("%s[%d]: %w", key, i, err)
+		}
+	}
+	return nil
+}
+
+// required is the string at key, which must be there.
+func (o *object) required(key string) (string, error) {
+	v, ok, err := o.str(key)
+	if err == nil && !ok {
+		err = fmt.Errorf("%s is missing", key)
+	}
+	return v, err
 }
 
 // operators maps a Choice rule's comparison to the short form its edge label shows.
