@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -101,10 +102,8 @@ func Parse(name string, data []byte) (*Config, error) {
 	if !ok {
 		return nil, p.err
 	}
-	for _, k := range sortedKeys(top) {
-		if k != keyStateMachines && k != keyMockedResponses {
-			return nil, p.fail([]string{k}, "is not a member of a mock configuration (StateMachines, MockedResponses)")
-		}
+	if !p.only(nil, top, "a mock configuration", keyStateMachines, keyMockedResponses) {
+		return nil, p.err
 	}
 	responses := map[string]*Response{}
 	if raw, ok := top[keyMockedResponses]; ok {
@@ -193,6 +192,17 @@ func (p *parser) fail(path []string, format string, args ...any) error {
 	return p.err
 }
 
+// only reports whether obj, the member at path, has no members but allowed; what names it in the problem.
+func (p *parser) only(path []string, obj map[string]json.RawMessage, what string, allowed ...string) bool {
+	for _, k := range sortedKeys(obj) {
+		if !slices.Contains(allowed, k) {
+			p.fail(append(slices.Clip(path), k), "is not a member of %s (%s)", what, strings.Join(allowed, ", "))
+			return false
+		}
+	}
+	return true
+}
+
 // object decodes raw as a JSON object.
 func (p *parser) object(path []string, raw []byte) (map[string]json.RawMessage, bool) {
 	if len(path) == 0 && !json.Valid(raw) {
@@ -220,11 +230,8 @@ func (p *parser) machine(path []string, raw []byte, responses map[string]*Respon
 	if !ok {
 		return nil, false
 	}
-	for _, k := range sortedKeys(obj) {
-		if k != keyTestCases {
-			p.fail(append(path, k), "is not a member of a state machine's mock configuration (TestCases)")
-			return nil, false
-		}
+	if !p.only(path, obj, "a state machine's mock configuration", keyTestCases) {
+		return nil, false
 	}
 	casesRaw, ok := obj[keyTestCases]
 	if !ok {
@@ -325,11 +332,8 @@ func (p *parser) outcome(path []string, raw []byte) (Outcome, bool) {
 	if !ok {
 		return Outcome{}, false
 	}
-	for _, k := range sortedKeys(obj) {
-		if k != keyReturn && k != keyThrow {
-			p.fail(append(path, k), "is not a member of a mocked invocation (Return or Throw)")
-			return Outcome{}, false
-		}
+	if !p.only(path, obj, "a mocked invocation", keyReturn, keyThrow) {
+		return Outcome{}, false
 	}
 	ret, hasReturn := obj[keyReturn]
 	throw, hasThrow := obj[keyThrow]
@@ -348,11 +352,8 @@ func (p *parser) outcome(path []string, raw []byte) (Outcome, bool) {
 	if !ok {
 		return Outcome{}, false
 	}
-	for _, k := range sortedKeys(t) {
-		if k != keyError && k != keyCause {
-			p.fail(append(tpath, k), "is not a member of Throw (Error, Cause)")
-			return Outcome{}, false
-		}
+	if !p.only(tpath, t, "Throw", keyError, keyCause) {
+		return Outcome{}, false
 	}
 	o := Outcome{Throw: true}
 	errRaw, ok := t[keyError]
@@ -415,11 +416,4 @@ func kind(raw []byte) string {
 }
 
 // sortedKeys returns m's keys sorted, so that the first problem reported does not depend on map order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -70,7 +70,7 @@ func TestRefusesMalformedFiles(t *testing.T) {
 	}{
 		{"not JSON", `{"StateMachines": `, "", "is not JSON: unexpected end of JSON input"},
 		{"not an object", `[]`, "", "must be a JSON object, not an array"},
-		{"unknown top-level member", `{"MockedResponse": {}}`, "MockedResponse", "is not a member of a mock configuration"},
+		{"unknown top-level member", `{"MockedResponse": {}}`, "MockedResponse", "is not a member of a mock configuration (StateMachines, MockedResponses)"},
 		{"StateMachines not an object", `{"StateMachines": []}`, "StateMachines", "must be a JSON object, not an array"},
 		{"state machine without TestCases", `{"StateMachines": {"Sm": {}}}`, "StateMachines.Sm", "has no TestCases"},
 		{"state machine with another member", `{"StateMachines": {"Sm": {"TestCases": {}, "Cases": {}}}}`,
@@ -98,7 +98,7 @@ func TestRefusesMalformedFiles(t *testing.T) {
 			`MockedResponses.MockedLambdaSuccess."0-1"`, "has both Return and Throw"},
 		{"neither Return nor Throw", `{"MockedResponses": {"R": {"0": {}}}}`, `MockedResponses.R."0"`, "has neither Return nor Throw"},
 		{"another member than Return", `{"MockedResponses": {"R": {"0": {"Returns": 1}}}}`, `MockedResponses.R."0".Returns`,
-			"is not a member of a mocked invocation (Return or Throw)"},
+			"is not a member of a mocked invocation (Return, Throw)"},
 		{"invocation not an object", `{"MockedResponses": {"R": {"0": 7}}}`, `MockedResponses.R."0"`, "must be a JSON object, not a number (7)"},
 		{"Throw without Error", `{"MockedResponses": {"R": {"0": {"Throw": {"Cause": "c"}}}}}`, `MockedResponses.R."0".Throw`,
 			"has no Error"},
