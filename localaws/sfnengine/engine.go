@@ -728,7 +728,8 @@ type start struct {
 // once the checks above have passed (ErrMockTestCase when the configuration has no such test case).
 func (e *Engine) prepareStart(in StartInput, sync bool) (start, error) {
 	var testCase string
-	in.StateMachineArn, testCase = e.splitTestCase(in.StateMachineArn)
+	var mocked bool
+	in.StateMachineArn, testCase, mocked = e.splitTestCase(in.StateMachineArn)
 	smName, err := arnName(in.StateMachineArn, "stateMachine")
 	if err != nil {
 		return start{}, err
@@ -762,7 +763,7 @@ func (e *Engine) prepareStart(in StartInput, sync bool) (start, error) {
 		return start{}, fmt.Errorf("%w: %v", ErrInvalidExecutionInput, err)
 	}
 	var mock *mockRun
-	if testCase != "" {
+	if mocked {
 		if mock, err = e.mockTestCase(smName, testCase); err != nil {
 			return start{}, err
 		}

@@ -43,19 +43,22 @@ func (m *mockRun) next(state string) int {
 }
 
 // splitTestCase cuts the "#<TestCase>" suffix off a StartExecution state machine ARN when the engine has a mock
-// configuration; without one the ARN is left as it is (AWS's answer to a '#' in it, StateMachineDoesNotExist).
-func (e *Engine) splitTestCase(arn string) (base, testCase string) {
+// configuration (found reports a '#'); without one the ARN is left as it is (AWS's answer to a '#' in it,
+// StateMachineDoesNotExist).
+func (e *Engine) splitTestCase(arn string) (base, testCase string, found bool) {
 	if e.opts.MockConfig == nil {
-		return arn, ""
+		return arn, "", false
 	}
-	base, testCase, _ = strings.Cut(arn, "#")
-	return base, testCase
+	return strings.Cut(arn, "#")
 }
 
 // mockTestCase returns the run of the test case called name of the state machine smName, or ErrMockTestCase
 // naming what is missing.
 func (e *Engine) mockTestCase(smName, name string) (*mockRun, error) {
 	c := e.opts.MockConfig
+	if name == "" {
+		return nil, fmt.Errorf("%w: the state machine ARN ends with '#' but names no test case after it", ErrMockTestCase)
+	}
 	if !c.HasStateMachine(smName) {
 		return nil, fmt.Errorf("%w: the mock configuration %s has no test cases for the state machine %q (its StateMachines member names none of that name)",
 			ErrMockTestCase, c.File(), smName)

@@ -326,6 +326,7 @@ func TestMockStartErrors(t *testing.T) {
 	}{
 		{"unknown test case", start(c, sm+"#SadPath"), "ValidationException",
 			[]string{`no test case "SadPath"`, `"LambdaSQSIntegration"`, file, "HappyPath, HybridPath, RetryPath"}},
+		{"no test case after '#'", start(c, sm+"#"), "ValidationException", []string{"names no test case"}},
 		{"state machine not in the file", start(c, other+"#HappyPath"), "ValidationException",
 			[]string{`no test cases for the state machine "Other"`, file}},
 		{"state machine that does not exist", start(c, strings.Replace(sm, "LambdaSQSIntegration", "Nope", 1)+"#HappyPath"),
