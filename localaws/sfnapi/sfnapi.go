@@ -250,6 +250,8 @@ var wireErrors = []wireError{
 	{sfnengine.ErrMapRunNotRunning, codeValidation, "Map Run is not running: '%s'"},
 	// AWS documents the type, not the message.
 	{sfnengine.ErrDistributedMapArn, codeValidation, "The ARN of a Distributed Map state cannot be started: '%s'"},
+	// Step Functions Local's mock test cases (<arn>#<TestCase>): the engine's own message names what is missing.
+	{sfnengine.ErrMockTestCase, codeValidation, "%s"},
 }
 
 // wireFields gives, for the engine errors whose wire error has members besides __type and message, those members

@@ -12,7 +12,9 @@
 // Task integrations: arn:aws:states:::lambda:invoke (and plain Lambda function ARNs) call a LambdaInvoker;
 // arn:aws:states:::dynamodb:putItem|getItem|updateItem|deleteItem call DynamoDB through the aws-sdk-go-v2 client
 // given in Options. Status changes are published as EventBridge "Step Functions Execution Status Change" events
-// to the subscribers given in Options.
+// to the subscribers given in Options. With Options.MockConfig (Step Functions Local's mock configuration file,
+// package sfnmock), an execution started with the state machine ARN <arn>#<TestCase> gets that test case's mocked
+// responses instead of calling the services of the Task states it names (mock.go).
 //
 // A running execution keeps its history as JSON lines. Once it is closed and saved, the Store (MemoryStore, or
 // FileStore with one append-only log per execution) holds its record and the engine only a summary; the

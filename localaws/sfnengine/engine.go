@@ -20,6 +20,7 @@ import (
 
 	"github.com/transferflow/orchestrator/localaws/asl"
 	"github.com/transferflow/orchestrator/localaws/asl/jsonvalue"
+	"github.com/transferflow/orchestrator/localaws/sfnmock"
 )
 
 // DefaultMaxHistoryEvents is the history size at which AWS fails an execution.
@@ -101,6 +102,10 @@ type Options struct {
 	// MaxClosedExecutions, when positive, bounds how many closed executions are kept: beyond it the oldest (by stop
 	// date) are deleted first, as with HistoryRetention. Zero sets no bound.
 	MaxClosedExecutions int
+	// MockConfig, when set, holds Step Functions Local's mocked service integrations (sfnmock.Load): an execution
+	// started with the state machine ARN <arn>#<TestCase> runs with that test case, whose Task states get their
+	// mocked responses instead of calling their services (mock.go). Nil: a '#' in the ARN is not special.
+	MockConfig *sfnmock.Config
 }
 
 // Engine keeps state machines and executions and runs them. It is safe for concurrent use.
@@ -658,7 +663,7 @@ func (e *Engine) StartExecution(ctx context.Context, in StartInput) (*ExecutionR
 	m, smName, in, input, versionArn, aliasArn := st.m, st.smName, st.in, st.input, st.versionArn, st.aliasArn
 	if m.sm.Type == TypeExpress {
 		// Express: at-least-once, so a name is not checked for use, and nothing is saved.
-		x := e.startExpress(m, smName, in.Name, in.Input, input, false, versionArn, aliasArn)
+		x := e.startExpress(st, false)
 		return x.meta(), nil
 	}
 	e.mu.Lock()
@@ -680,6 +685,7 @@ func (e *Engine) StartExecution(ctx context.Context, in StartInput) (*ExecutionR
 	}
 	x := newExecution(e, m, arn, in.Name, in.Input, input)
 	x.rec.StateMachineVersionArn, x.rec.StateMachineAliasArn = versionArn, aliasArn
+	x.setMock(st.mock)
 	if n := min(m.logSize.Load(), maxLogPrealloc); n > 0 {
 		x.log.data = make([]byte, 0, n+n/16)
 	}
@@ -710,13 +716,20 @@ type start struct {
 	input  any
 	// versionArn and aliasArn name the version the execution runs and the alias that chose it (versions.go).
 	versionArn, aliasArn string
+	// mock is the mock test case the ARN's "#<TestCase>" named (mock.go), nil without one.
+	mock *mockRun
 }
 
 // prepareStart checks a start request in AWS's order: the ARN (ErrInvalidArn, or ErrDistributedMapArn for a
 // Distributed Map state's), the state machine
 // (ErrStateMachineDoesNotExist), for a synchronous start its type (ErrStateMachineTypeNotSupported), the name
-// (ErrInvalidName), then the input (ErrInvalidExecutionInput: over MaxPayloadBytes, or not JSON).
+// (ErrInvalidName), then the input (ErrInvalidExecutionInput: over MaxPayloadBytes, or not JSON). With a mock
+// configuration, an ARN ending with "#<TestCase>" starts the state machine without the suffix with that test case,
+// once the checks above have passed (ErrMockTestCase when the configuration has no such test case).
 func (e *Engine) prepareStart(in StartInput, sync bool) (start, error) {
+	var testCase string
+	var mocked bool
+	in.StateMachineArn, testCase, mocked = e.splitTestCase(in.StateMachineArn)
 	smName, err := arnName(in.StateMachineArn, "stateMachine")
 	if err != nil {
 		return start{}, err
@@ -749,7 +762,13 @@ func (e *Engine) prepareStart(in StartInput, sync bool) (start, error) {
 	if err != nil {
 		return start{}, fmt.Errorf("%w: %v", ErrInvalidExecutionInput, err)
 	}
-	return start{m: m, smName: smName, in: in, input: input, versionArn: versionArn, aliasArn: aliasArn}, nil
+	var mock *mockRun
+	if mocked {
+		if mock, err = e.mockTestCase(smName, testCase); err != nil {
+			return start{}, err
+		}
+	}
+	return start{m: m, smName: smName, in: in, input: input, versionArn: versionArn, aliasArn: aliasArn, mock: mock}, nil
 }
 
 // runnerIdle is how long a runner goroutine waits for another execution before it exits.

@@ -45,6 +45,9 @@ type execution struct {
 	cancel context.CancelCauseFunc
 	done   chan struct{}
 
+	// mock is the mock test case the execution runs with (mock.go); nil for the others.
+	mock *mockRun
+
 	// extra holds what only redrives and Distributed Maps use (redrive.go, maprun.go), allocated on first use so
 	// that an execution without them stays small; set under mu.
 	extra *execExtra

@@ -33,12 +33,13 @@ func (e *Engine) expressArn(smName, name string) string {
 
 // startExpress starts an Express execution and returns it. Express executions are not saved in the Store, not
 // listed, not described and publish no status-change events, as on AWS: once closed, only the caller that
-// started one (StartSyncExecution) learns its outcome. versionArn and aliasArn are the version it runs and the
+// started one (StartSyncExecution) learns its outcome. st's versionArn and aliasArn are the version it runs and the
 // alias that chose it, as for a Standard execution (a .sync task's result names them).
-func (e *Engine) startExpress(m *machine, smName, name, rawInput string, input any, synchronous bool, versionArn, aliasArn string) *execution {
-	x := newExecution(e, m, e.expressArn(smName, name), name, rawInput, input)
+func (e *Engine) startExpress(st start, synchronous bool) *execution {
+	x := newExecution(e, st.m, e.expressArn(st.smName, st.in.Name), st.in.Name, st.in.Input, st.input)
 	x.synchronous = synchronous
-	x.rec.StateMachineVersionArn, x.rec.StateMachineAliasArn = versionArn, aliasArn
+	x.rec.StateMachineVersionArn, x.rec.StateMachineAliasArn = st.versionArn, st.aliasArn
+	x.setMock(st.mock)
 	e.wg.Add(1)
 	e.runExecution(x)
 	return x
@@ -52,7 +53,7 @@ func (e *Engine) StartSyncExecution(ctx context.Context, in StartInput) (*Execut
 	if err != nil {
 		return nil, err
 	}
-	x := e.startExpress(st.m, st.smName, st.in.Name, st.in.Input, st.input, true, st.versionArn, st.aliasArn)
+	x := e.startExpress(st, true)
 	select {
 	case <-x.done:
 	case <-ctx.Done():

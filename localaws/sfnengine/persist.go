@@ -43,4 +43,5 @@ func (x *execution) adopt(rec *ExecutionRecord) {
 		rec.ext().MapRuns = nil
 	}
 	x.rec = rec
+	x.adoptMock(rec)
 }

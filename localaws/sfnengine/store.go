@@ -87,6 +87,8 @@ type RecordExt struct {
 	Redrive *RedrivePoint `json:"redrive,omitempty"`
 	// MapRuns are the records of the execution's Distributed Map runs (maprun.go).
 	MapRuns []MapRun `json:"mapRuns,omitempty"`
+	// MockTestCase is the mock test case the execution was started with (<arn>#<TestCase>, mock.go).
+	MockTestCase string `json:"mockTestCase,omitempty"`
 }
 
 // clone returns a deep copy of x.

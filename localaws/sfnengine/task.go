@@ -89,6 +89,10 @@ func (x *execution) attemptTask(ctx context.Context, sr *stateRun, eff, input an
 		}
 	}
 	integ := sr.sp.integ
+	mocked, fail := x.mockedResponse(sr)
+	if fail != nil {
+		return nil, fail
+	}
 	if err := sr.sp.integErr; err != nil {
 		return nil, x.runtimeErr(sr, "%v", err)
 	}
@@ -127,6 +131,9 @@ func (x *execution) attemptTask(ctx context.Context, sr *stateRun, eff, input an
 	}
 	x.emit(th, true, EventTaskScheduled, "taskScheduledEventDetails", sched)
 	x.emit(th, true, EventTaskStarted, "taskStartedEventDetails", sr.sp.taskStarted)
+	if mocked != nil {
+		return x.runMocked(sr, mocked, input, th)
+	}
 
 	var res taskOutcome
 	if integ.waitForToken {

@@ -40,6 +40,7 @@ import (
 	"github.com/transferflow/orchestrator/localaws/lambdahost"
 	"github.com/transferflow/orchestrator/localaws/samtemplate"
 	"github.com/transferflow/orchestrator/localaws/sfnengine"
+	"github.com/transferflow/orchestrator/localaws/sfnmock"
 	"github.com/transferflow/orchestrator/localaws/stepfunctions"
 	"github.com/transferflow/orchestrator/localaws/streamsource"
 	"github.com/transferflow/orchestrator/localaws/txtokens"
@@ -119,6 +120,10 @@ type Config struct {
 	// Operators are the --operator patterns: a caller whose principal ARN matches one has the template's
 	// TransferOperatorPolicy, every other caller its TransferClientPolicy.
 	Operators []string
+	// MockConfig is the --mock-config file: Step Functions Local's mocked service integrations, which executions
+	// started with <state machine ARN>#<TestCase> run with. Empty: the file SFN_MOCK_CONFIG names, if any
+	// (MockConfigPath).
+	MockConfig string
 }
 
 // usage is the first lines of the local stack's --help, before the flags.
@@ -159,6 +164,8 @@ the default is read next to the template, a path given relative to the current d
 	fs.BoolVar(&c.Metrics, "metrics", false, "write the functions' metrics (CloudWatch EMF lines) and each invocation's platform report to stderr with the logs")
 	fs.IntVar(&c.LambdaConcurrency, "lambda-concurrency", lambdahost.DefaultAccountConcurrency, "the account's Lambda concurrency: in-flight invocations the functions without ReservedConcurrentExecutions share; beyond it (or a function's reservation) invocations are throttled (0: no limit)")
 	fs.StringVar(&c.ConsoleAddr, "console-addr", "", "serve the audit console, the web pages of transfers, accounts and executions, on this address, e.g. "+DefaultConsoleAddr+" (make run's) or :0 (default: off)")
+	fs.StringVar(&c.MockConfig, "mock-config", "", "Step Functions Local's mock configuration file (MockConfigFile.json): executions started with the state machine ARN\n"+
+		"followed by #TestCase get its mocked service responses (default: the file the "+sfnmock.Env+" environment variable names; none without it)")
 	fs.StringVar(&c.PprofAddr, "pprof-addr", "", "serve Go's net/http/pprof profiles (/debug/pprof/) on this address, e.g. 127.0.0.1:6060 or :0 (default: off)")
 	fs.Func("operator", "a principal with the template's TransferOperatorPolicy, repeatable: an ARN, * and ? wildcards allowed, matched against the caller's\n"+
 		"userArn and, for a role session, its role's ARN arn:aws:iam::ACCOUNT:role/NAME; every other caller has TransferClientPolicy", func(s string) error {
@@ -252,6 +259,17 @@ type stack struct {
 	// destinations, by queue name (startStreams).
 	mappings    []*streamsource.Mapping
 	deadLetters map[string]*streamsource.DeadLetterQueue
+	// mock is the Step Functions Local mock configuration (--mock-config, SFN_MOCK_CONFIG); nil without one.
+	mock *sfnmock.Config
+}
+
+// MockConfigPath returns the mock configuration file the stack loads: the --mock-config flag's, else the file the
+// environment variable Step Functions Local reads (sfnmock.Env, SFN_MOCK_CONFIG) names; empty for none.
+func MockConfigPath(flagValue string, getenv func(string) string) string {
+	if flagValue != "" {
+		return flagValue
+	}
+	return getenv(sfnmock.Env)
 }
 
 // Run starts the stack, prints the ready line on stdout, serves until ctx is cancelled, then stops everything it
@@ -289,6 +307,12 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 		return err
 	}
 	s.tmpl = tmpl
+	if path := MockConfigPath(c.MockConfig, os.Getenv); path != "" {
+		if s.mock, err = sfnmock.Load(path); err != nil {
+			return err
+		}
+		s.logger.Info("step functions: mock configuration", "path", path)
+	}
 
 	// Listeners first, so every address is known before anything is wired to it.
 	apiLn, err := net.Listen("tcp", c.APIAddr)

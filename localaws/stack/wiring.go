@@ -352,6 +352,7 @@ func (s *stack) startEngine(ctx context.Context, ddb sfnengine.DynamoDBAPI, even
 		MaxClosedExecutions:  s.cfg.HistoryMaxExecutions,
 		Subscribers:          []sfnengine.Subscriber{s.deliver},
 		Publishes:            s.publishes,
+		MockConfig:           s.mock,
 	}))
 	eng := s.sfn.Engine()
 	if s.cfg.DataDir != "" {

@@ -32,7 +32,8 @@
 //	}
 //
 // WithClock gives the engine an sfnengine.ManualClock, so that Wait states, retry back-offs and timeouts pass when
-// the test advances it, not in real time. WithEngineOptions passes anything else to the engine: a persistent Store,
+// the test advances it, not in real time. WithMockConfig runs Step Functions Local's mock configuration files
+// (package sfnmock): an execution started with <state machine ARN>#<TestCase> gets mocked service responses. WithEngineOptions passes anything else to the engine: a persistent Store,
 // DynamoDB, EventBridge, SQS and SNS clients for those integrations, status-change subscribers, the region and
 // account of the ARNs.
 //
@@ -59,6 +60,7 @@ import (
 	"github.com/transferflow/orchestrator/localaws/lambdahost"
 	"github.com/transferflow/orchestrator/localaws/sfnapi"
 	"github.com/transferflow/orchestrator/localaws/sfnengine"
+	"github.com/transferflow/orchestrator/localaws/sfnmock"
 )
 
 // The region and account of the ARNs when the engine options name none, as in sfnengine.
@@ -74,6 +76,7 @@ type Option func(*config)
 type config struct {
 	engine  sfnengine.Options
 	clock   sfnengine.Clock
+	mock    *sfnmock.Config
 	lambdas []lambdahost.Function
 }
 
@@ -88,6 +91,14 @@ func WithEngineOptions(o sfnengine.Options) Option {
 // and timeouts pass only when the test calls its Advance (its Waiters method tells when the engine waits).
 func WithClock(clock sfnengine.Clock) Option {
 	return func(c *config) { c.clock = clock }
+}
+
+// WithMockConfig gives the engine Step Functions Local's mocked service integrations, a mock configuration file
+// read by sfnmock.Load (or sfnmock.Parse): StartExecution or StartSyncExecution with the state machine ARN
+// <arn>#<TestCase> runs that test case, whose mocked Task states get their mocked responses instead of calling their
+// services. It applies on top of WithEngineOptions, whatever the order.
+func WithMockConfig(cfg *sfnmock.Config) Option {
+	return func(c *config) { c.mock = cfg }
 }
 
 // WithLambda registers handler as the Lambda function name, which a Task state calls by name, full ARN (with or
@@ -157,6 +168,9 @@ func New(opts ...Option) *Server {
 	eo := c.engine
 	if c.clock != nil {
 		eo.Clock = c.clock
+	}
+	if c.mock != nil {
+		eo.MockConfig = c.mock
 	}
 	s := &Server{region: eo.Region}
 	if s.region == "" {
