@@ -135,3 +135,22 @@ func BenchmarkTransfer(b *testing.B) {
 	defer eng.Close()
 	benchmarkExecutions(b, eng, def, transferInput)
 }
+
+// mapJSONata1000 is a JSONata Map of 1,000 iterations at MaxConcurrency 0, each evaluating an expression over its
+// item: how well concurrent iterations' evaluations share the machine.
+const mapJSONata1000 = `{"QueryLanguage":"JSONata","StartAt":"Map","States":{
+  "Map":{"Type":"Map","MaxConcurrency":0,
+    "Items":"{% $map([1..1000], function($i){ {'name': 'item' & $i, 'n': $i} }) %}",
+    "ItemProcessor":{"StartAt":"Item","States":{
+      "Item":{"Type":"Pass","End":true,
+        "Output":"{% $uppercase($states.input.name) & '=' & $string($sum($map([1..20], function($v){ $v * $states.input.n }))) %}"}}},
+    "Output":"{% $count($states.result) %}",
+    "End":true}}}`
+
+// BenchmarkMapJSONata1000 runs a JSONata Map of 1,000 iterations, each evaluating an expression, one execution at
+// a time.
+func BenchmarkMapJSONata1000(b *testing.B) {
+	eng := sfnengine.New(sfnengine.Options{})
+	defer eng.Close()
+	benchmarkExecutions(b, eng, mapJSONata1000, `{}`)
+}
