@@ -546,3 +546,24 @@ func TestDocAssignExample(t *testing.T) {
 		})
 	}
 }
+
+// TestUnassignedVariableFailsAtRunTime pins what AWS answered, as recorded on 21 November 2024, for JSONata states
+// that read a variable no state assigns ($doesNotExist, in a machine of one state and in the third of three): the
+// definition is accepted, and the state fails with States.QueryEvaluationError, the expression having returned
+// nothing.
+func TestUnassignedVariableFailsAtRunTime(t *testing.T) {
+	tests := []struct{ name, def, cause string }{
+		{"Output", `{"QueryLanguage":"JSONata","StartAt":"State0","States":{"State0":{"Type":"Pass","Output":"{% $doesNotExist %}","End":true}}}`,
+			"An error occurred while executing the state 'State0' (entered at the event id #2). The JSONata expression '$doesNotExist' specified for the field 'Output' returned nothing (undefined)."},
+		{"Output field in the third state", `{"QueryLanguage":"JSONata","StartAt":"State0","States":{"State0":{"Type":"Pass","Next":"State1"},"State1":{"Type":"Pass","Next":"State2"},"State2":{"Type":"Pass","Output":{"result":"{% $doesNotExist %}"},"End":true}}}`,
+			"An error occurred while executing the state 'State2' (entered at the event id #6). The JSONata expression '$doesNotExist' specified for the field 'Output/result' returned nothing (undefined)."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := run(t, newEngine(t, sfnengine.Options{}), tt.def, `{}`)
+			if rec.Status != sfnengine.StatusFailed || deref(rec.Error) != "States.QueryEvaluationError" || deref(rec.Cause) != tt.cause {
+				t.Fatalf("status %s, error %s, cause %s", rec.Status, deref(rec.Error), deref(rec.Cause))
+			}
+		})
+	}
+}
