@@ -360,10 +360,19 @@ func (x *execution) mapItems(sr *stateRun, eff any) ([]any, int64, func(int) (an
 			return nil, 0, nil, fail
 		}
 	}
-	if st.MaxConcurrencyPath != "" {
-		c, fail := x.longParam(sr, "MaxConcurrencyPath", st.MaxConcurrencyPath, eff, 0)
+	if p := st.MaxConcurrencyPath; p != "" {
+		v, fail := x.paramPath(sr, "MaxConcurrencyPath", p, eff)
 		if fail != nil {
 			return nil, 0, nil, fail
+		}
+		// AWS accepts a number or a string holding one ("1", as a variable assigned from a literal holds it), and
+		// words a value that is neither as recorded.
+		c, ok := intValue(v)
+		if !ok {
+			return nil, 0, nil, x.runtimeErr(sr, "The MaxConcurrencyPath field refers to value \"%s\" which is not a valid integer: %s", valueText(v), p)
+		}
+		if c < 0 {
+			return nil, 0, nil, x.paramProblem(sr, "MaxConcurrencyPath", "references a negative value", p, v)
 		}
 		conc = c
 	}
