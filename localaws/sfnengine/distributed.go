@@ -201,8 +201,13 @@ func (x *execution) attemptDistributedMap(ctx context.Context, sr *stateRun, eff
 		return nil, f
 	}
 	x.closeMapRun(mr, MapRunSucceeded, nil)
+	// AWS's recordings since November 2024 link MapRunSucceeded to MapRunStarted (or MapRunRedriven),
+	// MapStateSucceeded to MapRunSucceeded, and MapStateExited back to MapRunStarted (earlier ones linked it to
+	// MapRunSucceeded).
+	started := th.prev
 	x.emit(th, true, EventMapRunSucceeded, "", nil)
 	x.emit(th, false, EventMapStateSucceeded, "", nil)
+	th.prev = started
 	// The output is the children's results in order (a batch's child gives one result for its batch). A failure that
 	// was tolerated leaves {"Error","Cause"} in its place.
 	return x.finishResult(sr, input, results)

@@ -87,3 +87,29 @@ func TestMapPathCauses(t *testing.T) {
 		})
 	}
 }
+
+// TestDistributedMapEventLinks: a Distributed Map that succeeds links its events as AWS's recordings since November
+// 2024 show: MapRunSucceeded to MapRunStarted, MapStateSucceeded to MapRunSucceeded, and MapStateExited back to
+// MapRunStarted.
+func TestDistributedMapEventLinks(t *testing.T) {
+	eng := newEngine(t, sfnengine.Options{})
+	def := `{"StartAt":"M","States":{"M":{"Type":"Map","ItemsPath":"$.Values",
+	  "ItemProcessor":{"ProcessorConfig":{"Mode":"DISTRIBUTED","ExecutionType":"STANDARD"},
+	    "StartAt":"P","States":{"P":{"Type":"Pass","End":true}}},"Next":"After"},"After":{"Type":"Pass","End":true}}}`
+	rec := waitClosed(t, eng, createAndStart(t, eng, "links", def, `{"Values":[1,2,3]}`).Arn)
+	if rec.Status != sfnengine.StatusSucceeded {
+		t.Fatalf("%s %s %s", rec.Status, deref(rec.Error), deref(rec.Cause))
+	}
+	started, succeeded := findEvent(rec.History, sfnengine.EventMapRunStarted), findEvent(rec.History, sfnengine.EventMapRunSucceeded)
+	stateSucceeded, exited := findEvent(rec.History, sfnengine.EventMapStateSucceeded), findEvent(rec.History, "MapStateExited")
+	if started == nil || succeeded == nil || stateSucceeded == nil || exited == nil {
+		t.Fatalf("history %s", eventTypes(rec.History))
+	}
+	if succeeded.PreviousEventID != started.ID || stateSucceeded.PreviousEventID != succeeded.ID || exited.PreviousEventID != started.ID {
+		t.Fatalf("MapRunStarted #%d; MapRunSucceeded links to %d, MapStateSucceeded to %d, MapStateExited to %d; want %d, %d, %d",
+			started.ID, succeeded.PreviousEventID, stateSucceeded.PreviousEventID, exited.PreviousEventID, started.ID, succeeded.ID, started.ID)
+	}
+	if next := findEvent(rec.History, "PassStateEntered"); next == nil || next.PreviousEventID != exited.ID {
+		t.Fatalf("the next state's entry does not follow MapStateExited: %+v", next)
+	}
+}
