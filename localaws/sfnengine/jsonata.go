@@ -150,7 +150,13 @@ func (x *execution) evalJIn(sr *stateRun, t *jtemplate, sess *jsonata.Session) (
 	if errors.Is(err, jsonata.ErrUndefined) {
 		return nil, x.queryError(sr, t.field, "The JSONata expression '%s' specified for the field '%s' returned nothing (undefined).", t.src, t.field)
 	}
+	if errors.Is(err, jsonata.ErrNotJSON) {
+		return nil, x.queryError(sr, t.field, "The JSONata expression '%s' specified for the field '%s' returned an unsupported result type.", t.src, t.field)
+	}
 	if err != nil {
+		if text, ok := jsonata.Coded(err); ok {
+			return nil, x.queryError(sr, t.field, "The JSONata expression '%s' specified for the field '%s' threw an error during evaluation. %s", t.src, t.field, text)
+		}
 		return nil, x.queryError(sr, t.field, "The JSONata expression '%s' specified for the field '%s' threw an error during evaluation: %v", t.src, t.field, err)
 	}
 	return v, nil

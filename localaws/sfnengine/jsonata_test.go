@@ -336,7 +336,7 @@ func TestQueryEvaluationError(t *testing.T) {
 		{"undefined variable in Assign", `{"Type":"Pass","Assign":{"x":"{% $nothing %}"},"End":true}`, `{}`,
 			"The JSONata expression '$nothing' specified for the field 'Assign/x' returned nothing (undefined).", "Assign/x", 0},
 		{"a type error", `{"Type":"Pass","Output":"{% $states.input.a + 'x' %}","End":true}`, `{"a":1}`,
-			"The JSONata expression '$states.input.a + 'x'' specified for the field 'Output' threw an error during evaluation", "Output", 0},
+			"The JSONata expression '$states.input.a + 'x'' specified for the field 'Output' threw an error during evaluation. T2002: The right side of the \"+\" operator must evaluate to a number", "Output", 0},
 		{"a condition that is not a boolean", `{"Type":"Choice","Choices":[{"Condition":"{% $states.input.a %}","Next":"S"}]},"S":{"Type":"Succeed"}`, `{"a":1}`,
 			"The JSONata expression '$states.input.a' specified for the field 'Choices[0]/Condition' returned an unexpected result type. Expected 'boolean', but was 'number' for value: 1", "Choices[0]/Condition", 0},
 		{"a negative wait", `{"Type":"Wait","Seconds":"{% -1 %}","End":true}`, `{}`,

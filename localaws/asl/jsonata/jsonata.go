@@ -506,14 +506,14 @@ func (c *converter) fromGo(v interface{}) (any, error) {
 		}
 		return c.fromGo(m)
 	case reflect.Func:
-		return nil, errors.New("the expression returned a function, which is not a JSON value")
+		return nil, fmt.Errorf("the expression returned a function: %w", ErrNotJSON)
 	}
 	if _, ok := v.(interface {
 		Call([]reflect.Value) (reflect.Value, error)
 	}); ok {
-		return nil, errors.New("the expression returned a function, which is not a JSON value")
+		return nil, fmt.Errorf("the expression returned a function: %w", ErrNotJSON)
 	}
-	return nil, fmt.Errorf("the expression returned a value of type %T, which is not a JSON value", v)
+	return nil, fmt.Errorf("the expression returned a value of type %T: %w", v, ErrNotJSON)
 }
 
 // Number writes f as a JSON number the way JavaScript prints it (integers without a fraction or exponent below
