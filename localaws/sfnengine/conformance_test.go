@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -438,7 +439,7 @@ func (m *matcher) compare(ptr string, want, got any) string {
 		}
 		return ""
 	}
-	if fmt.Sprint(want) != fmt.Sprint(got) || (want == nil) != (got == nil) {
+	if fmt.Sprint(want) != fmt.Sprint(got) || fmt.Sprintf("%T", want) != fmt.Sprintf("%T", got) {
 		return fmt.Sprintf("%s: expected %s, got %s", ptr, mustMarshal(want), mustMarshal(got))
 	}
 	return ""
@@ -481,16 +482,26 @@ func (m *matcher) compareEvent(ptr string, want map[string]any, got map[string]a
 		}
 		g[k] = v
 	}
-	// JSON text fields that do not start with "{" are compared as JSON values when both parse.
+	// JSON text fields that do not start with "{" are compared as JSON values when both parse, or when the recording
+	// holds the value already parsed (some recordings parsed arrays and numbers too). The details are copied first: the events
+	// compared belong to the caller, and a window of the history compares one event several times.
 	for dk, dv := range w {
 		wd, ok1 := dv.(map[string]any)
 		gd, ok2 := g[dk].(map[string]any)
 		if !ok1 || !ok2 {
 			continue
 		}
+		wd, gd = maps.Clone(wd), maps.Clone(gd)
+		w[dk], g[dk] = wd, gd
 		for k := range wd {
 			ws, wok := wd[k].(string)
 			gs, gok := gd[k].(string)
+			if _, isText := wd[k].(string); !isText && wd[k] != nil && gok && jsonTextFields[k] {
+				if gv, ok := jsonText(gs); ok {
+					gd[k] = gv
+				}
+				continue
+			}
 			if wok && gok && jsonTextFields[k] && ws != gs && !m.volatile[ptr+"/"+dk+"/"+k] {
 				wv, gv := mustDecode([]byte(ws)), mustDecode([]byte(gs))
 				if _, bad := wv.(string); !bad || ws == `""` {
@@ -500,8 +511,52 @@ func (m *matcher) compareEvent(ptr string, want map[string]any, got map[string]a
 				}
 			}
 		}
+		// assignedVariables holds each variable's JSON text: compared as JSON values too.
+		wa, ok1 := wd["assignedVariables"].(map[string]any)
+		ga, ok2 := gd["assignedVariables"].(map[string]any)
+		if ok1 && ok2 {
+			wd["assignedVariables"], gd["assignedVariables"] = assignedAsJSON(wa, ga)
+		}
 	}
 	return m.compare(ptr, w, g)
+}
+
+// assignedAsJSON returns copies of two assignedVariables maps in which each variable present in both whose value
+// is JSON text on both sides (or, on the recorded side, already parsed: the recording parsed texts that start with
+// "{") holds the parsed value instead, so that equal values written differently ("[1, 2]" and "[1,2]", "1.0" and
+// "1") compare equal, as other payloads do. A text that is not JSON stays text and so differs from any JSON text.
+func assignedAsJSON(want, got map[string]any) (map[string]any, map[string]any) {
+	w, g := maps.Clone(want), maps.Clone(got)
+	for k, wv := range want {
+		gv, ok := got[k]
+		if !ok {
+			continue
+		}
+		wj, wok := jsonText(wv)
+		gj, gok := jsonText(gv)
+		if wok && gok {
+			w[k], g[k] = wj, gj
+		}
+	}
+	return w, g
+}
+
+// jsonText parses v when it is exactly one JSON text, numbers as json.Number; a value that is not a string is
+// already parsed and returned as it is. ok is false for a string that is not JSON.
+func jsonText(v any) (parsed any, ok bool) {
+	s, isText := v.(string)
+	if !isText {
+		return v, true
+	}
+	d := json.NewDecoder(strings.NewReader(s))
+	d.UseNumber()
+	if err := d.Decode(&parsed); err != nil {
+		return nil, false
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return nil, false
+	}
+	return parsed, true
 }
 
 func (m *matcher) compareHistory(want []any, events []sfnengine.Event) string {

@@ -93,6 +93,9 @@ func (x *execution) attemptDistributedMap(ctx context.Context, sr *stateRun, eff
 		return nil, fail
 	}
 	x.emit(th, true, EventMapStateStarted, "mapStateStartedEventDetails", map[string]any{"length": len(items)})
+	if f := x.thresholdPaths(sr, eff, &rec); f != nil {
+		return nil, f
+	}
 	if f := checkItems(sr, len(items), itemInput); f != nil {
 		return nil, f
 	}
@@ -198,8 +201,13 @@ func (x *execution) attemptDistributedMap(ctx context.Context, sr *stateRun, eff
 		return nil, f
 	}
 	x.closeMapRun(mr, MapRunSucceeded, nil)
+	// AWS's recordings since November 2024 link MapRunSucceeded to MapRunStarted (or MapRunRedriven),
+	// MapStateSucceeded to MapRunSucceeded, and MapStateExited back to MapRunStarted (earlier ones linked it to
+	// MapRunSucceeded).
+	started := th.prev
 	x.emit(th, true, EventMapRunSucceeded, "", nil)
 	x.emit(th, false, EventMapStateSucceeded, "", nil)
+	th.prev = started
 	// The output is the children's results in order (a batch's child gives one result for its batch). A failure that
 	// was tolerated leaves {"Error","Cause"} in its place.
 	return x.finishResult(sr, input, results)
@@ -253,25 +261,79 @@ func (x *execution) newMapRun(sr *stateRun, eff any, conc int64) (MapRun, *failu
 		}
 		rec.ToleratedFailureCount, rec.HasToleratedFailureCount = c, true
 	}
+	return rec, nil
+}
+
+// thresholdPaths sets rec's thresholds from ToleratedFailurePercentagePath and ToleratedFailureCountPath, resolved
+// on eff after MapStateStarted, as AWS records. Like MaxConcurrencyPath, each takes a number or a string holding one
+// (AWS accepts the "1" of a variable), and fails with AWS's recorded causes: `The ToleratedFailureCountPath field
+// refers to value "NoNumber" which is not a valid integer: $.n` ("… not a valid float" for the percentage),
+// `ToleratedFailureCount cannot be negative.` and `ToleratedFailurePercentage must be between 0 and 100.`.
+func (x *execution) thresholdPaths(sr *stateRun, eff any, rec *MapRun) *failure {
+	st := sr.st
 	if p := st.ToleratedFailurePercentagePath; p != "" {
 		v, err := x.get(sr, p, eff)
-		n, isNum := v.(json.Number)
-		f, perr := strconv.ParseFloat(string(n), 64)
-		if err != nil || !isNum || perr != nil || f < 0 || f > 100 {
-			return MapRun{}, x.runtimeErr(sr, "The ToleratedFailurePercentagePath field refers to value \"%s\" which is not a valid percentage: %s", marshal(v), p)
+		f, ok := floatValue(v)
+		switch {
+		case err != nil || !ok:
+			return x.runtimeErr(sr, "The ToleratedFailurePercentagePath field refers to value \"%s\" which is not a valid float: %s", valueText(v), p)
+		case !(f >= 0 && f <= 100):
+			return x.runtimeErr(sr, "ToleratedFailurePercentage must be between 0 and 100.")
 		}
 		rec.ToleratedFailurePercentage, rec.HasToleratedFailurePercentage = f, true
 	}
 	if p := st.ToleratedFailureCountPath; p != "" {
 		v, err := x.get(sr, p, eff)
-		n, isNum := v.(json.Number)
-		c, perr := strconv.ParseInt(string(n), 10, 64)
-		if err != nil || !isNum || perr != nil || c < 0 {
-			return MapRun{}, x.runtimeErr(sr, "The ToleratedFailureCountPath field refers to value \"%s\" which is not a valid integer: %s", marshal(v), p)
+		c, ok := intValue(v)
+		switch {
+		case err != nil || !ok:
+			return x.runtimeErr(sr, "The ToleratedFailureCountPath field refers to value \"%s\" which is not a valid integer: %s", valueText(v), p)
+		case c < 0:
+			return x.runtimeErr(sr, "ToleratedFailureCount cannot be negative.")
 		}
 		rec.ToleratedFailureCount, rec.HasToleratedFailureCount = c, true
 	}
-	return rec, nil
+	return nil
+}
+
+// intValue reads an integer given as a JSON number or as a string holding one ("1"), as AWS reads the values of
+// MaxConcurrencyPath and ToleratedFailureCountPath.
+func intValue(v any) (int64, bool) {
+	var text string
+	switch t := v.(type) {
+	case json.Number:
+		text = string(t)
+	case string:
+		text = t
+	default:
+		return 0, false
+	}
+	i, err := strconv.ParseInt(text, 10, 64)
+	return i, err == nil
+}
+
+// floatValue reads a number given as a JSON number or as a string holding one ("1.5"), as AWS reads the value of
+// ToleratedFailurePercentagePath.
+func floatValue(v any) (float64, bool) {
+	var text string
+	switch t := v.(type) {
+	case json.Number:
+		text = string(t)
+	case string:
+		text = t
+	default:
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(text, 64)
+	return f, err == nil
+}
+
+// valueText is a path's value as AWS quotes it in a cause: a string as it is, any other value as its JSON text.
+func valueText(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return marshal(v)
 }
 
 // mapUnits returns what the children process: one item each, or the batches of the ItemBatcher, each

@@ -177,7 +177,7 @@ var dynamoPutItem = dynamoTask(func(ctx context.Context, c dynamoAPI, p *dynamoP
 	if err := p.check(); err != nil {
 		return dynamoResult{}, err
 	}
-	out, err := c.PutItem(ctx, in)
+	out, err := c.PutItem(ctx, in, serverValidation)
 	if err != nil {
 		return dynamoResult{}, err
 	}
@@ -195,7 +195,7 @@ var dynamoGetItem = dynamoTask(func(ctx context.Context, c dynamoAPI, p *dynamoP
 	if err := p.check(); err != nil {
 		return dynamoResult{}, err
 	}
-	out, err := c.GetItem(ctx, in)
+	out, err := c.GetItem(ctx, in, serverValidation)
 	if err != nil {
 		return dynamoResult{}, err
 	}
@@ -210,7 +210,7 @@ var dynamoUpdateItem = dynamoTask(func(ctx context.Context, c dynamoAPI, p *dyna
 	if err := p.check(); err != nil {
 		return dynamoResult{}, err
 	}
-	out, err := c.UpdateItem(ctx, in)
+	out, err := c.UpdateItem(ctx, in, serverValidation)
 	if err != nil {
 		return dynamoResult{}, err
 	}
@@ -224,7 +224,7 @@ var dynamoDeleteItem = dynamoTask(func(ctx context.Context, c dynamoAPI, p *dyna
 	if err := p.check(); err != nil {
 		return dynamoResult{}, err
 	}
-	out, err := c.DeleteItem(ctx, in)
+	out, err := c.DeleteItem(ctx, in, serverValidation)
 	if err != nil {
 		return dynamoResult{}, err
 	}
@@ -271,6 +271,16 @@ func DynamoDBErrorNames() []string {
 	}
 	slices.Sort(names)
 	return names
+}
+
+// serverValidation removes the SDK's client-side check of required parameters from a call: Step Functions sends
+// the request as it is and DynamoDB refuses it with its ValidationException ("1 validation error detected: Value
+// null at 'item' failed to satisfy constraint: Member must not be null"), which is what the task fails with.
+func serverValidation(o *dynamodb.Options) {
+	o.APIOptions = append(o.APIOptions, func(s *smithymiddleware.Stack) error {
+		_, err := s.Initialize.Remove("OperationInputValidation")
+		return err
+	})
 }
 
 // dynamoFailure names a DynamoDB error as Step Functions does: DynamoDB.<Java exception>, with the Java SDK's

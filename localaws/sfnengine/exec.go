@@ -391,9 +391,13 @@ type stateRun struct {
 	st        *asl.State
 	sp        *stateProgram
 	enteredID int64
-	entered   time.Time
-	mapItem   *jsonvalue.Object // $$.Map.Item while evaluating an ItemSelector
-	retry     int
+	// beforeEntered is the event the state's entered event links to, and hasBeforeEntered whether it is known (it
+	// is not for a state resumed after a restart): an EvaluationFailed event links to it (queryError).
+	beforeEntered    int64
+	hasBeforeEntered bool
+	entered          time.Time
+	mapItem          *jsonvalue.Object // $$.Map.Item while evaluating an ItemSelector
+	retry            int
 	// ctx and ctxState are the context object and its State member built for this run, until retry or mapItem
 	// change (then they are reset to nil).
 	ctx      *jsonvalue.Object
@@ -581,6 +585,7 @@ func (x *execution) runState(ctx context.Context, sr *stateRun, st *asl.State, i
 	if len(text) > MaxPayloadBytes { // a Map iteration's or Parallel branch's input built by ItemSelector/Parameters
 		return "", nil, "", dataLimitExceeded(st.Name, "was given an input")
 	}
+	sr.beforeEntered, sr.hasBeforeEntered = th.prev, true
 	sr.enteredID = x.emitAt(sr.entered, th, true, sr.sp.enteredType, "stateEnteredEventDetails", map[string]any{
 		"name": sr.sp.name, "input": text, "inputDetails": notTruncated})
 	switch st.Type {

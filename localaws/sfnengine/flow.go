@@ -204,7 +204,7 @@ func (x *execution) waitJSONata(sr *stateRun) (time.Duration, *failure) {
 		}
 		t, ok := timestamp(s)
 		if !ok {
-			return 0, x.queryError(sr, "Timestamp", "The JSONata expression '%s' specified for the field 'Timestamp' returned '%s', which is not an ISO-8601 extended offset date-time.", sr.sp.jTimestamp.src, s)
+			return 0, x.queryError(sr, "Timestamp", "The Timestamp field cannot be parsed as an ISO-8601 extended offset date-time format string: %s", s)
 		}
 		return t.Sub(now), nil
 	case st.Timestamp != "":
@@ -349,7 +349,8 @@ func (x *execution) mapItems(sr *stateRun, eff any) ([]any, int64, func(int) (an
 		if sr.sp.jItems != nil {
 			return nil, 0, nil, x.unexpectedType(sr, sr.sp.jItems, "array", itemsVal)
 		}
-		return nil, 0, nil, x.queryError(sr, "Items", "The Items of the Map state must be an array, but the state's input is: %s", marshal(itemsVal))
+		// AWS records no location for this one.
+		return nil, 0, nil, x.evaluationFailed(sr, "", "Map state input must be an array but was: "+marshal(itemsVal))
 	}
 	if !ok {
 		return nil, 0, nil, x.runtimeErr(sr, "Invalid path '%s' : the path does not resolve to an array: %s", itemsPathText(st), marshal(itemsVal))
@@ -360,10 +361,19 @@ func (x *execution) mapItems(sr *stateRun, eff any) ([]any, int64, func(int) (an
 			return nil, 0, nil, fail
 		}
 	}
-	if st.MaxConcurrencyPath != "" {
-		c, fail := x.longParam(sr, "MaxConcurrencyPath", st.MaxConcurrencyPath, eff, 0)
+	if p := st.MaxConcurrencyPath; p != "" {
+		v, fail := x.paramPath(sr, "MaxConcurrencyPath", p, eff)
 		if fail != nil {
 			return nil, 0, nil, fail
+		}
+		// AWS accepts a number or a string holding one ("1", as a variable assigned from a literal holds it), and
+		// words a value that is neither as recorded.
+		c, ok := intValue(v)
+		if !ok {
+			return nil, 0, nil, x.runtimeErr(sr, "The MaxConcurrencyPath field refers to value \"%s\" which is not a valid integer: %s", valueText(v), p)
+		}
+		if c < 0 {
+			return nil, 0, nil, x.paramProblem(sr, "MaxConcurrencyPath", "references a negative value", p, v)
 		}
 		conc = c
 	}

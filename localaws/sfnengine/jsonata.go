@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/transferflow/orchestrator/localaws/asl"
 	"github.com/transferflow/orchestrator/localaws/asl/jsonata"
 	"github.com/transferflow/orchestrator/localaws/asl/jsonvalue"
 )
@@ -75,12 +76,23 @@ func compileJValue(v any, field string) *jtemplate {
 // queryError is a States.QueryEvaluationError of the state, with AWS's cause prefix, recorded in an
 // EvaluationFailed event (state, error, cause and the field as location) as AWS records one.
 func (x *execution) queryError(sr *stateRun, field, format string, args ...any) *failure {
+	return x.evaluationFailed(sr, field, fmt.Sprintf(format, args...))
+}
+
+// evaluationFailed is queryError with the cause's last part given; field "" records no location. An
+// EvaluationFailed event that directly follows the state's entered event links, as AWS records for Pass, Task and
+// Map states (and for a Pass state in a Map iteration), to the event the entered event links to, not to the
+// entered event itself; for a Wait state AWS records the link to WaitStateEntered, kept here.
+func (x *execution) evaluationFailed(sr *stateRun, field, cause string) *failure {
 	f := &failure{Error: ErrNameQueryEvaluation, Cause: fmt.Sprintf("An error occurred while executing the state '%s' (entered at the event id #%d). ",
-		sr.st.Name, sr.enteredID) + fmt.Sprintf(format, args...)}
+		sr.st.Name, sr.enteredID) + cause}
 	if sr.th != nil {
 		d := map[string]any{"state": sr.sp.name, "error": f.Error, "cause": f.Cause}
 		if field != "" {
 			d["location"] = field
+		}
+		if sr.hasBeforeEntered && sr.th.prev == sr.enteredID && sr.st.Type != asl.TypeWait {
+			sr.th.prev = sr.beforeEntered
 		}
 		x.emit(sr.th, true, EventEvaluationFailed, "evaluationFailedEventDetails", d)
 	}
@@ -138,7 +150,13 @@ func (x *execution) evalJIn(sr *stateRun, t *jtemplate, sess *jsonata.Session) (
 	if errors.Is(err, jsonata.ErrUndefined) {
 		return nil, x.queryError(sr, t.field, "The JSONata expression '%s' specified for the field '%s' returned nothing (undefined).", t.src, t.field)
 	}
+	if errors.Is(err, jsonata.ErrNotJSON) {
+		return nil, x.queryError(sr, t.field, "The JSONata expression '%s' specified for the field '%s' returned an unsupported result type.", t.src, t.field)
+	}
 	if err != nil {
+		if text, ok := jsonata.Coded(err); ok {
+			return nil, x.queryError(sr, t.field, "The JSONata expression '%s' specified for the field '%s' threw an error during evaluation. %s", t.src, t.field, text)
+		}
 		return nil, x.queryError(sr, t.field, "The JSONata expression '%s' specified for the field '%s' threw an error during evaluation: %v", t.src, t.field, err)
 	}
 	return v, nil

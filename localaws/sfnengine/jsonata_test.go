@@ -323,23 +323,26 @@ func TestJSONataTask(t *testing.T) {
 }
 
 // TestQueryEvaluationError: an expression that returns nothing, fails, or has the wrong type fails the state with
-// States.QueryEvaluationError and AWS's cause naming the expression and the field; a catcher handles it.
+// States.QueryEvaluationError and AWS's cause naming the expression and the field; a catcher handles it. Its
+// EvaluationFailed event links to the event before the state's entered event (prev), as AWS records for Pass, Task
+// and Map states, except in a Wait state, where AWS records the link to WaitStateEntered.
 func TestQueryEvaluationError(t *testing.T) {
 	tests := []struct {
 		name, state, input, cause, location string
+		prev                                int64
 	}{
 		{"undefined in Output", `{"Type":"Pass","Output":{"v":{"w":["{% $states.input.absent %}"]}},"End":true}`, `{}`,
-			"The JSONata expression '$states.input.absent' specified for the field 'Output/v/w[0]' returned nothing (undefined).", "Output/v/w[0]"},
+			"The JSONata expression '$states.input.absent' specified for the field 'Output/v/w[0]' returned nothing (undefined).", "Output/v/w[0]", 0},
 		{"undefined variable in Assign", `{"Type":"Pass","Assign":{"x":"{% $nothing %}"},"End":true}`, `{}`,
-			"The JSONata expression '$nothing' specified for the field 'Assign/x' returned nothing (undefined).", "Assign/x"},
+			"The JSONata expression '$nothing' specified for the field 'Assign/x' returned nothing (undefined).", "Assign/x", 0},
 		{"a type error", `{"Type":"Pass","Output":"{% $states.input.a + 'x' %}","End":true}`, `{"a":1}`,
-			"The JSONata expression '$states.input.a + 'x'' specified for the field 'Output' threw an error during evaluation", "Output"},
+			"The JSONata expression '$states.input.a + 'x'' specified for the field 'Output' threw an error during evaluation. T2002: The right side of the \"+\" operator must evaluate to a number", "Output", 0},
 		{"a condition that is not a boolean", `{"Type":"Choice","Choices":[{"Condition":"{% $states.input.a %}","Next":"S"}]},"S":{"Type":"Succeed"}`, `{"a":1}`,
-			"The JSONata expression '$states.input.a' specified for the field 'Choices[0]/Condition' returned an unexpected result type. Expected 'boolean', but was 'number' for value: 1", "Choices[0]/Condition"},
+			"The JSONata expression '$states.input.a' specified for the field 'Choices[0]/Condition' returned an unexpected result type. Expected 'boolean', but was 'number' for value: 1", "Choices[0]/Condition", 0},
 		{"a negative wait", `{"Type":"Wait","Seconds":"{% -1 %}","End":true}`, `{}`,
-			"The JSONata expression '-1' specified for the field 'Seconds' returned -1, but the field must be at least 0.", "Seconds"},
+			"The JSONata expression '-1' specified for the field 'Seconds' returned -1, but the field must be at least 0.", "Seconds", 2},
 		{"a non-string error", `{"Type":"Fail","Error":"{% 5 %}"}`, `{}`,
-			"The JSONata expression '5' specified for the field 'Error' returned an unexpected result type. Expected 'string', but was 'number' for value: 5", "Error"},
+			"The JSONata expression '5' specified for the field 'Error' returned an unexpected result type. Expected 'string', but was 'number' for value: 5", "Error", 0},
 	}
 	eng := newEngine(t, sfnengine.Options{})
 	for _, tc := range tests {
@@ -354,9 +357,12 @@ func TestQueryEvaluationError(t *testing.T) {
 				t.Fatalf("cause %q, want %q", deref(rec.Cause), prefix+tc.cause)
 			}
 			// An EvaluationFailed event, after the state's entry, names the state, the error, the cause and the
-			// field.
+			// field; the failure links to it.
 			ev := rec.History[2]
-			if ev.Type != "EvaluationFailed" || ev.PreviousEventID != 2 || ev.Details["state"] != "A" ||
+			if ev.PreviousEventID != tc.prev || rec.History[3].PreviousEventID != 3 {
+				t.Errorf("EvaluationFailed links to %d, the failure to %d; want %d and 3", ev.PreviousEventID, rec.History[3].PreviousEventID, tc.prev)
+			}
+			if ev.Type != "EvaluationFailed" || ev.Details["state"] != "A" ||
 				ev.Details["error"] != "States.QueryEvaluationError" || ev.Details["cause"] != deref(rec.Cause) ||
 				ev.Details["location"] != tc.location {
 				t.Fatalf("event 3 = %s %v, want EvaluationFailed at %s", ev.Type, ev.Details, tc.location)

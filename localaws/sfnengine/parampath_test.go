@@ -42,8 +42,8 @@ func TestParameterPathCauses(t *testing.T) {
 			`The TimeoutSecondsPath parameter references a value that is not positive: $.v == 0`},
 		{"HeartbeatSecondsPath negative", task("HeartbeatSecondsPath"), `{"v":-1}`,
 			`The HeartbeatSecondsPath parameter references a negative value: $.v == -1`},
-		{"MaxConcurrencyPath not a long", mapState, `{"v":{"n":1},"items":[1]}`,
-			`The MaxConcurrencyPath parameter cannot be parsed as a long value: $.v == {"n":1}`},
+		{"MaxConcurrencyPath negative", mapState, `{"v":-1,"items":[1]}`,
+			`The MaxConcurrencyPath parameter references a negative value: $.v == -1`},
 		{"ErrorPath missing", fail, `{"x":1}`,
 			`The JSONPath '$.v' specified for the field 'ErrorPath' could not be found in the input '{"x":1}'`},
 	} {

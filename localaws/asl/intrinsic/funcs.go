@@ -138,15 +138,21 @@ func format(c *Call, args []any, _ Env) (any, error) {
 	if len(args) < 1 {
 		return nil, failf(c, "Function States.Format expects at least 1 argument")
 	}
-	if c.Args[0].kind != argString {
-		return nil, failf(c, "Function States.Format expects its first argument to be a string literal")
+	// The template is a string literal, escapes kept (\{ is a brace, not a placeholder), or a path or variable
+	// whose value is a string (AWS formats with "States.Format($AnswerTemplate, …)"), whose text is taken as it is.
+	tmpl, literal := c.Args[0].raw, c.Args[0].kind == argString
+	if !literal {
+		s, ok := args[0].(string)
+		if !ok {
+			return nil, failf(c, "Function States.Format expects its first argument to be a string, got %s", Marshal(args[0]))
+		}
+		tmpl = s
 	}
-	tmpl := c.Args[0].raw
 	var b strings.Builder
 	next := 1
 	for i := 0; i < len(tmpl); i++ {
 		ch := tmpl[i]
-		if ch == '\\' && i+1 < len(tmpl) {
+		if literal && ch == '\\' && i+1 < len(tmpl) {
 			b.WriteByte(tmpl[i+1])
 			i++
 			continue

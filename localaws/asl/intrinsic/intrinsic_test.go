@@ -21,6 +21,10 @@ func TestEval(t *testing.T) {
 				return input["arr"], nil
 			case "$.obj":
 				return input["obj"], nil
+			case "$AnswerTemplate", "$.tmpl":
+				return `It's {}!`, nil
+			case "$.escaped":
+				return `a\{}b`, nil
 			}
 			return nil, errors.New("no such path " + p)
 		},
@@ -35,6 +39,11 @@ func TestEval(t *testing.T) {
 	}{
 		{name: "format with escapes", expr: `States.Format('a\{\}={} \'q\'', $.a)`, want: `"a{}=2 'q'"`},
 		{name: "format of an object is Java-like", expr: `States.Format('{}', $.obj)`, want: `"{k=v}"`},
+		{name: "format with a variable's template", expr: `States.Format($AnswerTemplate, 'Pikachu')`, want: `"It's Pikachu!"`},
+		{name: "format with a path's template", expr: `States.Format($.tmpl, $.a)`, want: `"It's 2!"`},
+		{name: "a template's value is not unescaped", expr: `States.Format($.escaped, 1)`, want: `"a\\1b"`},
+		{name: "a template's value must be a string", expr: `States.Format($.a, 1)`, wantErr: true},
+		{name: "a template's placeholders must match the arguments", expr: `States.Format($.tmpl)`, wantErr: true},
 		{name: "json round trip", expr: `States.StringToJson(States.JsonToString($.obj))`, want: `{"k":"v"}`},
 		{name: "array functions", expr: `States.ArrayLength(States.ArrayUnique($.arr))`, want: `2`},
 		{name: "array range", expr: `States.ArrayRange(1, 9, 4)`, want: `[1,5,9]`},

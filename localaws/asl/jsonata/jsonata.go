@@ -50,6 +50,8 @@ type Expr struct {
 	states bool
 	// guarded: the functions the expression defines count their depth (depth.go).
 	guarded bool
+	// field: the expression is a path ending in a field name, which may hold [] (emptyarray.go).
+	field *fieldPath
 }
 
 // Src returns the expression without its delimiters.
@@ -77,6 +79,8 @@ func Compile(src string) (*Expr, error) {
 			return nil, fmt.Errorf("guard the functions of the expression: %w", err)
 		}
 		x.expr, x.guarded = g, true
+	} else {
+		x.field = lastField(src)
 	}
 	seen := map[string]bool{}
 	for _, m := range varRef.FindAllStringSubmatch(stripStrings(src), -1) {
@@ -353,6 +357,15 @@ func (e *Expr) Eval(env Env) (any, error) {
 	out, err := evalSafe(&run)
 	if err != nil {
 		if errors.Is(err, lib.ErrUndefined) {
+			if e.field != nil {
+				empty, err := e.field.emptyArray(vars)
+				if err != nil {
+					return nil, err
+				}
+				if empty {
+					return []any{}, nil
+				}
+			}
 			return nil, ErrUndefined
 		}
 		return nil, err
@@ -493,14 +506,14 @@ func (c *converter) fromGo(v interface{}) (any, error) {
 		}
 		return c.fromGo(m)
 	case reflect.Func:
-		return nil, errors.New("the expression returned a function, which is not a JSON value")
+		return nil, fmt.Errorf("the expression returned a function: %w", ErrNotJSON)
 	}
 	if _, ok := v.(interface {
 		Call([]reflect.Value) (reflect.Value, error)
 	}); ok {
-		return nil, errors.New("the expression returned a function, which is not a JSON value")
+		return nil, fmt.Errorf("the expression returned a function: %w", ErrNotJSON)
 	}
-	return nil, fmt.Errorf("the expression returned a value of type %T, which is not a JSON value", v)
+	return nil, fmt.Errorf("the expression returned a value of type %T: %w", v, ErrNotJSON)
 }
 
 // Number writes f as a JSON number the way JavaScript prints it (integers without a fraction or exponent below
