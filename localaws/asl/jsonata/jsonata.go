@@ -43,6 +43,12 @@ func Body(s string) string {
 type Expr struct {
 	src  string // the expression, without its delimiters
 	expr *lib.Expr
+	// libSrc is what was compiled into expr (src, or src with its functions guarded); fresh says to compile it again
+	// for each evaluation: the library's evaluation of x ~> $f(…) appends x to the call's arguments in the compiled
+	// expression itself, so a second evaluation of the same compiled expression would call $f with one argument too
+	// many.
+	libSrc string
+	fresh  bool
 	// vars are the names of the variables the expression reads ($name), besides functions, so that only those
 	// are converted for an evaluation.
 	vars []string
@@ -72,13 +78,13 @@ func Compile(src string) (*Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	x := &Expr{src: src, expr: e}
+	x := &Expr{src: src, expr: e, libSrc: src, fresh: strings.Contains(stripStrings(src), "~>")}
 	if guarded, ok := guardLambdas(src); ok {
 		g, err := compileSafe(guarded)
 		if err != nil {
 			return nil, fmt.Errorf("guard the functions of the expression: %w", err)
 		}
-		x.expr, x.guarded = g, true
+		x.expr, x.guarded, x.libSrc = g, true, guarded
 	} else {
 		x.field = lastField(src)
 	}
@@ -350,7 +356,15 @@ func (e *Expr) Eval(env Env) (any, error) {
 		}
 		vars["states"] = sess.states
 	}
-	run := *e.expr // a copy, so that the variables of this evaluation are its own
+	compiled := e.expr
+	if e.fresh {
+		c, err := compileSafe(e.libSrc)
+		if err != nil {
+			return nil, err
+		}
+		compiled = c
+	}
+	run := *compiled // a copy, so that the variables of this evaluation are its own
 	if err := run.RegisterVars(vars); err != nil {
 		return nil, fmt.Errorf("bind variables: %w", err)
 	}

@@ -191,3 +191,19 @@ func TestConcurrentEvaluations(t *testing.T) {
 		t.Error(e)
 	}
 }
+
+// TestChainEvaluatesAgain: an expression with ~> gives the same answer every time it is evaluated (the library
+// appends the chained value to the call's arguments in the compiled expression; each evaluation compiles it again).
+func TestChainEvaluatesAgain(t *testing.T) {
+	e, err := jsonata.Compile(`('abcdef' ~> $substring(1, 2)) & ($states.input.name ~> $uppercase())`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := jsonata.Env{States: func() any { return decode(t, `{"input":{"name":"ann"}}`) }}
+	for i := range 3 {
+		got, err := e.Eval(env)
+		if err != nil || got != "bcANN" {
+			t.Fatalf("evaluation %d = %v, %v; want bcANN", i+1, got, err)
+		}
+	}
+}
