@@ -292,16 +292,10 @@ func (s *Server) describeStateMachineForExecution(ctx context.Context, body json
 	if err != nil {
 		return nil, err
 	}
-	// The version the execution runs, while it exists; else (and for an execution of the state machine itself)
-	// the state machine as it is now.
-	var sm sfnengine.StateMachine
-	if r.StateMachineVersionArn != "" {
-		sm, err = s.eng.DescribeStateMachine(ctx, r.StateMachineVersionArn)
-	}
-	if r.StateMachineVersionArn == "" || err != nil {
-		if sm, err = s.eng.DescribeStateMachine(ctx, r.StateMachineArn); err != nil {
-			return nil, err
-		}
+	// The version the execution runs, while it exists, or the revision of the state machine it started with.
+	sm, err := s.eng.StateMachineForExecution(r)
+	if err != nil {
+		return nil, err
 	}
 	out := describeMachine(sm)
 	delete(out, "status")
