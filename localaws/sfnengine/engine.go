@@ -144,6 +144,10 @@ type Engine struct {
 	mapRuns    map[string]*mapRunState
 	mapRunExec map[string]string
 	mapRunsOf  map[string][]string
+	// children are the STANDARD child workflow executions of the Distributed Maps of Standard executions, by ARN,
+	// and childrenOf their ARNs by Map Run, in the order they started (children.go); guarded by mu.
+	children   map[string]*execution
+	childrenOf map[string][]string
 }
 
 type machine struct {
@@ -830,6 +834,11 @@ func (e *Engine) lookup(arn string) (*execution, *closedExecution, error) {
 // execution is read from the Store.
 func (e *Engine) DescribeExecution(ctx context.Context, arn string) (*ExecutionRecord, error) {
 	x, _, err := e.lookup(arn)
+	if errors.Is(err, ErrExecutionDoesNotExist) {
+		if c := e.child(arn); c != nil {
+			return c.snapshot(), nil
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

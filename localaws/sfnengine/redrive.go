@@ -17,6 +17,9 @@ var ErrExecutionNotRedrivable = errors.New("sfnengine: execution not redrivable"
 const (
 	RedriveStatusRedrivable    = "REDRIVABLE"
 	RedriveStatusNotRedrivable = "NOT_REDRIVABLE"
+	// RedriveStatusRedrivableByMapRun is that of a child workflow execution of a Distributed Map that did not
+	// succeed: it runs again when its parent execution, and with it its Map Run, is redriven.
+	RedriveStatusRedrivableByMapRun = "REDRIVABLE_BY_MAP_RUN"
 )
 
 // EventExecutionRedriven is the history event a redrive appends, with executionRedrivenEventDetails {redriveCount}.
@@ -35,6 +38,7 @@ const (
 	reasonBeforeRedrive  = "Execution was started before the launch of RedriveExecution"
 	reasonDefinitionEdit = "State machine definition has changed since the execution started; start a new execution"
 	reasonVersionGone    = "State machine version the execution ran has been deleted"
+	reasonMapRunChild    = "Execution is a child workflow execution of a Map Run; redrive its parent execution"
 )
 
 const (
@@ -165,6 +169,15 @@ func (x *execution) redone(st *asl.State) map[int]any {
 
 // redriveStatus returns whether rec, with history events, can be redriven now, and why not.
 func (e *Engine) redriveStatus(rec *ExecutionRecord, history int) (string, string) {
+	if rec.MapRunArn() != "" {
+		switch rec.Status {
+		case StatusRunning:
+			return RedriveStatusNotRedrivable, reasonRunning
+		case StatusSucceeded:
+			return RedriveStatusNotRedrivable, reasonSucceeded
+		}
+		return RedriveStatusRedrivableByMapRun, ""
+	}
 	e.mu.Lock()
 	_, changed := e.executionMachineLocked(rec)
 	e.mu.Unlock()
@@ -210,6 +223,9 @@ func (e *Engine) RedriveStatus(rec *ExecutionRecord) (status, reason string) {
 // RedriveStatus). Like StartExecution, it answers once the redrive is saved.
 func (e *Engine) RedriveExecution(ctx context.Context, arn, clientToken string) (time.Time, error) {
 	x, c, err := e.lookup(arn)
+	if errors.Is(err, ErrExecutionDoesNotExist) && e.child(arn) != nil {
+		return time.Time{}, fmt.Errorf("%w: %s", ErrExecutionNotRedrivable, reasonMapRunChild)
+	}
 	if err != nil {
 		return time.Time{}, err
 	}

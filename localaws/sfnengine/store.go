@@ -90,6 +90,9 @@ type RecordExt struct {
 	MapRuns []MapRun `json:"mapRuns,omitempty"`
 	// MockTestCase is the mock test case the execution was started with (<arn>#<TestCase>, mock.go).
 	MockTestCase string `json:"mockTestCase,omitempty"`
+	// MapRunArn is the Map Run that started the execution, a child workflow execution of a Distributed Map
+	// (children.go).
+	MapRunArn string `json:"mapRunArn,omitempty"`
 	// Revision is the RevisionID of the state machine's revision the execution started with, when that was not
 	// the revision CreateStateMachine made (revisions.go).
 	Revision string `json:"revision,omitempty"`
@@ -138,6 +141,15 @@ func (r *ExecutionRecord) Revision() string {
 		return ""
 	}
 	return r.Ext.Revision
+}
+
+// MapRunArn returns the Map Run that started the execution when it is a child workflow execution of a Distributed
+// Map, else "".
+func (r *ExecutionRecord) MapRunArn() string {
+	if r.Ext == nil {
+		return ""
+	}
+	return r.Ext.MapRunArn
 }
 
 // MapRuns returns the records of the execution's Map Runs.
