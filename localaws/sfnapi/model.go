@@ -91,8 +91,8 @@ var models = map[string][]member{
 		{name: "context", max: MaxInputBytes, utf8Bytes: true, sensitive: true}},
 	"DescribeExecution":                {arnMember("executionArn", true)},
 	"DescribeStateMachineForExecution": {arnMember("executionArn", true)},
-	// The model leaves stateMachineArn optional for the mapRunArn form, which the local API does not serve.
-	"ListExecutions": {arnMember("stateMachineArn", true),
+	// stateMachineArn or mapRunArn: exactly one of them (listExecutions).
+	"ListExecutions": {arnMember("stateMachineArn", false), mapRunArn,
 		{name: "statusFilter", enum: []string{"RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED", "PENDING_REDRIVE"}},
 		pageSize, {name: "nextToken", min: 1, max: 3096},
 		{name: "redriveFilter", enum: []string{"REDRIVEN", "NOT_REDRIVEN"}}},

@@ -166,3 +166,60 @@ func TestRedriveWhileRunningIsRefused(t *testing.T) {
 		t.Fatalf("running after the redrive: %v %+v", err, l)
 	}
 }
+
+// TestRedriveAfterUpdateStateMachine: an execution that failed, redriven after UpdateStateMachine replaced the
+// definition, resumes on the definition it started with (its debit Lambda called, as AWS documents that a redrive
+// uses the same definition), and DescribeStateMachineForExecution answers that definition before and after the
+// redrive, while an execution started after the update describes the new one.
+func TestRedriveAfterUpdateStateMachine(t *testing.T) {
+	lambda := &brokenLambda{}
+	srv := stepfunctions.RunT(t, stepfunctions.WithEngineOptions(sfnengine.Options{Lambda: lambda}))
+	c := srv.Client()
+	ctx := context.Background()
+	smArn := create(t, c, "debits", debitMachine)
+	arn := startAndWait(t, c, srv.Engine(), smArn, "tr-1")
+	const newDefinition = `{"StartAt":"Debit","States":{"Debit":{"Type":"Pass","Result":"new","End":true}}}`
+	u, err := c.UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(smArn),
+		Definition: aws.String(newDefinition)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := startAndWait(t, c, srv.Engine(), smArn, "tr-2")
+	describe := func(arn *string, want string) {
+		t.Helper()
+		d, err := c.DescribeStateMachineForExecution(ctx, &sfn.DescribeStateMachineForExecutionInput{ExecutionArn: arn})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if aws.ToString(d.Definition) != want {
+			t.Fatalf("DescribeStateMachineForExecution(%s): %s, want %s", aws.ToString(arn), aws.ToString(d.Definition), want)
+		}
+		if (want == newDefinition) != (aws.ToString(d.RevisionId) == aws.ToString(u.RevisionId)) {
+			t.Fatalf("DescribeStateMachineForExecution(%s): revision %q (the update's: %q)", aws.ToString(arn),
+				aws.ToString(d.RevisionId), aws.ToString(u.RevisionId))
+		}
+	}
+	describe(arn, debitMachine)
+	describe(later, newDefinition)
+
+	d, err := c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: arn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.RedriveStatus != types.ExecutionRedriveStatusRedrivable {
+		t.Fatalf("after the update: %s %s", d.RedriveStatus, aws.ToString(d.RedriveStatusReason))
+	}
+	lambda.fixed.Store(true)
+	if _, err := c.RedriveExecution(ctx, &sfn.RedriveExecutionInput{ExecutionArn: arn}); err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, srv.Engine(), aws.ToString(arn))
+	d, err = c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: arn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Status != types.ExecutionStatusSucceeded || aws.ToString(d.Output) != `{"validated":"ok","debit":{"done":true}}` {
+		t.Fatalf("after the redrive: %s %s", d.Status, aws.ToString(d.Output))
+	}
+	describe(arn, debitMachine)
+}

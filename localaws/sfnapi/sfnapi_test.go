@@ -304,11 +304,13 @@ func TestRunningNameReuseAndStop(t *testing.T) {
 
 // TestMissingRequiredFields: each operation refuses a request without its ARN with AWS's ValidationException. The
 // requests go over the wire by hand: the Go SDK checks required members before sending, other clients do not.
+// ListExecutions, whose stateMachineArn is optional beside mapRunArn, is checked in
+// TestMapRunChildExecutionsThroughTheSDK.
 func TestMissingRequiredFields(t *testing.T) {
 	srv := stepfunctions.RunT(t)
 	for op, member := range map[string]string{
 		"DescribeStateMachine": "stateMachineArn", "DeleteStateMachine": "stateMachineArn", "UpdateStateMachine": "stateMachineArn",
-		"StartExecution": "stateMachineArn", "ListExecutions": "stateMachineArn", "DescribeExecution": "executionArn",
+		"StartExecution": "stateMachineArn", "DescribeExecution": "executionArn",
 		"DescribeStateMachineForExecution": "executionArn", "StopExecution": "executionArn", "GetExecutionHistory": "executionArn",
 		"ValidateStateMachineDefinition": "definition",
 	} {

@@ -162,7 +162,7 @@ func (x *execution) attemptDistributedMap(ctx context.Context, sr *stateRun, eff
 				in, f = itemInput(unit.first)
 			}
 			if f == nil {
-				out, f = x.runChild(mctx, st, childArn(), in)
+				out, f = x.runChild(mctx, st, childArn(), in, mr)
 			}
 			mr.mu.Lock()
 			defer mr.mu.Unlock()
@@ -440,22 +440,34 @@ func (x *execution) batchBounds(sr *stateRun, b *asl.ItemBatcher, eff any) (maxI
 }
 
 // runChild runs one child workflow of a Distributed Map in-process: an execution of the item processor named arn,
-// with its own context object ($$.Execution is the child's) and its own history, which is not kept.
-func (x *execution) runChild(ctx context.Context, st *asl.State, arn string, input any) (any, *failure) {
+// with its own context object ($$.Execution is the child's) and its own history. A STANDARD child of a Standard
+// execution is an execution one can list, describe and read the history of (children.go); the others' histories
+// are not kept.
+func (x *execution) runChild(ctx context.Context, st *asl.State, arn string, input any, mr *mapRunState) (any, *failure) {
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	mapRun := mr.snapshot()
 	c := &execution{eng: x.eng, m: x.m, prog: x.prog, input: input, ctx: cctx, cancel: cancel, done: make(chan struct{}),
-		rec: &ExecutionRecord{Arn: arn, StateMachineArn: x.rec.StateMachineArn, Name: arnTail(arn), Status: StatusRunning,
+		rec: &ExecutionRecord{Arn: arn, StateMachineArn: mapRun.StateMachineArn, Name: arnTail(arn), Status: StatusRunning,
 			StartDate: x.eng.opts.Clock.Now()}} // $$.Execution.Input is the value, input
 	// A child workflow is an execution of its own: it sees none of the parent's variables (pass them in the
 	// ItemSelector), as AWS documents for Distributed Map.
 	c.vars = &c.root
-	out, f := c.safeRunMachine(cctx, st.ItemProcessor, st.ItemProcessor.StartAt, input, &thread{}, c.vars)
+	listed := !x.express && mapRun.ExecutionType != "EXPRESS"
+	th := &thread{}
+	if listed {
+		c.rec.Input = marshal(input)
+		c.startChild(mapRun.Arn, th)
+	}
+	out, f := c.safeRunMachine(cctx, st.ItemProcessor, st.ItemProcessor.StartAt, input, th, c.vars)
 	if f == stopped && ctx.Err() == nil {
 		var sc *stopCause
 		if errors.As(context.Cause(cctx), &sc) && sc.fail != nil { // its history limit
 			f = sc.fail
 		}
+	}
+	if listed {
+		c.closeChild(th, out, f)
 	}
 	return out, f
 }

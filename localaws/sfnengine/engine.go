@@ -144,6 +144,10 @@ type Engine struct {
 	mapRuns    map[string]*mapRunState
 	mapRunExec map[string]string
 	mapRunsOf  map[string][]string
+	// children are the STANDARD child workflow executions of the Distributed Maps of Standard executions, by ARN,
+	// and childrenOf their ARNs by Map Run, in the order they started (children.go); guarded by mu.
+	children   map[string]*execution
+	childrenOf map[string][]string
 }
 
 type machine struct {
@@ -154,6 +158,9 @@ type machine struct {
 	prog     *program // def compiled, on first use (program)
 	// logSize is the history size, in bytes, of its last closed execution: the next one's log starts that big.
 	logSize atomic.Int64
+	// revs holds the machines of the earlier revisions that executions run again, by RevisionID
+	// (revisionMachineLocked); guarded by the engine's mu.
+	revs map[string]*machine
 }
 
 // New returns an Engine with the given options.
@@ -235,17 +242,10 @@ func (e *Engine) Restore(ctx context.Context) error {
 		for _, mr := range r.MapRuns() {
 			e.knowMapRunLocked(mr.Arn, r.Arn)
 		}
-		m := e.sms[r.StateMachineArn]
-		if m != nil && m.createdAfter(r) {
-			m = nil // r ran a state machine of that name that was deleted: its definition is gone
-		}
-		if m != nil && r.StateMachineVersionArn != "" {
-			// An execution of a version runs that version; one whose version was deleted cannot run again.
-			v, ok := m.sm.version(r.StateMachineVersionArn)
-			if m = nil; ok {
-				m, _ = e.versionMachineLocked(e.sms[r.StateMachineArn], v)
-			}
-		}
+		// The version or the revision the execution started with; none when its state machine was deleted (or
+		// deleted and created again) or its version deleted. A record saved before revisions were kept runs the
+		// current revision.
+		m, _ := e.executionMachineLocked(r)
 		if r.Status == StatusRunning && m != nil {
 			if run := e.restartLocked(m, r); run != nil {
 				e.wg.Add(1)
@@ -585,13 +585,16 @@ func (e *Engine) Update(ctx context.Context, in UpdateInput) (StateMachine, *Sta
 			}
 		}
 		sm.Definition = in.Definition
-		sm.DefinitionDate = e.opts.Clock.Now() // executions started before cannot be redriven
 	}
 	if in.RoleArn != "" {
 		sm.RoleArn = in.RoleArn
 	}
 	sm.Config = sm.Config.over(in.Config)
 	if sm.Definition != old.sm.Definition || sm.RoleArn != old.sm.RoleArn || !sm.Config.equal(old.sm.Config) {
+		// The revision replaced is kept while executions that started with it are: a redrive runs it again.
+		e.mu.Lock()
+		sm.Revisions = e.keepRevisionsLocked(base, old.sm.Revisions, old.sm.current())
+		e.mu.Unlock()
 		sm.RevisionID = e.opts.NewID()
 		sm.UpdateDate = e.opts.Clock.Now()
 	}
@@ -831,6 +834,11 @@ func (e *Engine) lookup(arn string) (*execution, *closedExecution, error) {
 // execution is read from the Store.
 func (e *Engine) DescribeExecution(ctx context.Context, arn string) (*ExecutionRecord, error) {
 	x, _, err := e.lookup(arn)
+	if errors.Is(err, ErrExecutionDoesNotExist) {
+		if c := e.child(arn); c != nil {
+			return c.snapshot(), nil
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -105,6 +105,9 @@ func newExecution(e *Engine, m *machine, arn, name, rawInput string, input any) 
 	x := &execution{eng: e, m: m, prog: m.program(), input: input, express: m.sm.Type == TypeExpress, rec: rec,
 		ctx: ctx, cancel: cancel, done: make(chan struct{})}
 	x.vars = &x.root
+	if id := m.sm.RevisionID; id != "" { // not the revision CreateStateMachine made (revisions.go)
+		rec.ext().Revision = id
+	}
 	return x
 }
 

@@ -173,6 +173,7 @@ func (e *Engine) knowMapRunLocked(mapRunArn, executionArn string) {
 func (e *Engine) forgetExecutionLocked(arn string) {
 	for _, mr := range e.mapRunsOf[arn] {
 		delete(e.mapRunExec, mr)
+		e.forgetChildrenLocked(mr)
 	}
 	delete(e.mapRunsOf, arn)
 	delete(e.redrives, arn)

@@ -17,14 +17,17 @@ var ErrExecutionNotRedrivable = errors.New("sfnengine: execution not redrivable"
 const (
 	RedriveStatusRedrivable    = "REDRIVABLE"
 	RedriveStatusNotRedrivable = "NOT_REDRIVABLE"
+	// RedriveStatusRedrivableByMapRun is that of a child workflow execution of a Distributed Map that did not
+	// succeed: it runs again when its parent execution, and with it its Map Run, is redriven.
+	RedriveStatusRedrivableByMapRun = "REDRIVABLE_BY_MAP_RUN"
 )
 
 // EventExecutionRedriven is the history event a redrive appends, with executionRedrivenEventDetails {redriveCount}.
 const EventExecutionRedriven = "ExecutionRedriven"
 
 // Why an execution cannot be redriven: AWS's redriveStatusReason texts, and the local engine's own for the cases
-// AWS does not word (an EXPRESS machine, whose executions AWS does not describe; a definition that changed, which
-// AWS keeps for the execution and the local engine does not).
+// AWS does not word (a definition that changed since an execution whose record was saved before the engine kept
+// the revision it started with; a deleted version).
 const (
 	reasonRunning        = "Execution is RUNNING and cannot be redriven"
 	reasonSucceeded      = "Execution is SUCCEEDED and cannot be redriven"
@@ -35,6 +38,7 @@ const (
 	reasonBeforeRedrive  = "Execution was started before the launch of RedriveExecution"
 	reasonDefinitionEdit = "State machine definition has changed since the execution started; start a new execution"
 	reasonVersionGone    = "State machine version the execution ran has been deleted"
+	reasonMapRunChild    = "Execution is a child workflow execution of a Map Run; redrive its parent execution"
 )
 
 const (
@@ -81,12 +85,6 @@ type redriveToken struct {
 	token string
 	date  time.Time // the redrive's date, answered again
 	used  time.Time
-}
-
-// definitionChanged reports whether the machine's definition was changed since rec started (at the same instant
-// counts as since: the redrive is refused rather than run with another definition).
-func (m *machine) definitionChanged(rec *ExecutionRecord) bool {
-	return !m.sm.DefinitionDate.IsZero() && !m.sm.DefinitionDate.Before(rec.StartDate)
 }
 
 // createdAfter reports whether the machine was created after rec started: rec ran a state machine of the same name
@@ -169,35 +167,19 @@ func (x *execution) redone(st *asl.State) map[int]any {
 	return ex.redo.outputs
 }
 
-// redriveMachineLocked returns the machine a redrive of rec runs: the version the execution ran, when it was started
-// with a version or an alias (a version is immutable: a later update of the state machine does not change it), else
-// the state machine's current one. When there is none, it returns the reason the execution cannot be redriven.
-func (e *Engine) redriveMachineLocked(rec *ExecutionRecord) (*machine, string) {
-	m := e.sms[rec.StateMachineArn]
-	if m == nil || m.createdAfter(rec) {
-		return nil, reasonDeleted
-	}
-	if rec.StateMachineVersionArn == "" {
-		if m.definitionChanged(rec) {
-			return m, reasonDefinitionEdit
-		}
-		return m, ""
-	}
-	v, ok := m.sm.version(rec.StateMachineVersionArn)
-	if !ok {
-		return nil, reasonVersionGone
-	}
-	vm, err := e.versionMachineLocked(m, v)
-	if err != nil {
-		return nil, reasonVersionGone
-	}
-	return vm, ""
-}
-
 // redriveStatus returns whether rec, with history events, can be redriven now, and why not.
 func (e *Engine) redriveStatus(rec *ExecutionRecord, history int) (string, string) {
+	if rec.MapRunArn() != "" {
+		switch rec.Status {
+		case StatusRunning:
+			return RedriveStatusNotRedrivable, reasonRunning
+		case StatusSucceeded:
+			return RedriveStatusNotRedrivable, reasonSucceeded
+		}
+		return RedriveStatusRedrivableByMapRun, ""
+	}
 	e.mu.Lock()
-	_, changed := e.redriveMachineLocked(rec)
+	_, changed := e.executionMachineLocked(rec)
 	e.mu.Unlock()
 	now := e.opts.Clock.Now()
 	reason := ""
@@ -241,6 +223,9 @@ func (e *Engine) RedriveStatus(rec *ExecutionRecord) (status, reason string) {
 // RedriveStatus). Like StartExecution, it answers once the redrive is saved.
 func (e *Engine) RedriveExecution(ctx context.Context, arn, clientToken string) (time.Time, error) {
 	x, c, err := e.lookup(arn)
+	if errors.Is(err, ErrExecutionDoesNotExist) && e.child(arn) != nil {
+		return time.Time{}, fmt.Errorf("%w: %s", ErrExecutionNotRedrivable, reasonMapRunChild)
+	}
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -263,7 +248,7 @@ func (e *Engine) RedriveExecution(ctx context.Context, arn, clientToken string) 
 	}
 	at := *rec.RedrivePoint()
 	e.mu.Lock()
-	m, reason := e.redriveMachineLocked(rec)
+	m, reason := e.executionMachineLocked(rec)
 	e.mu.Unlock()
 	if reason != "" {
 		return time.Time{}, fmt.Errorf("%w: %s", ErrExecutionNotRedrivable, reason)
@@ -289,7 +274,7 @@ func (e *Engine) RedriveExecution(ctx context.Context, arn, clientToken string) 
 	}
 
 	e.mu.Lock()
-	if now, reason := e.redriveMachineLocked(rec); now != m { // updated or deleted since it was read
+	if now, reason := e.executionMachineLocked(rec); now != m { // updated or deleted since it was read
 		if reason != "" {
 			e.mu.Unlock()
 			return time.Time{}, fmt.Errorf("%w: %s", ErrExecutionNotRedrivable, reason)

@@ -334,13 +334,6 @@ func TestRedriveRefusals(t *testing.T) {
 					t.Fatal(err)
 				}
 			}},
-		{name: "definition changed", def: failing,
-			reason: "State machine definition has changed since the execution started; start a new execution",
-			prepare: func(t *testing.T, eng *sfnengine.Engine, _ *sfnengine.ManualClock, rec *sfnengine.ExecutionRecord) {
-				if _, err := eng.UpdateStateMachine(ctx, rec.StateMachineArn, passOnly, ""); err != nil {
-					t.Fatal(err)
-				}
-			}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -761,5 +754,92 @@ func TestRedriveKeepsNoOutputsPastThePayloadQuota(t *testing.T) {
 	after := got.History[len(rec.History):]
 	if got.Status != sfnengine.StatusSucceeded || countEvents(after, "MapIterationStarted") != 4 {
 		t.Fatalf("after the redrive: %s with %v, want SUCCEEDED with all 4 iterations run again", got.Status, eventTypes(after))
+	}
+}
+
+// TestRedriveRunsTheDefinitionItStartedWith: an execution that failed is redriven after UpdateStateMachine changed
+// the definition, and after a restart on a FileStore: it resumes on the definition it started with (its debit and
+// credit Lambdas called, not the new definition's Pass), as AWS redrives "with the same state machine definition",
+// and StateMachineForExecution describes that definition; an execution started after the update runs and describes
+// the new one. A revision no execution started with is not kept.
+func TestRedriveRunsTheDefinitionItStartedWith(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	files := fileStore(t, dir)
+	lambda := newFlakyLambda("debit")
+	first := sfnengine.New(sfnengine.Options{Store: files, Lambda: lambda})
+	rec := run(t, first, transferLike, `{"transferId":"tr_3"}`)
+	if rec.Status != sfnengine.StatusFailed {
+		first.Close()
+		t.Fatalf("first run: %s", rec.Status)
+	}
+	const replaced = `{"StartAt":"Debit","States":{"Debit":{"Type":"Pass","Result":"replaced","End":true}}}`
+	const latest = `{"StartAt":"Debit","States":{"Debit":{"Type":"Pass","Result":"latest","End":true}}}`
+	if _, err := first.UpdateStateMachine(ctx, rec.StateMachineArn, replaced, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.UpdateStateMachine(ctx, rec.StateMachineArn, latest, ""); err != nil {
+		t.Fatal(err)
+	}
+	sm, err := first.DescribeStateMachine(ctx, rec.StateMachineArn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sm.Revisions) != 1 || sm.Revisions[0].Definition != transferLike {
+		t.Fatalf("revisions kept: %+v, want only the one the execution started with", sm.Revisions)
+	}
+	after, err := first.StartExecution(ctx, sfnengine.StartInput{StateMachineArn: rec.StateMachineArn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := waitClosed(t, first, after.Arn); got.Status != sfnengine.StatusSucceeded || *got.Output != `"latest"` {
+		t.Fatalf("execution after the update: %s %v", got.Status, got.Output)
+	}
+	first.Close()
+
+	lambda.fix("debit")
+	second := newEngine(t, sfnengine.Options{Store: files, Lambda: lambda})
+	if err := second.Restore(ctx); err != nil {
+		t.Fatal(err)
+	}
+	d, err := second.DescribeExecution(ctx, rec.Arn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, reason := second.RedriveStatus(d); status != sfnengine.RedriveStatusRedrivable {
+		t.Fatalf("redrive status after the update: %s (%s)", status, reason)
+	}
+	for _, tc := range []struct{ arn, want string }{{rec.Arn, transferLike}, {after.Arn, latest}} {
+		x, err := second.DescribeExecution(ctx, tc.arn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := second.StateMachineForExecution(x)
+		if err != nil || got.Definition != tc.want {
+			t.Fatalf("StateMachineForExecution(%s): %v %s, want %s", tc.arn, err, got.Definition, tc.want)
+		}
+	}
+	if _, err := second.RedriveExecution(ctx, rec.Arn, ""); err != nil {
+		t.Fatal(err)
+	}
+	got := waitClosed(t, second, rec.Arn)
+	if got.Status != sfnengine.StatusSucceeded || !strings.Contains(*got.Output, `"debit":{"by":"debit"}`) ||
+		!strings.Contains(*got.Output, `"credit":{"by":"credit"}`) {
+		t.Fatalf("after the redrive: %s %v", got.Status, got.Output)
+	}
+	if lambda.count("debit") != 2 || lambda.count("credit") != 1 {
+		t.Fatalf("calls: debit %d, credit %d", lambda.count("debit"), lambda.count("credit"))
+	}
+
+	// With no execution of the state machine that started with it, a replaced revision is not kept.
+	other, err := second.CreateStateMachine(ctx, sfnengine.CreateInput{Name: "unused", Definition: passOnly, RoleArn: testRoleArn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other, err = second.UpdateStateMachine(ctx, other.Arn, replaced, ""); err != nil {
+		t.Fatal(err)
+	}
+	if len(other.Revisions) != 0 {
+		t.Fatalf("revisions of a state machine without executions: %+v", other.Revisions)
 	}
 }

@@ -36,8 +36,9 @@ func summarize(rec *ExecutionRecord) *closedExecution {
 	if rec.StopDate != nil {
 		c.stop = *rec.StopDate
 	}
-	if rec.StateMachineVersionArn != "" {
-		c.started = &startedWith{versionArn: rec.StateMachineVersionArn, aliasArn: rec.StateMachineAliasArn}
+	if rec.StateMachineVersionArn != "" || rec.Revision() != "" {
+		c.started = &startedWith{versionArn: rec.StateMachineVersionArn, aliasArn: rec.StateMachineAliasArn,
+			revision: rec.Revision()}
 	}
 	c.redriveCount = int32(rec.RedriveCount())
 	if d := rec.RedriveDate(); d != nil {
@@ -46,9 +47,10 @@ func summarize(rec *ExecutionRecord) *closedExecution {
 	return c
 }
 
-// startedWith is the version and alias an execution was started with.
+// startedWith is the version and alias an execution was started with, or the revision of the state machine when
+// it was not the one CreateStateMachine made.
 type startedWith struct {
-	versionArn, aliasArn string
+	versionArn, aliasArn, revision string
 }
 
 // record returns the part of the execution's record that the summary holds.

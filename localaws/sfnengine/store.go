@@ -44,9 +44,10 @@ type StateMachine struct {
 	Description string `json:"description,omitempty"`
 	// Created records what CreateStateMachine was asked to publish, for its idempotency check.
 	Created CreateOptions `json:"created,omitzero"`
-	// DefinitionDate is when UpdateStateMachine last changed the definition (zero: never): an execution started
-	// before it ran another definition, and cannot be redriven.
-	DefinitionDate time.Time `json:"definitionDate,omitzero"`
+	// Revisions are the earlier revisions (oldest first) that executions of the state machine itself started with
+	// and that the engine still keeps: a redrive runs, and DescribeStateMachineForExecution describes, the revision
+	// the execution started with (revisions.go).
+	Revisions []Revision `json:"revisions,omitempty"`
 	// Label is the label of the Distributed Map state the StateMachine describes, when DescribeStateMachine was
 	// given that state's qualified ARN (<state machine ARN>/<label>); empty otherwise. It is never stored.
 	Label string `json:"-"`
@@ -89,6 +90,12 @@ type RecordExt struct {
 	MapRuns []MapRun `json:"mapRuns,omitempty"`
 	// MockTestCase is the mock test case the execution was started with (<arn>#<TestCase>, mock.go).
 	MockTestCase string `json:"mockTestCase,omitempty"`
+	// MapRunArn is the Map Run that started the execution, a child workflow execution of a Distributed Map
+	// (children.go).
+	MapRunArn string `json:"mapRunArn,omitempty"`
+	// Revision is the RevisionID of the state machine's revision the execution started with, when that was not
+	// the revision CreateStateMachine made (revisions.go).
+	Revision string `json:"revision,omitempty"`
 }
 
 // clone returns a deep copy of x.
@@ -125,6 +132,24 @@ func (r *ExecutionRecord) RedrivePoint() *RedrivePoint {
 		return nil
 	}
 	return r.Ext.Redrive
+}
+
+// Revision returns the RevisionID of the state machine's revision the execution started with: empty for the one
+// CreateStateMachine made, and for an execution of a version.
+func (r *ExecutionRecord) Revision() string {
+	if r.Ext == nil {
+		return ""
+	}
+	return r.Ext.Revision
+}
+
+// MapRunArn returns the Map Run that started the execution when it is a child workflow execution of a Distributed
+// Map, else "".
+func (r *ExecutionRecord) MapRunArn() string {
+	if r.Ext == nil {
+		return ""
+	}
+	return r.Ext.MapRunArn
 }
 
 // MapRuns returns the records of the execution's Map Runs.
