@@ -101,6 +101,9 @@ type Options struct {
 	// MaxClosedExecutions, when positive, bounds how many closed executions are kept: beyond it the oldest (by stop
 	// date) are deleted first, as with HistoryRetention. Zero sets no bound.
 	MaxClosedExecutions int
+	// ActivityPoll is how long GetActivityTask waits for a task before it answers without one (default
+	// MaxActivityPoll, AWS's 60 s; more than that is MaxActivityPoll). Tests shorten it.
+	ActivityPoll time.Duration
 }
 
 // Engine keeps state machines and executions and runs them. It is safe for concurrent use.
@@ -176,6 +179,9 @@ func New(opts Options) *Engine {
 	}
 	if opts.MaxHistoryBytes == 0 {
 		opts.MaxHistoryBytes = DefaultMaxHistoryBytes
+	}
+	if opts.ActivityPoll <= 0 || opts.ActivityPoll > MaxActivityPoll {
+		opts.ActivityPoll = MaxActivityPoll
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Engine{opts: opts, sms: map[string]*machine{}, exec: map[string]*execution{}, idle: make(chan *execution),
