@@ -25,7 +25,7 @@ export DYNOXIDE_BIN ?=
 .DEFAULT_GOAL := help
 
 .PHONY: help test run deps node-deps venv fmt-check vet lint-asl lint-template build build-lambdas sam-build deploy deploy-guided \
-	invoke-examples bench bench-quick clean bench-engine-deps bench-engine chaos chaos-quick ddblocal-deps java-check \
+	invoke-examples bench bench-quick clean bench-engine-deps bench-engine-moto-deps bench-engine chaos chaos-quick ddblocal-deps java-check \
 	test-ddblocal fuzz fuzz-api fuzz-brief fuzz-check test-steps test-compile test-go smoke browser-deps
 
 help:
@@ -57,9 +57,17 @@ $(BENCH_ENGINE_STAMP): lab/bench/engine/package.json lab/bench/engine/package-lo
 	$(NPM) --prefix lab/bench/engine install --no-audit --no-fund --loglevel=error
 	@touch $@
 
-# Our engine and aws-local-stepfunctions side by side: EXECUTIONS per definition per engine (docs/asl-engine.md).
+# moto's server, the engine comparison's third column (make bench-engine only): a virtual environment with
+# lab/bench/engine/moto-requirements.txt's pins, linked into the install cache as the other venvs are.
+MOTO_VENV := lab/bench/engine/.venv-moto
+
+bench-engine-moto-deps:
+	@$(CACHED_INSTALL) venv $(MOTO_VENV) lab/bench/engine/moto-requirements.txt
+
+# Our engine, aws-local-stepfunctions and moto side by side: EXECUTIONS per definition per engine
+# (docs/asl-engine.md).
 EXECUTIONS ?= 20000
-bench-engine: bench-engine-deps
+bench-engine: bench-engine-deps bench-engine-moto-deps
 	ENGINEBENCH_EXECUTIONS=$(EXECUTIONS) $(GO) test -count=1 -timeout 30m -run '^TestRun$$' -v ./lab/enginebench/
 
 # Chromium for the browser tests (lab/browser): tools/chromium.sh prints the path of the machine's Chromium, and when

@@ -48,6 +48,13 @@ type Options struct {
 	// "lab/bench/engine"). A relative path is taken from the root of the module Run is called in (the nearest folder
 	// above the working directory holding go.mod).
 	NodeDir string
+	// Moto adds moto's server as a third engine, driven through the aws-sdk-go-v2 Step Functions client, and our
+	// engine through its own API and the same client beside it (Row.APIPerSec, Row.MotoPerSec). Without moto's
+	// virtual environment, the rows say so in MotoNote and Run measures the rest.
+	Moto bool
+	// MotoVenv is moto's virtual environment (default "lab/bench/engine/.venv-moto", which make bench-engine-deps
+	// installs from lab/bench/engine/moto-requirements.txt); a relative path is taken from the module's root.
+	MotoVenv string
 }
 
 // Row is the comparison on one definition.
@@ -56,6 +63,14 @@ type Row struct {
 	GoPerSec   float64 // executions completed per second, our engine
 	NodePerSec float64 // the same, aws-local-stepfunctions
 	Ratio      float64 // GoPerSec / NodePerSec
+	// With Options.Moto: our engine through its API (localaws/stepfunctions) and moto's server, both driven by the
+	// same SDK client, StartExecution then DescribeExecution until the execution closes, over the same number of
+	// executions (Options.Executions, at most 1,000); MotoRatio is APIPerSec / MotoPerSec. MotoPerSec is 0 when moto has no figure, and MotoNote says why: it answered wrongly
+	// (a wrong answer is not timed as if it were right), failed, or was not run.
+	APIPerSec  float64
+	MotoPerSec float64
+	MotoRatio  float64
+	MotoNote   string
 }
 
 // Result is the outcome of Run: one row per definition, and the versions the Node side ran with.
@@ -63,6 +78,7 @@ type Result struct {
 	Rows               []Row
 	NodeVersion        string // e.g. v24.15.0
 	NodePackageVersion string // aws-local-stepfunctions, e.g. 3.0.0
+	MotoVersion        string // moto, e.g. 5.2.5; empty when it did not run
 }
 
 // ErrNotInstalled reports that the npm project of the Node side has not been installed.
@@ -118,8 +134,18 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	if res.NodeVersion, res.NodePackageVersion, err = node.load(defs); err != nil {
 		return Result{}, err
 	}
+	var peers *apiPeers
+	if opts.Moto {
+		if peers, err = startPeers(ctx, root, opts.MotoVenv); err != nil {
+			return Result{}, err
+		}
+		defer peers.close()
+		if peers.moto != nil {
+			res.MotoVersion = peers.moto.version
+		}
+	}
 	for i, d := range defs {
-		row, err := compare(ctx, node, i, d, opts)
+		row, err := compare(ctx, node, peers, i, d, opts)
 		if err != nil {
 			return Result{}, fmt.Errorf("compare on %s: %w", d.name, err)
 		}
@@ -131,13 +157,34 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 // rounds is the number of turns the timed executions are split into.
 const rounds = 4
 
-// compare measures both engines on the definition at index i.
-func compare(ctx context.Context, node *nodeSide, i int, d definition, opts Options) (Row, error) {
+// maxAPIExecutions bounds the timed executions through the API (ours and moto's) per definition: moto completes
+// tens a second, so 20,000 would take it most of an hour.
+const maxAPIExecutions = 1000
+
+// share is round r's part of n executions split into turns rounds (the last takes the remainder).
+func share(n, turns, r int) int {
+	if r == turns-1 {
+		return n - n/turns*(turns-1)
+	}
+	return n / turns
+}
+
+// compare measures the engines on the definition at index i: ours and the Node side, and, with peers, ours through
+// its API and moto.
+func compare(ctx context.Context, node *nodeSide, peers *apiPeers, i int, d definition, opts Options) (Row, error) {
 	g, err := newGoEngine(ctx, d)
 	if err != nil {
 		return Row{}, err
 	}
 	defer g.close()
+	row := Row{Definition: d.name}
+	var ours, moto *apiSide
+	var mv motoVerdict
+	if peers != nil {
+		if ours, moto, mv.note, err = peers.sides(ctx, d); err != nil {
+			return Row{}, err
+		}
+	}
 	warmup := min(max(opts.Executions/10, 1), 2000)
 	if _, err := g.run(ctx, warmup, opts.Concurrency); err != nil {
 		return Row{}, fmt.Errorf("our engine: %w", err)
@@ -145,15 +192,29 @@ func compare(ctx context.Context, node *nodeSide, i int, d definition, opts Opti
 	if _, err := node.run(i, warmup, opts.Concurrency); err != nil {
 		return Row{}, err
 	}
-	var goSecs, nodeSecs float64
-	var goOut string
+	// want is our engine's answer, which moto's are judged against (ours is checked against the Node side's below).
+	want, err := g.one(ctx)
+	if err != nil {
+		return Row{}, fmt.Errorf("our engine: %w", err)
+	}
+	// Through the API, moto's pace (tens of executions a second) sets how many: at most maxAPIExecutions.
+	apiExecutions := min(opts.Executions, maxAPIExecutions)
+	apiWarmup := min(max(apiExecutions/10, 1), 100)
+	if ours != nil {
+		if _, err := ours.run(ctx, apiWarmup, opts.Concurrency); err != nil {
+			return Row{}, fmt.Errorf("our engine through its API: %w", err)
+		}
+	}
+	if moto != nil {
+		out, err := moto.run(ctx, apiWarmup, opts.Concurrency)
+		mv.judge(out, err, want, 0)
+	}
+	var goSecs, nodeSecs, apiSecs float64
+	var goOut, apiOut string
 	var nodeOut json.RawMessage
 	turns := min(rounds, opts.Executions)
 	for r := range turns {
-		n := opts.Executions / turns
-		if r == turns-1 {
-			n = opts.Executions - n*(turns-1)
-		}
+		n, apiN := share(opts.Executions, turns, r), share(apiExecutions, turns, r)
 		runGo := func() error {
 			start := time.Now()
 			out, err := g.run(ctx, n, opts.Concurrency)
@@ -170,23 +231,55 @@ func compare(ctx context.Context, node *nodeSide, i int, d definition, opts Opti
 			nodeOut = nr.Output
 			return err
 		}
-		first, second := runGo, runNode
+		runOurs := func() error {
+			if ours == nil {
+				return nil
+			}
+			start := time.Now()
+			out, err := ours.run(ctx, apiN, opts.Concurrency)
+			apiSecs += time.Since(start).Seconds()
+			apiOut = out
+			if err != nil {
+				return fmt.Errorf("our engine through its API: %w", err)
+			}
+			return nil
+		}
+		runMoto := func() error {
+			if moto == nil || mv.note != "" {
+				return nil
+			}
+			start := time.Now()
+			out, err := moto.run(ctx, apiN, opts.Concurrency)
+			mv.judge(out, err, want, time.Since(start).Seconds())
+			return nil
+		}
+		order := []func() error{runGo, runNode, runOurs, runMoto}
 		if r%2 == 1 {
-			first, second = runNode, runGo
+			order = []func() error{runMoto, runOurs, runNode, runGo}
 		}
-		if err := first(); err != nil {
-			return Row{}, err
-		}
-		if err := second(); err != nil {
-			return Row{}, err
+		for _, f := range order {
+			if err := f(); err != nil {
+				return Row{}, err
+			}
 		}
 	}
 	if err := sameOutput(goOut, nodeOut); err != nil {
 		return Row{}, fmt.Errorf("outputs differ: %w", err)
 	}
-	row := Row{Definition: d.name, GoPerSec: float64(opts.Executions) / goSecs,
-		NodePerSec: float64(opts.Executions) / nodeSecs}
+	row.GoPerSec = float64(opts.Executions) / goSecs
+	row.NodePerSec = float64(opts.Executions) / nodeSecs
 	row.Ratio = row.GoPerSec / row.NodePerSec
+	if ours != nil {
+		if err := sameOutput(goOut, []byte(apiOut)); err != nil {
+			return Row{}, fmt.Errorf("our engine through its API: %w", err)
+		}
+		row.APIPerSec = float64(apiExecutions) / apiSecs
+	}
+	if moto != nil && mv.note == "" {
+		row.MotoPerSec = float64(apiExecutions) / mv.secs
+		row.MotoRatio = row.APIPerSec / row.MotoPerSec
+	}
+	row.MotoNote = mv.note
 	return row, nil
 }
 
@@ -265,17 +358,21 @@ func (g *goEngine) close() { g.eng.Close() }
 
 // run completes n executions with at most conc in flight and returns the output of one of them.
 func (g *goEngine) run(ctx context.Context, n, conc int) (string, error) {
+	return runMany(ctx, n, conc, g.one)
+}
+
+// runMany completes n executions with one, at most conc at a time, and returns the output of one of them and the
+// first error; a worker stops at its first error.
+func runMany(ctx context.Context, n, conc int, one func(context.Context) (string, error)) (string, error) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var firstErr error
 	var output string
 	for range min(conc, n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for next.Add(1) <= int64(n) {
-				out, err := g.one(ctx)
+				out, err := one(ctx)
 				mu.Lock()
 				if err != nil && firstErr == nil {
 					firstErr = err
@@ -286,7 +383,7 @@ func (g *goEngine) run(ctx context.Context, n, conc int) (string, error) {
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	return output, firstErr

@@ -141,6 +141,10 @@ func (s *Server) getActivityTask(ctx context.Context, body json.RawMessage) (any
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
+	// The engine waits ActivityPoll on its own clock; this bounds the wait in real time too, whatever that clock,
+	// so that the answer always comes before the write deadline ServeHTTP set.
+	ctx, cancel := context.WithTimeout(ctx, s.eng.ActivityPoll())
+	defer cancel()
 	t, err := s.eng.GetActivityTask(ctx, in.ActivityArn, in.WorkerName)
 	if err != nil {
 		return nil, err

@@ -137,17 +137,31 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.write(w, nil, err)
 		return
 	}
-	if longOps[strings.TrimPrefix(target, targetPrefix)] {
-		// Runs up to five minutes: the server's write timeout (localaws/stack) is extended for it.
-		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(sfnengine.ExpressMaxDuration + time.Minute))
+	if d := s.holdFor(strings.TrimPrefix(target, targetPrefix)); d > 0 {
+		// Runs longer than the server's write timeout may allow (localaws/stack): the deadline is extended for it.
+		// An error means w is not a connection net/http serves (a test recorder), with no deadline to extend.
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d + answerMargin))
 	}
 	out, err := op(r.Context(), body)
 	s.write(w, out, err)
 }
 
-// longOps are the operations that answer when an execution (or a tested state) ends, up to
-// sfnengine.ExpressMaxDuration later.
-var longOps = map[string]bool{"StartSyncExecution": true, "TestState": true}
+// holdFor returns how long the operation may run before it answers, for the operations that may run longer than a
+// server's write timeout, and 0 for the others, which answer from memory: StartSyncExecution and TestState answer
+// when an execution (or a tested state) ends, up to sfnengine.ExpressMaxDuration later; GetActivityTask holds an idle
+// poll for the engine's ActivityPoll (60 s, as AWS) before it answers an empty task.
+func (s *Server) holdFor(op string) time.Duration {
+	switch op {
+	case "StartSyncExecution", "TestState":
+		return sfnengine.ExpressMaxDuration
+	case "GetActivityTask":
+		return s.eng.ActivityPoll()
+	}
+	return 0
+}
+
+// answerMargin is how much longer than its hold a long operation's write deadline is, for the answer to be written.
+const answerMargin = time.Minute
 
 // readBody reads the request body, at most MaxRequestBytes of it: a larger body (by its Content-Length, or once
 // that much has been read) is refused with HTTP 413 without reading the rest, and the connection is closed.

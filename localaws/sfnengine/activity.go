@@ -13,7 +13,8 @@ import (
 	"time"
 )
 
-// MaxActivityPoll is how long GetActivityTask waits for a task before it answers without one, as on AWS.
+// MaxActivityPoll is the longest GetActivityTask waits for a task before it answers without one: AWS holds the
+// request at most 60 s. It is also the default of Options.ActivityPoll.
 const MaxActivityPoll = 60 * time.Second
 
 // Activity is a created activity.
@@ -100,6 +101,10 @@ func (r *activityRegistry) unqueue(token string) {
 		r.queued[arn] = drop(ts)
 	}
 }
+
+// ActivityPoll returns how long GetActivityTask waits for a task before it answers without one
+// (Options.ActivityPoll).
+func (e *Engine) ActivityPoll() time.Duration { return e.opts.ActivityPoll }
 
 // ActivityArn returns the ARN of the activity called name.
 func (e *Engine) ActivityArn(name string) string {
@@ -192,8 +197,9 @@ func (e *Engine) DeleteActivity(ctx context.Context, arn string) error {
 }
 
 // GetActivityTask hands the activity's oldest waiting task to a worker, recording workerName in the task's
-// ActivityStarted event. Without a task it waits, up to MaxActivityPoll on the engine's Clock or until ctx ends, and
-// then answers an empty ActivityTask (no error), as AWS's long poll does.
+// ActivityStarted event. Without a task it waits, up to ActivityPoll on the engine's Clock or until ctx ends, and
+// then answers an empty ActivityTask (no error), as AWS's long poll does; a task queued meanwhile is handed over at
+// once.
 func (e *Engine) GetActivityTask(ctx context.Context, arn, workerName string) (ActivityTask, error) {
 	if _, err := arnName(arn, "activity"); err != nil {
 		return ActivityTask{}, err
@@ -218,7 +224,7 @@ func (e *Engine) GetActivityTask(ctx context.Context, arn, workerName string) (A
 		arrived := a.arrived
 		r.mu.Unlock()
 		if deadline == nil {
-			deadline = e.opts.Clock.After(MaxActivityPoll)
+			deadline = e.opts.Clock.After(e.opts.ActivityPoll)
 		}
 		select {
 		case <-arrived:

@@ -106,6 +106,9 @@ type Options struct {
 	// started with the state machine ARN <arn>#<TestCase> runs with that test case, whose Task states get their
 	// mocked responses instead of calling their services (mock.go). Nil: a '#' in the ARN is not special.
 	MockConfig *sfnmock.Config
+	// ActivityPoll is how long GetActivityTask waits for a task before it answers without one (default
+	// MaxActivityPoll, AWS's 60 s; more than that is MaxActivityPoll). Tests shorten it.
+	ActivityPoll time.Duration
 }
 
 // Engine keeps state machines and executions and runs them. It is safe for concurrent use.
@@ -188,6 +191,9 @@ func New(opts Options) *Engine {
 	}
 	if opts.MaxHistoryBytes == 0 {
 		opts.MaxHistoryBytes = DefaultMaxHistoryBytes
+	}
+	if opts.ActivityPoll <= 0 || opts.ActivityPoll > MaxActivityPoll {
+		opts.ActivityPoll = MaxActivityPoll
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Engine{opts: opts, sms: map[string]*machine{}, exec: map[string]*execution{}, idle: make(chan *execution),

@@ -27,9 +27,10 @@ import (
 // the slowest legitimate answer:
 //   - the API: the body (30 s) and API Gateway's integration timeout (29 s, after which the gateway answers 504
 //     itself), 90 s in all;
-//   - the Step Functions API: its operations answer from memory, in milliseconds (none long-polls); 60 s
-//     (StartSyncExecution and TestState, which answer when an Express execution or a tested state ends, extend
-//     their own deadline to six minutes: localaws/sfnapi);
+//   - the Step Functions API: its operations answer from memory, in milliseconds; 60 s. Those that take longer
+//     extend their own deadline (localaws/sfnapi) to their hold plus a minute: StartSyncExecution and TestState,
+//     which answer when an Express execution or a tested state ends (five minutes at most), to six minutes;
+//     GetActivityTask, whose long poll answers an empty task after 60 s without one (as AWS), to two;
 //   - pprof: a CPU profile or trace lasts its ?seconds= (30 by default); 10 minutes, so profiles up to that length
 //     work (net/http/pprof refuses longer ones with 400).
 var (

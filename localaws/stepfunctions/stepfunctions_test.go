@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
@@ -66,5 +67,30 @@ func TestWithLambdaRefusesWhatIsNotAFunction(t *testing.T) {
 			}()
 			stepfunctions.WithLambda("Greet", h)
 		}()
+	}
+}
+
+// TestIdleActivityPollAnswersEmpty: on a Server started by RunT, a GetActivityTask with no task to hand out is held
+// for the engine's ActivityPoll and answered with an empty task (no token), as AWS answers after its 60 s.
+func TestIdleActivityPollAnswersEmpty(t *testing.T) {
+	const hold = 200 * time.Millisecond
+	srv := stepfunctions.RunT(t, stepfunctions.WithEngineOptions(sfnengine.Options{ActivityPoll: hold}))
+	ctx := t.Context()
+	c := srv.Client()
+	act, err := c.CreateActivity(ctx, &sfn.CreateActivityInput{Name: aws.String("idle")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	out, err := c.GetActivityTask(ctx, &sfn.GetActivityTaskInput{ActivityArn: act.ActivityArn})
+	if err != nil {
+		t.Fatalf("GetActivityTask on an idle activity: %v, want an empty task", err)
+	}
+	if out.TaskToken != nil || out.Input != nil {
+		t.Fatalf("GetActivityTask on an idle activity: token %q, want an empty task", aws.ToString(out.TaskToken))
+	}
+	// Timers never fire early: an answer before the hold means the poll was not held.
+	if waited := time.Since(start); waited < hold {
+		t.Fatalf("the empty task came after %s, before the %s hold", waited, hold)
 	}
 }
