@@ -327,7 +327,7 @@ func (e *Expr) Eval(env Env) (any, error) {
 	for _, name := range e.vars {
 		switch {
 		case awsFunctions[name] != nil:
-			vars[name] = awsFunctions[name]
+			vars[name] = private(awsFunctions[name])
 		case name == "uuid":
 			vars[name] = uuidFunction(env.NewUUID)
 		case (name == "now" || name == "millis") && env.Now != nil:
@@ -344,6 +344,13 @@ func (e *Expr) Eval(env Env) (any, error) {
 			}
 			if v != nil {
 				vars[name] = v
+			}
+		}
+	}
+	for _, name := range e.vars {
+		if _, bound := vars[name]; !bound {
+			if fn := builtin(name); fn != nil {
+				vars[name] = private(fn)
 			}
 		}
 	}
@@ -387,21 +394,55 @@ func (e *Expr) Eval(env Env) (any, error) {
 	return sess.c.fromGo(out)
 }
 
-// evalMu serializes evaluations: the library keeps the name and the context item of a call on the function value
-// itself (SetName, SetContext), and its built-in functions are shared by every expression, so two evaluations at
-// once would read each other's context item ($uppercase() on a path step, for example).
-var evalMu sync.Mutex
-
-// evalSafe evaluates with no context item, one evaluation at a time, turning a panic of the library into an error.
+// evalSafe evaluates with no context item, turning a panic of the library into an error. Evaluations run at once:
+// each binds its own copies of the functions it calls (private), and an expression the library would change as it
+// runs is compiled again for each evaluation (Expr.fresh).
 func evalSafe(e *lib.Expr) (out interface{}, err error) {
-	evalMu.Lock()
-	defer evalMu.Unlock()
 	defer func() {
 		if r := recover(); r != nil {
 			out, err = nil, fmt.Errorf("the evaluation failed: %v", r)
 		}
 	}()
 	return e.Eval(nil)
+}
+
+// builtins holds the library's built-in functions by name (nil for a name that is none), looked up once each.
+var builtins sync.Map
+
+// builtin returns the library's own value of the built-in function $name, or nil when there is none.
+func builtin(name string) interface{} {
+	if fn, ok := builtins.Load(name); ok {
+		return fn
+	}
+	var fn interface{}
+	if e, err := lib.Compile("$" + name); err == nil {
+		if v, err := e.Eval(nil); err == nil && isFunction(v) {
+			fn = v
+		}
+	}
+	builtins.Store(name, fn)
+	return fn
+}
+
+// isFunction reports whether v is one of the library's function values: a pointer to a struct.
+func isFunction(v interface{}) bool {
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.Elem().Kind() == reflect.Struct
+}
+
+// private returns a copy of one of the library's function values, for one evaluation. The library writes the name
+// and the context item of each call on the function value itself (SetName, SetContext in its evalFunctionCall) and
+// reads them back when the call runs; its built-in functions, and the ones added here, are shared by every
+// expression, so two evaluations calling one function at once would read each other's context item. Bound as a
+// variable, the copy takes the place of the shared value in this evaluation only.
+func private(fn interface{}) interface{} {
+	if !isFunction(fn) {
+		return fn
+	}
+	v := reflect.ValueOf(fn)
+	c := reflect.New(v.Elem().Type())
+	c.Elem().Set(v.Elem())
+	return c.Interface()
 }
 
 // converter turns engine values into the generic values the library reads and back. Objects are Go maps there,

@@ -207,3 +207,42 @@ func TestChainEvaluatesAgain(t *testing.T) {
 		}
 	}
 }
+
+// TestEvaluationsRunAtOnce: two evaluations are inside a function at the same moment (each waits in $uuid() for the
+// other to arrive), which a lock around evaluations would never allow; and the built-ins and added functions they
+// call on the context item ($uppercase(), $partition) give each its own answer.
+func TestEvaluationsRunAtOnce(t *testing.T) {
+	e, err := jsonata.Compile(`$uuid() & $states.input.name.$uppercase() & $string($count($partition([1,2,3], $states.input.size)))`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	arrived := make(chan struct{}, 2)
+	meet := func() string {
+		arrived <- struct{}{}
+		deadline := time.After(10 * time.Second)
+		for len(arrived) < 2 {
+			select {
+			case <-deadline:
+				return "alone"
+			case <-time.After(time.Millisecond):
+			}
+		}
+		return "met:"
+	}
+	var wg sync.WaitGroup
+	got := make([]any, 2)
+	for g := range 2 {
+		in := decode(t, fmt.Sprintf(`{"input":{"name":"%c","size":%d}}`, 'a'+g, g+1))
+		wg.Go(func() {
+			var err error
+			got[g], err = e.Eval(jsonata.Env{NewUUID: meet, States: func() any { return in }})
+			if err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if got[0] != "met:A3" || got[1] != "met:B2" {
+		t.Errorf("evaluations = %v, want [met:A3 met:B2]: both inside $uuid() at once, each with its own context item", got)
+	}
+}
