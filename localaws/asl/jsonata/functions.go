@@ -199,3 +199,38 @@ func clockFunctions(t time.Time) (now, millis interface{}) {
 	millis = callable("millis", lib.Extension{Func: func() int64 { return ms }})
 	return now, millis
 }
+
+// mergeFunction is $merge for one evaluation: the library's (jlib.Merge: the same result and errors), with the
+// result's keys in the order JSONata 2.0 and AWS give them, the order of their first appearance across the objects
+// merged (a later object's value replaces an earlier one's in its place), recorded in c for the conversion back.
+// The library's own gives a Go map, whose keys the conversion would sort.
+func mergeFunction(c *converter) interface{} {
+	return callable("__merge", lib.Extension{Func: func(objs reflect.Value) (interface{}, error) {
+		out, err := jlib.Merge(objs)
+		m, ok := out.(map[string]interface{})
+		if err != nil || !ok {
+			return out, err
+		}
+		var order []string
+		seen := map[string]bool{}
+		add := func(v reflect.Value) {
+			if o, ok := jtypes.Resolve(v).Interface().(map[string]interface{}); ok {
+				for _, k := range c.keysOf(o) {
+					if !seen[k] {
+						seen[k] = true
+						order = append(order, k)
+					}
+				}
+			}
+		}
+		if objs = jtypes.Resolve(objs); jtypes.IsArray(objs) {
+			for i := range objs.Len() {
+				add(objs.Index(i))
+			}
+		} else {
+			add(objs)
+		}
+		c.order[reflect.ValueOf(m).Pointer()] = order
+		return m, nil
+	}})
+}

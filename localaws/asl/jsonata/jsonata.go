@@ -348,6 +348,9 @@ func (e *Expr) Eval(env Env) (any, error) {
 		}
 	}
 	for _, name := range e.vars {
+		if _, bound := vars[name]; !bound && name == "merge" {
+			vars[name] = mergeFunction(sess.c)
+		}
 		if _, bound := vars[name]; !bound {
 			if fn := builtin(name); fn != nil {
 				vars[name] = private(fn)
@@ -450,9 +453,31 @@ func private(fn interface{}) interface{} {
 // object built by the expression gets its keys sorted.
 type converter struct {
 	orig map[uintptr]*jsonvalue.Object
+	// order is the key order of the objects $merge built (mergeFunction), by map.
+	order map[uintptr][]string
 }
 
-func newConverter() *converter { return &converter{orig: map[uintptr]*jsonvalue.Object{}} }
+func newConverter() *converter {
+	return &converter{orig: map[uintptr]*jsonvalue.Object{}, order: map[uintptr][]string{}}
+}
+
+// keysOf returns a map's keys in the order they have for the engine: an object read from it, in its order; one
+// $merge built, in the order $merge gave it; any other, sorted.
+func (c *converter) keysOf(m map[string]interface{}) []string {
+	p := reflect.ValueOf(m).Pointer()
+	if o, ok := c.orig[p]; ok && o.Len() == len(m) {
+		return o.Keys()
+	}
+	if keys, ok := c.order[p]; ok && len(keys) == len(m) {
+		return keys
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
 
 // null is how the library represents JSON null (a nil Go value is undefined there).
 var null *interface{}
@@ -505,11 +530,7 @@ func (c *converter) fromGo(v interface{}) (any, error) {
 		if o, ok := c.orig[reflect.ValueOf(t).Pointer()]; ok && o.Len() == len(t) {
 			return o, nil
 		}
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := c.keysOf(t)
 		o := jsonvalue.NewObjectKeys(keys)
 		for i, k := range keys {
 			x, err := c.fromGo(t[k])

@@ -246,3 +246,38 @@ func TestEvaluationsRunAtOnce(t *testing.T) {
 		t.Errorf("evaluations = %v, want [met:A3 met:B2]: both inside $uuid() at once, each with its own context item", got)
 	}
 }
+
+// TestMergeKeepsKeyOrder: $merge gives its keys in the order of their first appearance across the objects, a later
+// value replacing an earlier one in its place, as JSONata 2.0 and AWS do; errors stay the library's.
+func TestMergeKeepsKeyOrder(t *testing.T) {
+	env := jsonata.Env{States: func() any {
+		return decode(t, `{"input":{"first":{"b":1,"a":2},"second":{"c":3,"a":4},"list":[{"z":0},{"y":1},{"z":2}]}}`)
+	}}
+	for expr, want := range map[string]string{
+		`$merge([$states.input.first, $states.input.second])`: `{"b":1,"a":4,"c":3}`,
+		`$merge($states.input.list)`:                          `{"z":2,"y":1}`,
+		`$merge($states.input.second)`:                        `{"c":3,"a":4}`,
+		`$merge([{"q": 1}, {"p": 2}])`:                        `{"q":1,"p":2}`,
+		`$merge([$states.input.second, {"a": 5}]).a`:          `5`,
+	} {
+		e, err := jsonata.Compile(expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := e.Eval(env)
+		if err != nil {
+			t.Errorf("%s: %v", expr, err)
+			continue
+		}
+		if got := jsonvalue.Marshal(v); got != want {
+			t.Errorf("%s = %s, want %s", expr, got, want)
+		}
+	}
+	e, err := jsonata.Compile(`$merge([1, 2])`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Eval(env); err == nil {
+		t.Error("$merge of numbers: no error")
+	}
+}
