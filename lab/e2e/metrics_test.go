@@ -26,6 +26,9 @@ func TestMetricsGoToStderrWithTheFlag(t *testing.T) {
 			s := startStack(t, tt.args...)
 			id := s.submitAccepted("submit", "e2e-metrics", transferBody("acc-alice", "acc-bob", 100, "EUR"))
 			s.waitCompleted("transfer", id)
+			// The record settles inside the CREDIT's transaction, before its handler writes its metrics: the
+			// execution's end (the task's result reached the workflow) says the handler has returned.
+			s.waitExecutionEnd(id, settle)
 			s.stop(syscall.SIGTERM) // every line the stack wrote is in the buffers once it has exited
 
 			if out := s.stdout.String(); strings.Count(out, "\n") != 1 || !strings.HasPrefix(out, "ready ") {
@@ -63,7 +66,7 @@ func TestMetricsGoToStderrWithTheFlag(t *testing.T) {
 			}
 			for svc, metric := range tt.want {
 				if !got[svc][metric] {
-					t.Errorf("%s published %v, want %s among them", svc, got[svc], metric)
+					t.Errorf("%s published %v, want %s among them\n%s", svc, got[svc], metric, tail(s.stderr.String(), 6000))
 				}
 			}
 		})
