@@ -125,8 +125,8 @@ test-compile: deps
 # clients and transferctl, the end-to-end suite and the chaos and load drivers, the browser tests (lab/browser: the
 # page's events arrive on chromedp's goroutine): every package but NORACE_PKGS, so that a new package has it.
 # NORACE_PKGS are those whose code and tests run on one goroutine (the parsers and evaluators of ASL, JSONPath, the
-# intrinsic functions, event patterns, templates and IAM policies; the functions' thin mains; the tests of the
-# commands' flags and help; the doc examples' parser; the deployment checks, which read the template and run the
+# intrinsic functions, event patterns, templates and IAM policies; the console's drawing of state machines; the
+# functions' thin mains; the tests of the commands' flags and help; the doc examples' parser; the deployment checks, which read the template and run the
 # engine and handlers that race-set packages test under the detector already; streamindex, whose SQL runs on one
 # goroutine, and whose SQLite would add a minute of compiling under the detector to a cold run): the detector would
 # find nothing there and slows them. Their code is still checked by it wherever a race-set package runs it under
@@ -140,7 +140,7 @@ test-compile: deps
 # only repeat a subset of it. The test binaries are linked without DWARF (-ldflags=-w), a third less linking for each
 # of the ~50: nothing in a test run reads it (tracebacks and race reports use the symbol table).
 NORACE_PKGS := ./cmd/aslcheck ./cmd/bench ./cmd/chaos ./cmd/local ./functions/credit ./functions/debit \
-	./functions/orchestrator ./functions/timeout-reconciler ./internal/apigw ./internal/clitest ./internal/fnconfig \
+	./functions/orchestrator ./functions/timeout-reconciler ./internal/apigw ./internal/clitest ./internal/console/diagram ./internal/fnconfig \
 	./lab/deploy ./lab/docexample ./lab/statediagram ./localaws/asl ./localaws/asl/intrinsic ./localaws/asl/jsonpath \
 	./localaws/asl/jsonvalue ./localaws/ddbserver/streamindex ./localaws/eventpattern ./localaws/iampolicy ./localaws/internal/awsjson \
 	./localaws/internal/heaptrim ./localaws/samtemplate
