@@ -296,36 +296,30 @@ func (x *execution) thresholdPaths(sr *stateRun, eff any, rec *MapRun) *failure 
 	return nil
 }
 
-// intValue reads an integer given as a JSON number or as a string holding one ("1"), as AWS reads the values of
-// MaxConcurrencyPath and ToleratedFailureCountPath.
-func intValue(v any) (int64, bool) {
-	var text string
+// numberText is the text of a number given as a JSON number or as a string holding one ("1"), as AWS reads the
+// values of MaxConcurrencyPath, ToleratedFailureCountPath and ToleratedFailurePercentagePath.
+func numberText(v any) (string, bool) {
 	switch t := v.(type) {
 	case json.Number:
-		text = string(t)
+		return string(t), true
 	case string:
-		text = t
-	default:
-		return 0, false
+		return t, true
 	}
-	i, err := strconv.ParseInt(text, 10, 64)
-	return i, err == nil
+	return "", false
 }
 
-// floatValue reads a number given as a JSON number or as a string holding one ("1.5"), as AWS reads the value of
-// ToleratedFailurePercentagePath.
+// intValue reads an integer given as a number or as a string holding one (numberText).
+func intValue(v any) (int64, bool) {
+	text, ok := numberText(v)
+	i, err := strconv.ParseInt(text, 10, 64)
+	return i, ok && err == nil
+}
+
+// floatValue reads a number given as a number or as a string holding one (numberText).
 func floatValue(v any) (float64, bool) {
-	var text string
-	switch t := v.(type) {
-	case json.Number:
-		text = string(t)
-	case string:
-		text = t
-	default:
-		return 0, false
-	}
+	text, ok := numberText(v)
 	f, err := strconv.ParseFloat(text, 64)
-	return f, err == nil
+	return f, ok && err == nil
 }
 
 // valueText is a path's value as AWS quotes it in a cause: a string as it is, any other value as its JSON text.
