@@ -17,7 +17,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
@@ -60,8 +59,6 @@ type Config struct {
 	StateMachineArn string
 	// Logger receives one line per failed page; nil discards.
 	Logger *slog.Logger
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
 }
 
 // Server serves the console's pages. It is an http.Handler.
@@ -70,14 +67,14 @@ type Server struct {
 	sfn    stepFunctions
 	smArn  string
 	log    *slog.Logger
-	now    func() time.Time
 	pages  map[string]*template.Template
 	mux    *http.ServeMux
 	layout sync.Map // definition text -> *diagram.Layout: a definition is laid out once
 	// operator is the API client's view: operator routes read any account and transfer.
 	operator bool
 
-	smOnce sync.Mutex
+	// smMu guards smArn while the transfer workflow is looked up (stateMachine).
+	smMu sync.Mutex
 	// settled keeps the listing's settled transfers (they never change).
 	settled settledCache
 }
@@ -87,12 +84,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.API == nil {
 		return nil, errors.New("console: no transfer API client")
 	}
-	s := &Server{api: cfg.API, sfn: cfg.SFN, smArn: cfg.StateMachineArn, log: cfg.Logger, now: cfg.Now, operator: cfg.Operator}
+	s := &Server{api: cfg.API, sfn: cfg.SFN, smArn: cfg.StateMachineArn, log: cfg.Logger, operator: cfg.Operator}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
-	}
-	if s.now == nil {
-		s.now = time.Now
 	}
 	if err := s.parseTemplates(); err != nil {
 		return nil, err

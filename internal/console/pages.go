@@ -156,8 +156,8 @@ func (s *Server) stateMachine(ctx context.Context) (string, error) {
 	if s.sfn == nil {
 		return "", errors.New("no Step Functions client")
 	}
-	s.smOnce.Lock()
-	defer s.smOnce.Unlock()
+	s.smMu.Lock()
+	defer s.smMu.Unlock()
 	if s.smArn != "" {
 		return s.smArn, nil
 	}
