@@ -172,7 +172,7 @@ func TestJSONata2Functions(t *testing.T) {
 	if err := json.Unmarshal([]byte(got), &rejected); err != nil {
 		t.Fatal(err)
 	}
-	if want := "threw an error during evaluation: the amount must be positive"; !strings.HasSuffix(rejected.Rejected, want) {
+	if want := "threw an error during evaluation. D3141: the amount must be positive"; !strings.HasSuffix(rejected.Rejected, want) {
 		t.Fatalf("rejected %q, want a cause ending with %q", rejected.Rejected, want)
 	}
 
@@ -181,7 +181,7 @@ func TestJSONata2Functions(t *testing.T) {
 		  "Output":"{% $assert($states.input.ok, 'not ok') %}","End":true}}}`
 		rec := run(t, eng, def, `{"ok":false}`)
 		want := "An error occurred while executing the state 'A' (entered at the event id #2). The JSONata expression " +
-			"'$assert($states.input.ok, 'not ok')' specified for the field 'Output' threw an error during evaluation: not ok"
+			"'$assert($states.input.ok, 'not ok')' specified for the field 'Output' threw an error during evaluation. D3141: not ok"
 		if rec.Status != sfnengine.StatusFailed || deref(rec.Error) != "States.QueryEvaluationError" || deref(rec.Cause) != want {
 			t.Fatalf("status %s error %s cause %q, want FAILED States.QueryEvaluationError %q", rec.Status, deref(rec.Error), deref(rec.Cause), want)
 		}
@@ -571,5 +571,19 @@ func TestUnassignedVariableFailsAtRunTime(t *testing.T) {
 				t.Fatalf("status %s, error %s, cause %s", rec.Status, deref(rec.Error), deref(rec.Cause))
 			}
 		})
+	}
+}
+
+// TestJSONata2Paths: what JSONata 2.0 added to paths and what it keeps, in a state's Output: the parent operator %,
+// the @ focus and # index bindings, an empty array inside a larger expression, and an object literal's key order.
+// The expected output is jsonata-js 2.0's for the same expression and $states.input.
+func TestJSONata2Paths(t *testing.T) {
+	const def = `{"QueryLanguage":"JSONata","StartAt":"S","States":{"S":{"Type":"Pass","End":true,"Output":
+	  "{% {\"lines\": $states.input.orders.items.{\"order\": %.id, \"sku\": sku}, \"indexed\": $states.input.orders#$i.{\"n\": $i, \"id\": id}, \"focus\": $states.input.orders@$o.$o.items@$it.{\"o\": $o.id, \"sku\": $it.sku}, \"empty\": {\"x\": $states.input.none}, \"built\": {\"b\": 1, \"a\": 2}} %}"}}}`
+	eng := newEngine(t, sfnengine.Options{})
+	got := output(t, run(t, eng, def, `{"orders":[{"id":"o1","items":[{"sku":"a"},{"sku":"b"}]},{"id":"o2","items":[{"sku":"c"}]}],"none":[]}`))
+	const want = `{"lines":[{"order":"o1","sku":"a"},{"order":"o1","sku":"b"},{"order":"o2","sku":"c"}],"indexed":[{"n":0,"id":"o1"},{"n":1,"id":"o2"}],"focus":[{"o":"o1","sku":"a"},{"o":"o1","sku":"b"},{"o":"o2","sku":"c"}],"empty":{"x":[]},"built":{"b":1,"a":2}}`
+	if got != want {
+		t.Fatalf("output\n%s\nwant (key order included)\n%s", got, want)
 	}
 }

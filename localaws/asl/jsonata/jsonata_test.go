@@ -23,7 +23,7 @@ func decode(t *testing.T, s string) any {
 
 func TestEval(t *testing.T) {
 	vars := map[string]any{"amount": decode(t, `12.5`), "order": decode(t, `{"z":1,"a":{"y":2,"b":3}}`)}
-	states := decode(t, `{"input":{"name":"Ann","items":[1,2,3,4,5],"none":null},"context":{"Execution":{"Id":"arn:x"}}}`)
+	states := decode(t, `{"input":{"name":"Ann","items":[1,2,3,4,5],"none":null,"empty":[],"orders":[{"id":"o1","items":[{"sku":"a"},{"sku":"b"}]},{"id":"o2","items":[{"sku":"c"}]}]},"context":{"Execution":{"Id":"arn:x"}}}`)
 	env := jsonata.Env{
 		Lookup:  func(n string) (any, bool) { v, ok := vars[n]; return v, ok },
 		States:  func() any { return states },
@@ -37,7 +37,10 @@ func TestEval(t *testing.T) {
 		{"variable arithmetic", `$amount * 2`, `25`},
 		{"an object read back keeps its key order", `$order`, `{"z":1,"a":{"y":2,"b":3}}`},
 		{"a nested object read back keeps its key order", `$order.a`, `{"y":2,"b":3}`},
-		{"a built object has sorted keys", `{"b": 1, "a": $amount}`, `{"a":12.5,"b":1}`},
+		{"a built object keeps the order of its keys", `{"b": 1, "a": $amount}`, `{"b":1,"a":12.5}`},
+		{"the parent operator", `$states.input.orders.items.{"order": %.id, "sku": sku}`, `[{"order":"o1","sku":"a"},{"order":"o1","sku":"b"},{"order":"o2","sku":"c"}]`},
+		{"a focus and an index binding", `$states.input.orders@$o#$i.{"n": $i, "id": $o.id}`, `[{"n":0,"id":"o1"},{"n":1,"id":"o2"}]`},
+		{"a path to an empty array", `$states.input.empty`, `[]`},
 		{"string concatenation", `'Hello ' & $states.input.name`, `"Hello Ann"`},
 		{"context", `$states.context.Execution.Id`, `"arn:x"`},
 		{"a variable name inside a string is not a variable", `'$nothing'`, `"$nothing"`},
@@ -139,9 +142,9 @@ func TestIs(t *testing.T) {
 // JSON value, undefined or an error.
 func FuzzCompileEval(f *testing.F) {
 	for _, s := range []string{`$states.input.a`, `$partition([1,2,3], 2)`, `{"a": $x}`, `$range(1, 10, 3)`,
-		`[1..5].($ * 2)`, `$map([1,2], function($v) { $v })`, `($f := function($x){ $f($x) }; $f(1))`,
+		`[1..5].($ * 2)`, `$map([1,2], function($v) { $v })`, `($f := function($x){ 1 + $f($x) }; $f(1))`,
 		`function($a)<n:n>{ {'}': $a} }(1)`, `$hash('a', 'MD5')`, `$parse('[1]')`, `(`, `$$.x`,
-		`$formatInteger(1234, '#,##0;o')`, `$parseInteger('twelve', 'w')`, `$assert(1 = 1, 'x')`} {
+		`$formatInteger(1234, '#,##0;o')`, `$parseInteger('twelve', 'w')`, `$assert(1 = 1, 'x')`, `a.b.%.c`, `a@$x#$i[$i>0].$x`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
