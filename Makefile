@@ -41,7 +41,7 @@ help:
 deps: node-deps
 	$(GO) mod download
 
-# The npm packages pinned in package-lock.json (Dynoxide, asl-validator), through the cache (npm install there: npm
+# The npm packages pinned in package-lock.json (Dynoxide, asl-validator, jsonata 2.0.6 as the parser's reference), through the cache (npm install there: npm
 # ci cannot be used, the registry mirror lacks the other platforms' optional @dynoxide packages, so they cannot be
 # written into the lock file; npm install with the committed lock installs the pinned build, integrity-checked).
 node-deps:
