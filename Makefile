@@ -41,9 +41,10 @@ help:
 deps: node-deps
 	$(GO) mod download
 
-# The npm packages pinned in package-lock.json (Dynoxide, asl-validator, jsonata 2.0.6 as the parser's reference), through the cache (npm install there: npm
-# ci cannot be used, the registry mirror lacks the other platforms' optional @dynoxide packages, so they cannot be
-# written into the lock file; npm install with the committed lock installs the pinned build, integrity-checked).
+# The npm packages pinned in package-lock.json (Dynoxide, asl-validator, jsonata 2.0.6 as the JSONata parser's
+# reference), through the cache (npm install there: npm ci cannot be used, the registry mirror lacks the other
+# platforms' optional @dynoxide packages, so they cannot be written into the lock file; npm install with the
+# committed lock installs the pinned build, integrity-checked).
 node-deps:
 	@$(CACHED_INSTALL) node
 
@@ -121,11 +122,12 @@ test-compile: deps
 
 # The race detector runs on the packages where concurrency matters (and on their dependencies, compiled into their
 # test binaries with it): the engine, the stack, the gateway, the local Lambda, EventBridge and DynamoDB, txtokens,
-# JSONata (a parse runs in a goroutine, under a timeout), the transfer handlers and the ledger, the metrics, the
+# JSONata (evaluations run at once: localaws/asl/jsonata, its evaluator internal/lang and its functions
+# internal/stdlib), the transfer handlers and the ledger, the metrics, the
 # clients and transferctl, the end-to-end suite and the chaos and load drivers, the browser tests (lab/browser: the
 # page's events arrive on chromedp's goroutine): every package but NORACE_PKGS, so that a new package has it.
 # NORACE_PKGS are those whose code and tests run on one goroutine (the parsers and evaluators of ASL, JSONPath, the
-# intrinsic functions, event patterns, templates and IAM policies; the console's drawing of state machines; the
+# intrinsic functions, JSONata's parser, picture-string functions, values and test suite, event patterns, templates and IAM policies; the console's drawing of state machines; the
 # functions' thin mains; the tests of the commands' flags and help; the doc examples' parser; the deployment checks, which read the template and run the
 # engine and handlers that race-set packages test under the detector already; streamindex, whose SQL runs on one
 # goroutine, and whose SQLite would add a minute of compiling under the detector to a cold run): the detector would
@@ -142,6 +144,8 @@ test-compile: deps
 NORACE_PKGS := ./cmd/aslcheck ./cmd/bench ./cmd/chaos ./cmd/local ./functions/credit ./functions/debit \
 	./functions/orchestrator ./functions/timeout-reconciler ./internal/apigw ./internal/clitest ./internal/console/diagram ./internal/fnconfig \
 	./lab/deploy ./lab/docexample ./lab/statediagram ./localaws/asl ./localaws/asl/intrinsic ./localaws/asl/jsonpath \
+	./localaws/asl/jsonata/internal/format ./localaws/asl/jsonata/internal/parse ./localaws/asl/jsonata/internal/suite \
+	./localaws/asl/jsonata/internal/value \
 	./localaws/asl/jsonvalue ./localaws/ddbserver/streamindex ./localaws/eventpattern ./localaws/iampolicy ./localaws/internal/awsjson \
 	./localaws/internal/heaptrim ./localaws/samtemplate
 
