@@ -13,22 +13,10 @@ func fnMap(c value.Context, args []any) (any, error) {
 		return nil, nil
 	}
 	fn, _ := arg(args, 1).(value.Function)
-	xs := items(arr)
-	out := value.NewSequence()
 	if fn == nil {
-		return out, nil
+		return value.NewSequence(), nil
 	}
-	whole := asArray(arr)
-	for i, x := range xs {
-		r, err := c.Call(fn, hofArgs(fn, x, float64(i), whole))
-		if err != nil {
-			return nil, err
-		}
-		if r != nil {
-			out.Items = append(out.Items, r)
-		}
-	}
-	return out, nil
+	return definedResults(c, fn, items(arr), func(i int) any { return float64(i) }, asArray(arr))
 }
 
 // asArray returns v as an array (a single value wrapped), for passing the whole input to a function.
@@ -52,11 +40,7 @@ func fnFilter(c value.Context, args []any) (any, error) {
 	}
 	whole := asArray(arr)
 	for i, x := range items(arr) {
-		r, err := c.Call(fn, hofArgs(fn, x, float64(i), whole))
-		if err != nil {
-			return nil, err
-		}
-		keep, err := toBoolean(r)
+		keep, err := hofTest(c, fn, x, float64(i), whole)
 		if err != nil {
 			return nil, err
 		}
@@ -81,11 +65,8 @@ func fnSingle(c value.Context, args []any) (any, error) {
 	for i, x := range items(arr) {
 		keep := true
 		if fn != nil {
-			r, err := c.Call(fn, hofArgs(fn, x, float64(i), whole))
-			if err != nil {
-				return nil, err
-			}
-			if keep, err = toBoolean(r); err != nil {
+			var err error
+			if keep, err = hofTest(c, fn, x, float64(i), whole); err != nil {
 				return nil, err
 			}
 		}
@@ -172,11 +153,7 @@ func fnSift(c value.Context, args []any) (any, error) {
 	out := value.NewObject(0)
 	for i, k := range o.Keys() {
 		v := o.Values()[i]
-		r, err := c.Call(fn, hofArgs(fn, v, k, o))
-		if err != nil {
-			return nil, err
-		}
-		keep, err := toBoolean(r)
+		keep, err := hofTest(c, fn, v, k, o)
 		if err != nil {
 			return nil, err
 		}
@@ -193,22 +170,13 @@ func fnSift(c value.Context, args []any) (any, error) {
 // fnEach is $each(object, function): the sequence of the function's results for each field (value, key, object),
 // undefined results left out.
 func fnEach(c value.Context, args []any) (any, error) {
-	out := value.NewSequence()
 	o, ok := arg(args, 0).(*value.Object)
 	fn, _ := arg(args, 1).(value.Function)
 	if !ok || fn == nil {
-		return out, nil
+		return value.NewSequence(), nil
 	}
-	for i, k := range o.Keys() {
-		r, err := c.Call(fn, hofArgs(fn, o.Values()[i], k, o))
-		if err != nil {
-			return nil, err
-		}
-		if r != nil {
-			out.Items = append(out.Items, r)
-		}
-	}
-	return out, nil
+	keys := o.Keys()
+	return definedResults(c, fn, o.Values(), func(i int) any { return keys[i] }, o)
 }
 
 // fnSort is $sort(array, comparator): a stable merge sort. Without a comparator the items must be all numbers or

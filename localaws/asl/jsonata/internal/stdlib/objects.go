@@ -264,14 +264,9 @@ func canonical(b *strings.Builder, v any, depth int) bool {
 	case *value.Array:
 		b.WriteByte('[')
 		for _, x := range t.Items {
-			if x == nil {
-				b.WriteString("u,")
-				continue
-			}
-			if !canonical(b, x, depth+1) {
+			if !canonicalMember(b, x, depth+1) {
 				return false
 			}
-			b.WriteByte(',')
 		}
 		b.WriteByte(']')
 	case *value.Object:
@@ -282,19 +277,26 @@ func canonical(b *strings.Builder, v any, depth int) bool {
 			x, _ := t.Get(k)
 			writeJSONString(b, k)
 			b.WriteByte(':')
-			if x == nil {
-				b.WriteString("u,")
-				continue
-			}
-			if !canonical(b, x, depth+1) {
+			if !canonicalMember(b, x, depth+1) {
 				return false
 			}
-			b.WriteByte(',')
 		}
 		b.WriteByte('}')
 	default:
 		return false
 	}
+	return true
+}
+
+// canonicalMember writes an array item or an object field's value as canonical does, then a comma; undefined (which
+// an array or object built by an expression may hold) is "u". It reports false where canonical does.
+func canonicalMember(b *strings.Builder, x any, depth int) bool {
+	if x == nil {
+		b.WriteString("u")
+	} else if !canonical(b, x, depth) {
+		return false
+	}
+	b.WriteByte(',')
 	return true
 }
 

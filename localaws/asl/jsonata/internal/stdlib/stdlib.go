@@ -138,6 +138,33 @@ func hofArgs(fn value.Function, v, pos, whole any) []any {
 	return out
 }
 
+// hofTest calls fn on v, with pos and whole as hofArgs passes them, and returns the effective boolean of its
+// result: the predicate of $filter, $single and $sift.
+func hofTest(c value.Context, fn value.Function, v, pos, whole any) (bool, error) {
+	r, err := c.Call(fn, hofArgs(fn, v, pos, whole))
+	if err != nil {
+		return false, err
+	}
+	return toBoolean(r)
+}
+
+// definedResults calls fn on each of vals in turn, with its position pos(i) and whole as hofArgs passes them, and
+// returns the sequence of the results that are not undefined: the loop of $map (over an array's items) and $each
+// (over an object's values). It stops at the first error.
+func definedResults(c value.Context, fn value.Function, vals []any, pos func(i int) any, whole any) (any, error) {
+	out := value.NewSequence()
+	for i, v := range vals {
+		r, err := c.Call(fn, hofArgs(fn, v, pos(i), whole))
+		if err != nil {
+			return nil, err
+		}
+		if r != nil {
+			out.Items = append(out.Items, r)
+		}
+	}
+	return out, nil
+}
+
 // toBoolean is JSONata's effective boolean value (the cast $boolean performs). A number that is not finite is
 // D1001, as JSONata's check for numbers raises.
 func toBoolean(v any) (bool, error) {
