@@ -96,17 +96,28 @@ func isNameStep(n *ast.Node) bool {
 	return n.Kind == ast.Name
 }
 
-// evalCall evaluates a function call; with applied, the left side of ~> is the first argument.
-func (ev *evaluator) evalCall(n *ast.Node, input any, env *frame, lhs any, applied bool) (any, error) {
+// evalProcedure evaluates the procedure of a call or a partial application and returns it with the name its errors
+// carry. A field name that is undefined while a variable of that name is defined (foo() written for $foo()) is the
+// error code: T1005 for a call, T1007 for a partial application.
+func (ev *evaluator) evalProcedure(n *ast.Node, input any, env *frame, code string) (any, string, error) {
 	proc, err := ev.eval(n.Procedure, input, env)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	name := procName(n.Procedure)
 	if proc == nil && isNameStep(n.Procedure) {
 		if v, _ := ev.lookup(env, name); v != nil {
-			return nil, &value.Error{Code: "T1005", Position: n.Position, Token: name}
+			return nil, "", &value.Error{Code: code, Position: n.Position, Token: name}
 		}
+	}
+	return proc, name, nil
+}
+
+// evalCall evaluates a function call; with applied, the left side of ~> is the first argument.
+func (ev *evaluator) evalCall(n *ast.Node, input any, env *frame, lhs any, applied bool) (any, error) {
+	proc, name, err := ev.evalProcedure(n, input, env, "T1005")
+	if err != nil {
+		return nil, err
 	}
 	args := make([]any, 0, len(n.Args)+1)
 	if applied {
@@ -246,15 +257,9 @@ func (ev *evaluator) evalPartial(n *ast.Node, input any, env *frame) (any, error
 		}
 		p.args[i] = v
 	}
-	proc, err := ev.eval(n.Procedure, input, env)
+	proc, name, err := ev.evalProcedure(n, input, env, "T1007")
 	if err != nil {
 		return nil, err
-	}
-	name := procName(n.Procedure)
-	if proc == nil && isNameStep(n.Procedure) {
-		if v, _ := ev.lookup(env, name); v != nil {
-			return nil, &value.Error{Code: "T1007", Position: n.Position, Token: name}
-		}
 	}
 	if _, ok := proc.(value.Function); !ok {
 		return nil, &value.Error{Code: "T1008", Position: n.Position, Token: name}
