@@ -231,15 +231,11 @@ func leadingInt(s string) (float64, bool) {
 
 // fromMillisImpl is $fromMillis(millis, picture, timezone).
 func fromMillisImpl(_ value.Context, args []any) (any, error) {
-	ms, ok, err := numberArg(args, 0)
+	ms, picture, hasPicture, ok, err := pictureArgs[float64](args)
 	if err != nil || !ok {
 		return nil, err
 	}
-	picture, hasPicture, err := stringArg(args, 1)
-	if err != nil {
-		return nil, err
-	}
-	tz, hasTZ, err := stringArg(args, 2)
+	tz, hasTZ, err := typedArg[string](args, 2)
 	if err != nil {
 		return nil, err
 	}

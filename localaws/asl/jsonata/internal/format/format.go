@@ -33,37 +33,32 @@ func All() []*value.Builtin {
 // signatures, so only a direct caller sees it).
 var errArgument = errors.New("an argument does not have the type of the function's signature")
 
-// numberArg returns args[i] as a number; ok is false when it is absent (undefined).
-func numberArg(args []any, i int) (f float64, ok bool, err error) {
+// typedArg returns args[i] as a T; ok is false when it is absent (undefined), and an argument of another type is
+// errArgument.
+func typedArg[T any](args []any, i int) (v T, ok bool, err error) {
 	if i >= len(args) || args[i] == nil {
-		return 0, false, nil
+		return v, false, nil
 	}
-	f, ok = args[i].(float64)
-	if !ok {
-		return 0, false, errArgument
+	if v, ok = args[i].(T); !ok {
+		return v, false, errArgument
 	}
-	return f, true, nil
+	return v, true, nil
 }
 
-// stringArg returns args[i] as a string; ok is false when it is absent (undefined).
-func stringArg(args []any, i int) (s string, ok bool, err error) {
-	if i >= len(args) || args[i] == nil {
-		return "", false, nil
+// pictureArgs reads the two arguments a picture function starts with: the subject, a T (ok is false when it is
+// absent, and the function's result is then undefined), and the picture string (hasPicture is false when it is
+// absent).
+func pictureArgs[T float64 | string](args []any) (subject T, picture string, hasPicture, ok bool, err error) {
+	if subject, ok, err = typedArg[T](args, 0); err != nil || !ok {
+		return subject, "", false, false, err
 	}
-	s, ok = args[i].(string)
-	if !ok {
-		return "", false, errArgument
-	}
-	return s, true, nil
+	picture, hasPicture, err = typedArg[string](args, 1)
+	return subject, picture, hasPicture, err == nil, err
 }
 
 func formatIntegerImpl(_ value.Context, args []any) (any, error) {
-	n, ok, err := numberArg(args, 0)
+	n, picture, _, ok, err := pictureArgs[float64](args)
 	if err != nil || !ok {
-		return nil, err
-	}
-	picture, _, err := stringArg(args, 1)
-	if err != nil {
 		return nil, err
 	}
 	s, err := formatInteger(n, picture)
@@ -74,12 +69,8 @@ func formatIntegerImpl(_ value.Context, args []any) (any, error) {
 }
 
 func parseIntegerImpl(_ value.Context, args []any) (any, error) {
-	s, ok, err := stringArg(args, 0)
+	s, picture, _, ok, err := pictureArgs[string](args)
 	if err != nil || !ok {
-		return nil, err
-	}
-	picture, _, err := stringArg(args, 1)
-	if err != nil {
 		return nil, err
 	}
 	n, err := parseInteger(s, picture)
@@ -92,12 +83,12 @@ func parseIntegerImpl(_ value.Context, args []any) (any, error) {
 // formatBaseImpl is $formatBase(number, radix): the number rounded to an integer (half to even), written in the
 // radix (10 by default, 2 to 36 after rounding, D3100 otherwise) with JavaScript's lower-case digits.
 func formatBaseImpl(_ value.Context, args []any) (any, error) {
-	n, ok, err := numberArg(args, 0)
+	n, ok, err := typedArg[float64](args, 0)
 	if err != nil || !ok {
 		return nil, err
 	}
 	radix := 10.0
-	if r, given, err := numberArg(args, 1); err != nil {
+	if r, given, err := typedArg[float64](args, 1); err != nil {
 		return nil, err
 	} else if given {
 		radix = roundHalfEven(r, 0)

@@ -85,19 +85,13 @@ type numberPicture struct {
 }
 
 func formatNumberImpl(_ value.Context, args []any) (any, error) {
-	n, ok, err := numberArg(args, 0)
+	n, picture, _, ok, err := pictureArgs[float64](args)
 	if err != nil || !ok {
 		return nil, err
 	}
-	picture, _, err := stringArg(args, 1)
+	options, _, err := typedArg[*value.Object](args, 2)
 	if err != nil {
 		return nil, err
-	}
-	var options *value.Object
-	if len(args) > 2 && args[2] != nil {
-		if options, ok = args[2].(*value.Object); !ok {
-			return nil, errArgument
-		}
 	}
 	f, err := newDecimalFormat(options)
 	if err != nil {

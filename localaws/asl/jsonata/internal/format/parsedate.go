@@ -21,12 +21,8 @@ var isoParts = regexp.MustCompile(`^(\d{4})(?:-(\d\d)(?:-(\d\d))?)?(?:T(\d\d):(\
 
 // toMillisImpl is $toMillis(timestamp, picture).
 func toMillisImpl(c value.Context, args []any) (any, error) {
-	s, ok, err := stringArg(args, 0)
+	s, picture, hasPicture, ok, err := pictureArgs[string](args)
 	if err != nil || !ok {
-		return nil, err
-	}
-	picture, hasPicture, err := stringArg(args, 1)
-	if err != nil {
 		return nil, err
 	}
 	if hasPicture {
