@@ -196,7 +196,7 @@ func widthBound(s string) (int, error) {
 	if s == "" || s == "*" {
 		return -1, nil
 	}
-	n, ok := leadingInt(s)
+	n, ok := value.ParseInt(s)
 	switch {
 	case !ok || n < 0:
 		return -1, nil
@@ -204,29 +204,6 @@ func widthBound(s string) (int, error) {
 		return 0, errWidth
 	}
 	return int(n), nil
-}
-
-// leadingInt reads an integer as JavaScript's parseInt does: white space, a sign and digits, up to the first other
-// character; ok is false when there are no digits.
-func leadingInt(s string) (float64, bool) {
-	s = strings.TrimLeftFunc(s, unicode.IsSpace)
-	neg := false
-	if s != "" && (s[0] == '+' || s[0] == '-') {
-		neg = s[0] == '-'
-		s = s[1:]
-	}
-	n, digits := 0.0, 0
-	for digits < len(s) && s[digits] >= '0' && s[digits] <= '9' {
-		n = n*10 + float64(s[digits]-'0')
-		digits++
-	}
-	if digits == 0 {
-		return 0, false
-	}
-	if neg {
-		n = -n
-	}
-	return n, true
 }
 
 // fromMillisImpl is $fromMillis(millis, picture, timezone).
@@ -246,7 +223,7 @@ func fromMillisImpl(_ value.Context, args []any) (any, error) {
 	// rounded down, its minutes the remainder (so "-0530" is -6 hours and -30 minutes, as in JSONata).
 	var offHours, offMinutes float64
 	if hasTZ {
-		n, ok := leadingInt(tz)
+		n, ok := value.ParseInt(tz)
 		if !ok || math.Abs(n) > 1e6 {
 			return nil, errors.New("$fromMillis: the timezone " + value.Format(tz, false) + " is not ±hhmm")
 		}

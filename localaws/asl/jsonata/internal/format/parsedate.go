@@ -210,13 +210,13 @@ func (m *marker) zoneMatcher() (string, reader, error) {
 			if i < 0 {
 				return 0, false
 			}
-			h, _ = leadingInt(text[:i])
-			mi, _ = leadingInt(text[i+len(sep):])
+			h, _ = value.ParseInt(text[:i])
+			mi, _ = value.ParseInt(text[i+len(sep):])
 		} else if len(text)-1 <= 2 {
-			h, _ = leadingInt(text)
+			h, _ = value.ParseInt(text)
 		} else {
-			h, _ = leadingInt(text[:3])
-			mi, _ = leadingInt(text[3:])
+			h, _ = value.ParseInt(text[:3])
+			mi, _ = value.ParseInt(text[3:])
 		}
 		return h*60 + mi, true
 	}, nil
@@ -266,7 +266,7 @@ func (p *integerPicture) matcher(digits int) (string, reader, error) {
 		if p.ordinal {
 			t = t[:len(t)-2]
 		}
-		v, ok := leadingInt(t)
+		v, ok := value.ParseInt(t)
 		return v, ok
 	}, nil
 }

@@ -442,27 +442,12 @@ func substitute(repl string, f *found) string {
 	return b.String()
 }
 
-// parseIntPrefix reads an integer at the start of s as JavaScript's parseInt(s, 10) does (blanks, then a sign,
-// then digits), returning the number and the text its toString() would give.
+// parseIntPrefix reads a group number at the start of s as JavaScript's parseInt(s, 10) does (value.ParseInt),
+// returning it with the text its toString() would give, whose length JSONata skips.
 func parseIntPrefix(s string) (int, string, bool) {
-	t := strings.TrimLeft(s, " \t\n\r\v\f")
-	neg := false
-	if t != "" && (t[0] == '+' || t[0] == '-') {
-		neg = t[0] == '-'
-		t = t[1:]
-	}
-	n, digits := 0, 0
-	for digits < len(t) && t[digits] >= '0' && t[digits] <= '9' {
-		n = n*10 + int(t[digits]-'0')
-		digits++
-	}
-	if digits == 0 {
-		return 0, "", false
-	}
-	if neg && n != 0 {
-		n = -n
-	}
-	return n, strconv.Itoa(n), true
+	f, ok := value.ParseInt(s)
+	n := int(f)
+	return n, strconv.Itoa(n), ok
 }
 
 // fnSplit is $split(str, separator, limit): an array of the pieces of str between occurrences of the separator (a
