@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/transferflow/orchestrator/localaws/sfnengine"
+	"github.com/transferflow/orchestrator/localaws/sfnengine/instantaws"
 )
 
 // flakyLambda answers each function by its handler; a function listed in failing fails with FunctionError until
@@ -608,10 +609,10 @@ func TestRedriveTheTransferStateMachine(t *testing.T) {
 		if broken && name == "DebitFunctionArn" {
 			return nil, &sfnengine.ServiceError{Name: "Lambda.ServiceException", Message: "the debit function is down"}
 		}
-		return instantLeg, nil
+		return instantaws.LegAnswer, nil
 	})
 	clock := sfnengine.NewManualClock(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
-	eng := newEngine(t, sfnengine.Options{Lambda: lambda, DynamoDB: instantDynamo{}, EventBridge: instantEvents{}, Clock: clock})
+	eng := newEngine(t, sfnengine.Options{Lambda: lambda, DynamoDB: instantaws.DynamoDB{}, EventBridge: instantaws.EventBridge{}, Clock: clock})
 	sm, err := eng.CreateStateMachine(ctx, sfnengine.CreateInput{Name: "transfer", Definition: def, RoleArn: testRoleArn})
 	if err != nil {
 		t.Fatal(err)
