@@ -11,9 +11,10 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
+
+	"github.com/transferflow/orchestrator/internal/jsonstring"
 )
 
 // Unit is a CloudWatch metric unit.
@@ -338,45 +339,5 @@ func appendMember(b []byte, name string) []byte {
 	return append(b, ':')
 }
 
-// appendString appends s as a JSON string (RFC 8259): quotation marks, backslashes and control characters escaped,
-// invalid UTF-8 replaced by U+FFFD as encoding/json does. Runs of bytes that need no escape are copied at once.
-func appendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r != utf8.RuneError || size != 1 {
-				i += size
-				continue
-			}
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, `\n`...)
-		case '\r':
-			b = append(b, `\r`...)
-		case '\t':
-			b = append(b, `\t`...)
-		default:
-			if c < 0x20 {
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			} else {
-				b = append(b, `\ufffd`...) // a byte of invalid UTF-8
-			}
-		}
-		i++
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
+// appendString appends s as a JSON string, escaped as encoding/json escapes it.
+func appendString(b []byte, s string) []byte { return jsonstring.Append(b, s) }

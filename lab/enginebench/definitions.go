@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/transferflow/orchestrator/localaws/sfnengine"
+	"github.com/transferflow/orchestrator/localaws/sfnengine/instantaws"
 )
 
 // definition is one compared workflow: its ASL text, the input every execution gets, and for the Node side the
@@ -102,9 +103,9 @@ func taskResults(text string) (map[string]any, error) {
 	return out, nil
 }
 
-// lambdaInvokeResult is the shape of a lambda:invoke task result whose function returned lambdaOK.
+// lambdaInvokeResult is the shape of a lambda:invoke task result whose function returned instantaws.LegAnswer.
 func lambdaInvokeResult() map[string]any {
-	headers := map[string]any{"Connection": "keep-alive", "Content-Type": "application/json", "Content-Length": strconv.Itoa(len(lambdaOK)),
+	headers := map[string]any{"Connection": "keep-alive", "Content-Type": "application/json", "Content-Length": strconv.Itoa(len(instantaws.LegAnswer)),
 		"Date": "Mon, 01 Jun 2026 00:00:00 GMT", "X-Amz-Executed-Version": "$LATEST", "x-amzn-Remapped-Content-Length": "0",
 		"x-amzn-RequestId": "00000000-0000-4000-8000-000000000000"}
 	all := map[string]any{}
@@ -113,35 +114,22 @@ func lambdaInvokeResult() map[string]any {
 	}
 	return map[string]any{
 		"ExecutedVersion":     "$LATEST",
-		"Payload":             map[string]any{"ok": true, "completedAt": completedAt},
+		"Payload":             map[string]any{"ok": true, "completedAt": instantaws.CompletedAt},
 		"SdkHttpMetadata":     map[string]any{"AllHttpHeaders": all, "HttpHeaders": headers, "HttpStatusCode": 200},
 		"SdkResponseMetadata": map[string]any{"RequestId": headers["x-amzn-RequestId"]},
 		"StatusCode":          200,
 	}
 }
 
-// settledRecord is the transfer record a settling updateItem returns (ReturnValues ALL_NEW): the attributes the
-// workflow's ResultSelector reads for the outcome event, in DynamoDB's JSON.
-var settledRecord = map[string]string{
-	"executionArn": "arn:aws:states:us-east-1:123456789012:execution:transfer:t1",
-	"createdAt":    "2026-06-01T00:00:00.000Z", "updatedAt": completedAt, "completedAt": completedAt,
-}
-
-// completedAt is when the instant credit settled the transfer.
-const completedAt = "2026-06-01T00:00:00.100Z"
-
 // putEventsResult is the shape of an events:putEvents task result with one entry accepted.
 func putEventsResult() map[string]any {
-	return map[string]any{"Entries": []any{map[string]any{"EventId": putEventID}}, "FailedEntryCount": 0}
+	return map[string]any{"Entries": []any{map[string]any{"EventId": instantaws.EventID}}, "FailedEntryCount": 0}
 }
 
-// putEventID is the id the instant EventBridge gives every event.
-const putEventID = "00000000-0000-4000-8000-000000000001"
-
-// dynamoResult is the shape of a dynamodb:updateItem task result with ReturnValues ALL_NEW (the record above).
+// dynamoResult is the shape of a dynamodb:updateItem task result with ReturnValues ALL_NEW (instantaws.SettledRecord).
 func dynamoResult() map[string]any {
 	attrs := map[string]any{}
-	for k, v := range settledRecord {
+	for k, v := range instantaws.SettledRecord {
 		attrs[k] = map[string]any{"S": v}
 	}
 	return map[string]any{

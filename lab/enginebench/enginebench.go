@@ -27,14 +27,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
-	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
-
 	"github.com/transferflow/orchestrator/localaws/asl/jsonvalue"
 	"github.com/transferflow/orchestrator/localaws/sfnengine"
+	"github.com/transferflow/orchestrator/localaws/sfnengine/instantaws"
 )
 
 // Options says how much to run. Zero values select the defaults noted on each field.
@@ -345,7 +340,7 @@ type goEngine struct {
 }
 
 func newGoEngine(ctx context.Context, d definition) (*goEngine, error) {
-	eng := sfnengine.New(sfnengine.Options{Lambda: instantLambda{}, DynamoDB: instantDynamo{}, EventBridge: instantEvents{}})
+	eng := sfnengine.New(sfnengine.Options{Lambda: instantaws.Lambda{}, DynamoDB: instantaws.DynamoDB{}, EventBridge: instantaws.EventBridge{}})
 	sm, err := eng.CreateStateMachine(ctx, sfnengine.CreateInput{Name: d.machineName, Definition: d.asl, RoleArn: roleArn})
 	if err != nil {
 		eng.Close()
@@ -549,50 +544,3 @@ func sameOutput(goOut string, nodeOut json.RawMessage) error {
 	}
 	return nil
 }
-
-// instantLambda answers every invocation at once, as the debit and credit functions do on the happy path.
-type instantLambda struct{}
-
-// lambdaOK is what both functions answer; the credit's completedAt is what the Credit state reads for the outcome
-// event (the debit's result is discarded).
-var lambdaOK = []byte(`{"ok":true,"completedAt":"` + completedAt + `"}`)
-
-func (instantLambda) Invoke(context.Context, string, []byte) ([]byte, error) { return lambdaOK, nil }
-
-// instantDynamo answers every item operation at once with an empty result (the condition holds).
-type instantDynamo struct{}
-
-func (instantDynamo) PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
-	return &dynamodb.PutItemOutput{}, nil
-}
-
-func (instantDynamo) GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
-	return &dynamodb.GetItemOutput{}, nil
-}
-
-func (instantDynamo) UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
-	attrs := make(map[string]ddbtypes.AttributeValue, len(settledRecord))
-	for k, v := range settledRecord {
-		attrs[k] = &ddbtypes.AttributeValueMemberS{Value: v}
-	}
-	return &dynamodb.UpdateItemOutput{Attributes: attrs}, nil
-}
-
-func (instantDynamo) DeleteItem(context.Context, *dynamodb.DeleteItemInput, ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
-	return &dynamodb.DeleteItemOutput{}, nil
-}
-
-var _ sfnengine.DynamoDBAPI = instantDynamo{}
-
-// instantEvents accepts every event at once, as EventBridge does on the happy path.
-type instantEvents struct{}
-
-func (instantEvents) PutEvents(_ context.Context, in *eventbridge.PutEventsInput, _ ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error) {
-	entries := make([]ebtypes.PutEventsResultEntry, len(in.Entries))
-	for i := range entries {
-		entries[i].EventId = aws.String(putEventID)
-	}
-	return &eventbridge.PutEventsOutput{Entries: entries}, nil
-}
-
-var _ sfnengine.EventBridgeAPI = instantEvents{}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/transferflow/orchestrator/localaws/sfnapi"
 	"github.com/transferflow/orchestrator/localaws/sfnengine"
+	"github.com/transferflow/orchestrator/localaws/sfnengine/instantaws"
 	"github.com/transferflow/orchestrator/localaws/stepfunctions"
 )
 
@@ -225,8 +226,8 @@ func startPeers(ctx context.Context, root, venv string) (*apiPeers, error) {
 	if !filepath.IsAbs(venv) {
 		venv = filepath.Join(root, venv)
 	}
-	ours, err := stepfunctions.Run(stepfunctions.WithEngineOptions(sfnengine.Options{Lambda: instantLambda{},
-		DynamoDB: instantDynamo{}, EventBridge: instantEvents{}}))
+	ours, err := stepfunctions.Run(stepfunctions.WithEngineOptions(sfnengine.Options{Lambda: instantaws.Lambda{},
+		DynamoDB: instantaws.DynamoDB{}, EventBridge: instantaws.EventBridge{}}))
 	if err != nil {
 		return nil, err
 	}

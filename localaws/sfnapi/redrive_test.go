@@ -29,16 +29,34 @@ const debitMachine = `{"StartAt":"Validate","States":{
   "Debit":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke","Parameters":{"FunctionName":"debit","Payload.$":"$"},
     "ResultSelector":{"done.$":"$.Payload.done"},"ResultPath":"$.debit","End":true}}}`
 
+// failedDebit is a local Step Functions whose debit Lambda is broken, with the debits state machine created and
+// its execution tr-1 failed on the debit, ready to be redriven once the Lambda is fixed.
+type failedDebit struct {
+	lambda *brokenLambda
+	srv    *stepfunctions.Server
+	c      *sfn.Client
+	smArn  string
+	arn    *string // execution tr-1's ARN
+}
+
+// runFailedDebit starts the failedDebit fixture, stopped when t ends.
+func runFailedDebit(t *testing.T) failedDebit {
+	t.Helper()
+	f := failedDebit{lambda: &brokenLambda{}}
+	f.srv = stepfunctions.RunT(t, stepfunctions.WithEngineOptions(sfnengine.Options{Lambda: f.lambda}))
+	f.c = f.srv.Client()
+	f.smArn = create(t, f.c, "debits", debitMachine)
+	f.arn = startAndWait(t, f.c, f.srv.Engine(), f.smArn, "tr-1")
+	return f
+}
+
 // TestRedriveExecutionThroughTheSDK: a failed execution is REDRIVABLE in DescribeExecution; RedriveExecution
 // resumes it; a clientToken repeated answers the same redriveDate without a second redrive; DescribeExecution,
 // ListExecutions (redriveFilter) and GetExecutionHistory (ExecutionRedriven) show the redrive; errors are typed.
 func TestRedriveExecutionThroughTheSDK(t *testing.T) {
-	lambda := &brokenLambda{}
-	srv := stepfunctions.RunT(t, stepfunctions.WithEngineOptions(sfnengine.Options{Lambda: lambda}))
-	c := srv.Client()
+	f := runFailedDebit(t)
+	lambda, srv, c, smArn, arn := f.lambda, f.srv, f.c, f.smArn, f.arn
 	ctx := context.Background()
-	smArn := create(t, c, "debits", debitMachine)
-	arn := startAndWait(t, c, srv.Engine(), smArn, "tr-1")
 	other := startAndWait(t, c, srv.Engine(), smArn, "tr-2")
 	d, err := c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: arn})
 	if err != nil {
@@ -172,12 +190,9 @@ func TestRedriveWhileRunningIsRefused(t *testing.T) {
 // uses the same definition), and DescribeStateMachineForExecution answers that definition before and after the
 // redrive, while an execution started after the update describes the new one.
 func TestRedriveAfterUpdateStateMachine(t *testing.T) {
-	lambda := &brokenLambda{}
-	srv := stepfunctions.RunT(t, stepfunctions.WithEngineOptions(sfnengine.Options{Lambda: lambda}))
-	c := srv.Client()
+	f := runFailedDebit(t)
+	lambda, srv, c, smArn, arn := f.lambda, f.srv, f.c, f.smArn, f.arn
 	ctx := context.Background()
-	smArn := create(t, c, "debits", debitMachine)
-	arn := startAndWait(t, c, srv.Engine(), smArn, "tr-1")
 	const newDefinition = `{"StartAt":"Debit","States":{"Debit":{"Type":"Pass","Result":"new","End":true}}}`
 	u, err := c.UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(smArn),
 		Definition: aws.String(newDefinition)})

@@ -7,13 +7,8 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
-	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
-
 	"github.com/transferflow/orchestrator/localaws/sfnengine"
+	"github.com/transferflow/orchestrator/localaws/sfnengine/instantaws"
 )
 
 // tenStates is a 10-state Pass/Choice workflow.
@@ -34,45 +29,6 @@ const tenStates = `{
     "Done": {"Type": "Succeed"}
   }
 }`
-
-// instantDynamo answers every item operation at once with an empty result.
-type instantDynamo struct{}
-
-func (instantDynamo) PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
-	return &dynamodb.PutItemOutput{}, nil
-}
-
-func (instantDynamo) GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
-	return &dynamodb.GetItemOutput{}, nil
-}
-
-// UpdateItem answers with the attributes the settlements' ResultSelector reads (ReturnValues ALL_NEW).
-func (instantDynamo) UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
-	at := &ddbtypes.AttributeValueMemberS{Value: "2026-11-23T10:00:00Z"}
-	return &dynamodb.UpdateItemOutput{Attributes: map[string]ddbtypes.AttributeValue{
-		"executionArn": &ddbtypes.AttributeValueMemberS{Value: "arn:aws:states:us-east-1:123456789012:execution:bench:t1"},
-		"createdAt":    at, "updatedAt": at, "completedAt": at,
-	}}, nil
-}
-
-// instantEvents accepts every event at once.
-type instantEvents struct{}
-
-func (instantEvents) PutEvents(_ context.Context, in *eventbridge.PutEventsInput, _ ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error) {
-	out := &eventbridge.PutEventsOutput{}
-	for range in.Entries {
-		out.Entries = append(out.Entries, ebtypes.PutEventsResultEntry{EventId: aws.String("e")})
-	}
-	return out, nil
-}
-
-func (instantDynamo) DeleteItem(context.Context, *dynamodb.DeleteItemInput, ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
-	return &dynamodb.DeleteItemOutput{}, nil
-}
-
-// instantLeg is what an instant debit or credit function answers: the credit's completedAt is what the workflow's
-// Credit state reads for the outcome event (a debit's extra field is ignored).
-var instantLeg = []byte(`{"ok":true,"completedAt":"2026-06-01T00:00:00.100Z"}`)
 
 // transferDefinition returns statemachine/transfer.asl.json when the module has it, else the equivalent saga in
 // testdata, with every ${Name} substituted by Name.
@@ -130,8 +86,7 @@ func BenchmarkPassChoice10(b *testing.B) {
 func BenchmarkTransfer(b *testing.B) {
 	path, def := transferDefinition(b)
 	b.Logf("definition: %s", path)
-	invoke := invokerFunc(func(context.Context, string, []byte) ([]byte, error) { return instantLeg, nil })
-	eng := sfnengine.New(sfnengine.Options{Lambda: invoke, DynamoDB: instantDynamo{}, EventBridge: instantEvents{}})
+	eng := sfnengine.New(sfnengine.Options{Lambda: instantaws.Lambda{}, DynamoDB: instantaws.DynamoDB{}, EventBridge: instantaws.EventBridge{}})
 	defer eng.Close()
 	benchmarkExecutions(b, eng, def, transferInput)
 }

@@ -3,7 +3,6 @@ package sfnengine
 import (
 	"context"
 	"fmt"
-	"sort"
 )
 
 // The child workflow executions of a Distributed Map. On AWS each child of a Map Run whose ExecutionType is
@@ -106,15 +105,10 @@ func (e *Engine) ListMapRunExecutions(ctx context.Context, mapRunArn, status str
 		if status != "" && r.Status != status {
 			continue
 		}
-		r.Input, r.Output, r.Error, r.Cause, r.Checkpoint = "", nil, nil, nil, nil
+		stripForList(r)
 		r.Ext = &RecordExt{MapRunArn: mapRunArn}
 		out = append(out, r)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if !out[i].StartDate.Equal(out[j].StartDate) {
-			return out[i].StartDate.After(out[j].StartDate)
-		}
-		return out[i].Arn > out[j].Arn
-	})
+	sortNewestFirst(out)
 	return out, nil
 }

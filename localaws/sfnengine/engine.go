@@ -921,19 +921,31 @@ func (e *Engine) ListExecutions(_ context.Context, smArn, status string) ([]*Exe
 		if r.StateMachineArn != base || (status != "" && r.Status != status) || !matches(r) {
 			continue
 		}
-		r.Input, r.Output, r.Error, r.Cause, r.Checkpoint = "", nil, nil, nil, nil
+		stripForList(r)
 		if r.Ext != nil {
 			r.Ext = &RecordExt{RedriveCount: r.Ext.RedriveCount, RedriveDate: r.Ext.RedriveDate}
 		}
 		out = append(out, r)
 	}
+	sortNewestFirst(out)
+	return out, nil
+}
+
+// stripForList drops from r, a copy of a running execution's record, what a list of executions does not show: its
+// input, output, error, cause and checkpoint.
+func stripForList(r *ExecutionRecord) {
+	r.Input, r.Output, r.Error, r.Cause, r.Checkpoint = "", nil, nil, nil, nil
+}
+
+// sortNewestFirst orders listed executions as the list APIs answer them: the latest started first, and among those
+// started at the same time, the greater ARN first.
+func sortNewestFirst(out []*ExecutionRecord) {
 	sort.Slice(out, func(i, j int) bool {
 		if !out[i].StartDate.Equal(out[j].StartDate) {
 			return out[i].StartDate.After(out[j].StartDate)
 		}
 		return out[i].Arn > out[j].Arn
 	})
-	return out, nil
 }
 
 // StopExecution aborts a running execution with the given error and cause and returns the stop date. Stopping a

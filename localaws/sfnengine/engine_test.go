@@ -81,6 +81,28 @@ func newEngine(t *testing.T, opts sfnengine.Options) *sfnengine.Engine {
 	return eng
 }
 
+// restoredEngine is newEngine restarted from what opts.Store holds: Restore has run, as after a process restart.
+func restoredEngine(t *testing.T, opts sfnengine.Options) *sfnengine.Engine {
+	t.Helper()
+	eng := newEngine(t, opts)
+	if err := eng.Restore(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return eng
+}
+
+// requireRedrivable fails t unless eng describes the execution arn as REDRIVABLE; what names the case.
+func requireRedrivable(t *testing.T, eng *sfnengine.Engine, arn, what string) {
+	t.Helper()
+	d, err := eng.DescribeExecution(context.Background(), arn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, reason := eng.RedriveStatus(d); status != sfnengine.RedriveStatusRedrivable {
+		t.Fatalf("redrive status %s: %s (%s)", what, status, reason)
+	}
+}
+
 // fileStore opens a FileStore in dir.
 func fileStore(tb testing.TB, dir string) *sfnengine.FileStore {
 	tb.Helper()

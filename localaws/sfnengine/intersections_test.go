@@ -56,17 +56,8 @@ func TestRedriveOfAVersionExecution(t *testing.T) {
 
 	lambda.fix("work")
 	files2 := fileStore(t, dir)
-	second := newEngine(t, sfnengine.Options{Store: files2, Clock: clock, Lambda: lambda, CheckpointEveryState: true})
-	if err := second.Restore(ctx); err != nil {
-		t.Fatal(err)
-	}
-	d, err := second.DescribeExecution(ctx, rec.Arn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if status, reason := second.RedriveStatus(d); status != sfnengine.RedriveStatusRedrivable {
-		t.Fatalf("redrive status of the version's execution after an update: %s (%s)", status, reason)
-	}
+	second := restoredEngine(t, sfnengine.Options{Store: files2, Clock: clock, Lambda: lambda, CheckpointEveryState: true})
+	requireRedrivable(t, second, rec.Arn, "of the version's execution after an update")
 	if _, err := second.RedriveExecution(ctx, rec.Arn, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -129,10 +120,7 @@ func TestRedrivenMapResumesAfterACrashWithCheckpoints(t *testing.T) {
 	phase = "succeed"
 	mu.Unlock()
 	files2 := fileStore(t, dir)
-	second := newEngine(t, sfnengine.Options{Store: files2, Lambda: lambda, CheckpointEveryState: true})
-	if err := second.Restore(ctx); err != nil {
-		t.Fatal(err)
-	}
+	second := restoredEngine(t, sfnengine.Options{Store: files2, Lambda: lambda, CheckpointEveryState: true})
 	got := waitClosed(t, second, rec.Arn)
 	if got.Status != sfnengine.StatusSucceeded || *got.Output != `[{"n":1},{"n":2},{"n":3}]` {
 		t.Fatalf("after the restart: %s %v", got.Status, got.Output)
@@ -265,10 +253,7 @@ func TestRestoreOfAnExecutionOfARecreatedStateMachine(t *testing.T) {
 	before, _ := clock.Waiters()
 
 	files2 := fileStore(t, dir)
-	second := newEngine(t, sfnengine.Options{Store: files2, Clock: clock, CheckpointEveryState: true})
-	if err := second.Restore(ctx); err != nil {
-		t.Fatal(err)
-	}
+	second := restoredEngine(t, sfnengine.Options{Store: files2, Clock: clock, CheckpointEveryState: true})
 	d, err := second.DescribeExecution(ctx, rec.Arn)
 	if err != nil {
 		t.Fatal(err)

@@ -385,10 +385,7 @@ func TestMapRunsSurviveARestart(t *testing.T) {
 	first.Close()
 
 	lambda.fix(`work {"n":2}`)
-	second := newEngine(t, sfnengine.Options{Store: files, Lambda: lambda})
-	if err := second.Restore(ctx); err != nil {
-		t.Fatal(err)
-	}
+	second := restoredEngine(t, sfnengine.Options{Store: files, Lambda: lambda})
 	mr, err := second.DescribeMapRun(ctx, failedRun.Arn)
 	if err != nil {
 		t.Fatal(err)

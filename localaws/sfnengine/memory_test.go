@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/transferflow/orchestrator/localaws/sfnengine"
+	"github.com/transferflow/orchestrator/localaws/sfnengine/instantaws"
 )
 
 // heapInuse returns the heap in use after a full collection.
@@ -33,9 +34,8 @@ var memoryStores = []struct {
 // as long as loop says, and returns the heap the engine keeps per closed execution (HeapInuse growth / count).
 func retainedPerExecution(tb testing.TB, store sfnengine.Store, loop func() bool) float64 {
 	_, def := transferDefinition(tb)
-	invoke := invokerFunc(func(context.Context, string, []byte) ([]byte, error) { return instantLeg, nil })
 	ctx := context.Background()
-	eng := sfnengine.New(sfnengine.Options{Lambda: invoke, DynamoDB: instantDynamo{}, EventBridge: instantEvents{}, Store: store})
+	eng := sfnengine.New(sfnengine.Options{Lambda: instantaws.Lambda{}, DynamoDB: instantaws.DynamoDB{}, EventBridge: instantaws.EventBridge{}, Store: store})
 	defer eng.Close()
 	sm, err := eng.CreateStateMachine(ctx, sfnengine.CreateInput{Name: "bench", Definition: def, RoleArn: testRoleArn})
 	if err != nil {
@@ -98,7 +98,7 @@ func BenchmarkRunningMemory(b *testing.B) {
 	invoke := invokerFunc(func(ctx context.Context, _ string, _ []byte) ([]byte, error) {
 		select {
 		case <-release: // the calls after the first one
-			return instantLeg, nil
+			return instantaws.LegAnswer, nil
 		default:
 		}
 		started <- struct{}{}
@@ -106,10 +106,10 @@ func BenchmarkRunningMemory(b *testing.B) {
 		case <-release:
 		case <-ctx.Done():
 		}
-		return instantLeg, nil
+		return instantaws.LegAnswer, nil
 	})
 	ctx := context.Background()
-	eng := sfnengine.New(sfnengine.Options{Lambda: invoke, DynamoDB: instantDynamo{}, EventBridge: instantEvents{}})
+	eng := sfnengine.New(sfnengine.Options{Lambda: invoke, DynamoDB: instantaws.DynamoDB{}, EventBridge: instantaws.EventBridge{}})
 	defer eng.Close()
 	sm, err := eng.CreateStateMachine(ctx, sfnengine.CreateInput{Name: "bench", Definition: def, RoleArn: testRoleArn})
 	if err != nil {

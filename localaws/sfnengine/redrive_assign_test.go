@@ -299,10 +299,7 @@ func TestRedriveWithAssignAcrossRestarts(t *testing.T) {
 
 				clock = sfnengine.NewManualClock(clock.Now())
 				opts.Clock = clock
-				third := newEngine(t, opts)
-				if err := third.Restore(ctx); err != nil {
-					t.Fatal(err)
-				}
+				third := restoredEngine(t, opts)
 				advanceWhenWaiting(t, clock, time.Minute)
 				got := waitClosed(t, third, rec.Arn)
 				if n := counter(t, got); n != 111 {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/transferflow/orchestrator/localaws/sfnengine"
+	"github.com/transferflow/orchestrator/localaws/sfnengine/instantaws"
 )
 
 // flakyLambda answers each function by its handler; a function listed in failing fails with FunctionError until
@@ -486,10 +487,7 @@ func TestRedriveAcrossRestart(t *testing.T) {
 		t.Fatalf("after the redrive: %s %v", got.Status, got.Output)
 	}
 
-	third := newEngine(t, sfnengine.Options{Store: files, Lambda: lambda})
-	if err := third.Restore(ctx); err != nil {
-		t.Fatal(err)
-	}
+	third := restoredEngine(t, sfnengine.Options{Store: files, Lambda: lambda})
 	d, err := third.DescribeExecution(ctx, rec.Arn)
 	if err != nil {
 		t.Fatal(err)
@@ -539,10 +537,7 @@ func TestRedrivenExecutionResumesAfterACrash(t *testing.T) {
 	first.Close()
 
 	clock = sfnengine.NewManualClock(clock.Now()) // without the first engine's pending timer
-	second := newEngine(t, sfnengine.Options{Store: files, Clock: clock, Lambda: lambda})
-	if err := second.Restore(ctx); err != nil {
-		t.Fatal(err)
-	}
+	second := restoredEngine(t, sfnengine.Options{Store: files, Clock: clock, Lambda: lambda})
 	advanceWhenWaiting(t, clock, 60*time.Second)
 	got := waitClosed(t, second, rec.Arn)
 	if got.Status != sfnengine.StatusSucceeded || *got.Output != `{"once":1}` || got.RedriveCount() != 1 {
@@ -614,10 +609,10 @@ func TestRedriveTheTransferStateMachine(t *testing.T) {
 		if broken && name == "DebitFunctionArn" {
 			return nil, &sfnengine.ServiceError{Name: "Lambda.ServiceException", Message: "the debit function is down"}
 		}
-		return instantLeg, nil
+		return instantaws.LegAnswer, nil
 	})
 	clock := sfnengine.NewManualClock(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
-	eng := newEngine(t, sfnengine.Options{Lambda: lambda, DynamoDB: instantDynamo{}, EventBridge: instantEvents{}, Clock: clock})
+	eng := newEngine(t, sfnengine.Options{Lambda: lambda, DynamoDB: instantaws.DynamoDB{}, EventBridge: instantaws.EventBridge{}, Clock: clock})
 	sm, err := eng.CreateStateMachine(ctx, sfnengine.CreateInput{Name: "transfer", Definition: def, RoleArn: testRoleArn})
 	if err != nil {
 		t.Fatal(err)
@@ -798,17 +793,8 @@ func TestRedriveRunsTheDefinitionItStartedWith(t *testing.T) {
 	first.Close()
 
 	lambda.fix("debit")
-	second := newEngine(t, sfnengine.Options{Store: files, Lambda: lambda})
-	if err := second.Restore(ctx); err != nil {
-		t.Fatal(err)
-	}
-	d, err := second.DescribeExecution(ctx, rec.Arn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if status, reason := second.RedriveStatus(d); status != sfnengine.RedriveStatusRedrivable {
-		t.Fatalf("redrive status after the update: %s (%s)", status, reason)
-	}
+	second := restoredEngine(t, sfnengine.Options{Store: files, Lambda: lambda})
+	requireRedrivable(t, second, rec.Arn, "after the update")
 	for _, tc := range []struct{ arn, want string }{{rec.Arn, transferLike}, {after.Arn, latest}} {
 		x, err := second.DescribeExecution(ctx, tc.arn)
 		if err != nil {

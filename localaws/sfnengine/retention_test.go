@@ -139,10 +139,7 @@ func TestMaxClosedExecutions(t *testing.T) {
 		}
 		eng.Close()
 		opts.MaxClosedExecutions = 2
-		restarted := newEngine(t, opts)
-		if err := restarted.Restore(ctx); err != nil {
-			t.Fatal(err)
-		}
+		restarted := restoredEngine(t, opts)
 		if names := listNames(t, restarted, sm.Arn, ""); len(names) != 2 || names[0] != "e5" || names[1] != "e4" {
 			t.Errorf("ListExecutions after a restart with a cap of 2 = %v, want [e5 e4]", names)
 		}

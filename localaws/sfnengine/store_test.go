@@ -109,10 +109,7 @@ func resumePastWait(t *testing.T, opts sfnengine.Options, now time.Time, arn str
 	ctx := context.Background()
 	clock := sfnengine.NewManualClock(now)
 	opts.Clock = clock
-	eng := newEngine(t, opts)
-	if err := eng.Restore(ctx); err != nil {
-		t.Fatal(err)
-	}
+	eng := restoredEngine(t, opts)
 	clock.MustAwaitWaiters(t, 2)
 	clock.Advance(60 * time.Second)
 	done, err := waitHistory(ctx, eng, arn)
@@ -232,10 +229,7 @@ func TestResumeIgnoresUncommittedTail(t *testing.T) {
 	}
 
 	store3 := fileStore(t, dir)
-	third := newEngine(t, sfnengine.Options{Store: store3, Clock: clock2})
-	if err := third.Restore(ctx); err != nil {
-		t.Fatal(err)
-	}
+	third := restoredEngine(t, sfnengine.Options{Store: store3, Clock: clock2})
 	again, err := third.DescribeExecution(ctx, rec.Arn)
 	if err != nil {
 		t.Fatal(err)
@@ -265,10 +259,7 @@ func TestRestoreOneFileFormat(t *testing.T) {
 	}
 	store := fileStore(t, dir)
 	clock := sfnengine.NewManualClock(time.Date(2026, 3, 1, 12, 0, 1, 0, time.UTC))
-	eng := newEngine(t, sfnengine.Options{Store: store, Clock: clock, CheckpointEveryState: true})
-	if err := eng.Restore(ctx); err != nil {
-		t.Fatal(err)
-	}
+	eng := restoredEngine(t, sfnengine.Options{Store: store, Clock: clock, CheckpointEveryState: true})
 	done, err := eng.DescribeExecution(ctx, "arn:aws:states:us-east-1:123456789012:execution:v1:done")
 	if err != nil {
 		t.Fatal(err)

@@ -247,35 +247,28 @@ func (g *Graph) parseState(name string, obj *object, depth int) (*state, error) 
 
 // parseChoices reads a Choice state's rules: each one's target and a short text of its condition.
 func parseChoices(obj *object) ([]rule, error) {
-	var rules []rule
-	err := each(obj, "Choices", func(r *object) error {
+	return parseEach(obj, "Choices", func(r *object) (rule, error) {
 		next, err := r.required("Next")
 		title := condition(r, 0)
-		rules = append(rules, rule{next: next, label: shorten(title, maxLabelRunes), title: shorten(title, maxTitleRunes)})
-		return err
+		return rule{next: next, label: shorten(title, maxLabelRunes), title: shorten(title, maxTitleRunes)}, err
 	})
-	return rules, err
 }
 
 // parseCatches reads a state's Catch: each catcher's errors and target.
 func parseCatches(obj *object) ([]catcher, error) {
-	var catches []catcher
-	err := each(obj, "Catch", func(c *object) error {
+	return parseEach(obj, "Catch", func(c *object) (catcher, error) {
 		errs, err := c.strs("ErrorEquals")
 		if err != nil {
-			return err
+			return catcher{}, err
 		}
 		next, err := c.required("Next")
-		catches = append(catches, catcher{errors: errs, next: next})
-		return err
+		return catcher{errors: errs, next: next}, err
 	})
-	return catches, err
 }
 
 // parseRetries reads a state's Retry: each retrier's errors and attempts (3 when MaxAttempts is absent).
 func parseRetries(obj *object) ([]retrier, error) {
-	var retries []retrier
-	err := each(obj, "Retry", func(r *object) error {
+	return parseEach(obj, "Retry", func(r *object) (retrier, error) {
 		errs, err := r.strs("ErrorEquals")
 		attempts := 3
 		if v, ok := r.vals["MaxAttempts"].(json.Number); ok {
@@ -283,24 +276,25 @@ func parseRetries(obj *object) ([]retrier, error) {
 				attempts = n
 			}
 		}
-		retries = append(retries, retrier{errors: errs, maxAttempts: attempts})
-		return err
+		return retrier{errors: errs, maxAttempts: attempts}, err
 	})
-	return retries, err
 }
 
-// each calls f with each object of the array at key, an error naming the item (key[i]).
-func each(obj *object, key string, f func(*object) error) error {
+// parseEach reads the array of objects at key with parse, one item each, an error naming the item (key[i]).
+func parseEach[T any](obj *object, key string, parse func(*object) (T, error)) ([]T, error) {
 	items, err := obj.objects(key)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var out []T
 	for i, o := range items {
-		if err := f(o); err != nil {
-			return fmt.Errorf("%s[%d]: %w", key, i, err)
+		v, err := parse(o)
+		if err != nil {
+			return nil, fmt.Errorf("%s[%d]: %w", key, i, err)
 		}
+		out = append(out, v)
 	}
-	return nil
+	return out, nil
 }
 
 // required is the string at key, which must be there.
