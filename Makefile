@@ -316,6 +316,16 @@ lint-asl: node-deps
 # creates a new one, a fresh clone links to the existing one. The three install at once (cached-install.sh venvs).
 # Without python3 on the machine the step says so and is skipped (the template checks with it); under CI it is
 # required.
+#
+# Python keeps the bytecode of what these tools import in the cache too ($(PYCACHE), the tree of the modules' paths),
+# as it would beside the modules without PYTHONDONTWRITEBYTECODE, which many containers and CI images set: without it
+# every start of the AWS CLI, the SAM translator or schemathesis compiles its modules again, about 0.7 s of CPU time
+# each, and make test starts them dozens of times. The environments themselves stay as pip installed them (pip's
+# --no-compile, cached-install.sh), and nothing is written into the clone.
+PYCACHE := $(TRANSFERFLOW_CACHE)/pycache
+unexport PYTHONDONTWRITEBYTECODE
+export PYTHONPYCACHEPREFIX := $(PYCACHE)
+
 ifneq ($(PYTHON3),)
 venv:
 	@$(CACHED_INSTALL) venvs $(VENV) tools/requirements.txt $(CHECKOV) tools/checkov-requirements.txt \

@@ -72,7 +72,8 @@ fill_venv() {
 	say "creating the virtual environment $1 with $requirements (once per requirements file)"
 	python3 -m venv "$1"
 	# --no-compile: pip would byte-compile every module of every package (botocore's thousands), most of a cold
-	# install's CPU; Python compiles a module the first time it is imported, and caches it, as it does for any module.
+	# install's CPU; Python compiles a module the first time it is imported, and caches it, as it does for any module
+	# (the Makefile has it keep that bytecode under the cache's pycache, whether or not PYTHONDONTWRITEBYTECODE is set).
 	"$1/bin/pip" install -q --disable-pip-version-check --no-compile -r "$requirements"
 }
 

@@ -154,15 +154,23 @@ func TestSFNServerEndsACancelledPoll(t *testing.T) {
 	if err != nil || aws.ToString(out.TaskToken) == "" {
 		t.Fatalf("GetActivityTask after the cancelled one: %v, want the task", describePoll(out, err))
 	}
-	h, err := eng.History(context.Background(), x)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The task is handed to the worker first; the execution records ActivityStarted on its own goroutine just after.
 	var worker string
-	for _, e := range h {
-		if e.Type == sfnengine.EventActivityStarted {
-			worker, _ = e.Details["workerName"].(string)
+	started := false
+	for deadline := time.Now().Add(10 * time.Second); !started && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		h, err := eng.History(context.Background(), x)
+		if err != nil {
+			t.Fatal(err)
 		}
+		for _, e := range h {
+			if e.Type == sfnengine.EventActivityStarted {
+				worker, _ = e.Details["workerName"].(string)
+				started = true
+			}
+		}
+	}
+	if !started {
+		t.Fatal("no ActivityStarted in the execution's history 10 s after the task was handed out")
 	}
 	if worker != "next" {
 		t.Fatalf("ActivityStarted names worker %q, want %q (the poll that was given up took no task)", worker, "next")
