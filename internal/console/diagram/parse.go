@@ -405,28 +405,14 @@ func (o *object) str(key string) (string, bool, error) {
 }
 
 // objects returns the array of objects member key (nil when absent).
-func (o *object) objects(key string) ([]*object, error) {
-	v, ok := o.vals[key]
-	if !ok {
-		return nil, nil
-	}
-	arr, isArr := v.([]any)
-	if !isArr {
-		return nil, fmt.Errorf("%s is %s, want an array", key, kindOf(v))
-	}
-	out := make([]*object, len(arr))
-	for i, it := range arr {
-		ob, isObj := it.(*object)
-		if !isObj {
-			return nil, fmt.Errorf("%s[%d] is %s, want an object", key, i, kindOf(it))
-		}
-		out[i] = ob
-	}
-	return out, nil
-}
+func (o *object) objects(key string) ([]*object, error) { return arrayOf[*object](o, key, "an object") }
 
 // strs returns the array of strings member key (nil when absent).
-func (o *object) strs(key string) ([]string, error) {
+func (o *object) strs(key string) ([]string, error) { return arrayOf[string](o, key, "a string") }
+
+// arrayOf returns member key of o as an array whose items are all of type T (nil when absent); want names T in the
+// error about an item of another kind.
+func arrayOf[T any](o *object, key, want string) ([]T, error) {
 	v, ok := o.vals[key]
 	if !ok {
 		return nil, nil
@@ -435,13 +421,13 @@ func (o *object) strs(key string) ([]string, error) {
 	if !isArr {
 		return nil, fmt.Errorf("%s is %s, want an array", key, kindOf(v))
 	}
-	out := make([]string, len(arr))
+	out := make([]T, len(arr))
 	for i, it := range arr {
-		s, isStr := it.(string)
-		if !isStr {
-			return nil, fmt.Errorf("%s[%d] is %s, want a string", key, i, kindOf(it))
+		x, isT := it.(T)
+		if !isT {
+			return nil, fmt.Errorf("%s[%d] is %s, want %s", key, i, kindOf(it), want)
 		}
-		out[i] = s
+		out[i] = x
 	}
 	return out, nil
 }
