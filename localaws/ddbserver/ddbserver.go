@@ -102,6 +102,11 @@ func BinaryPathFrom(dir string) (string, error) {
 	}
 }
 
+// portAttempts is how many free ports Start tries when it picks the port itself: between the moment a free port is
+// found and the moment Dynoxide listens on it, another process (another test's server, on a busy machine) can take
+// it, and Dynoxide then exits saying the port is in use.
+const portAttempts = 3
+
 // Start runs Dynoxide and waits until it answers DynamoDB requests. The process is killed when ctx is cancelled or
 // Close is called.
 func Start(ctx context.Context, opts Options) (*Server, error) {
@@ -112,10 +117,25 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			return nil, err
 		}
 	}
-	host, port, err := resolveAddr(opts.Addr)
-	if err != nil {
-		return nil, err
+	for attempt := 1; ; attempt++ {
+		host, port, picked, err := resolveAddr(opts.Addr)
+		if err != nil {
+			return nil, err
+		}
+		s, err := launch(ctx, bin, host, port, opts)
+		if errors.Is(err, errPortInUse) && picked && attempt < portAttempts {
+			continue
+		}
+		return s, err
 	}
+}
+
+// errPortInUse marks a start that failed because Dynoxide found its port taken.
+var errPortInUse = errors.New("port in use")
+
+// launch starts Dynoxide on host:port and waits until it is ready.
+func launch(ctx context.Context, bin, host string, port int, opts Options) (*Server, error) {
+	var err error
 	dbPath, scratch := opts.DBPath, ""
 	if dbPath == "" && opts.IndexStreams != nil {
 		if scratch, err = scratchDir(); err != nil {
@@ -151,7 +171,11 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	if err := s.waitReady(ctx, timeout); err != nil {
 		_ = s.Close()
-		return nil, fmt.Errorf("ddbserver: %w (stderr: %s)", err, strings.TrimSpace(stderr.String()))
+		msg := strings.TrimSpace(stderr.String())
+		if strings.Contains(msg, "already in use") {
+			err = fmt.Errorf("%w (%w)", err, errPortInUse)
+		}
+		return nil, fmt.Errorf("ddbserver: %w (stderr: %s)", err, msg)
 	}
 	if opts.IndexStreams != nil {
 		if err := opts.IndexStreams(ctx, dbPath); err != nil {
@@ -162,32 +186,39 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	return s, nil
 }
 
-// resolveAddr turns addr into a host and a concrete port, picking a free one for port 0.
-func resolveAddr(addr string) (string, int, error) {
+// resolveAddr turns addr into a host and a concrete port, picking a free one (freePort) for port 0; picked says it
+// did.
+func resolveAddr(addr string) (host string, port int, picked bool, err error) {
 	if addr == "" {
 		addr = "127.0.0.1:0"
 	}
 	host, portStr, err := net.SplitHostPort(addr)
 	if err != nil {
-		return "", 0, fmt.Errorf("ddbserver: address %q: %w", addr, err)
+		return "", 0, false, fmt.Errorf("ddbserver: address %q: %w", addr, err)
 	}
 	if host == "" {
 		host = "127.0.0.1"
 	}
-	port, err := strconv.Atoi(portStr)
-	if err != nil {
-		return "", 0, fmt.Errorf("ddbserver: port %q: %w", portStr, err)
+	if port, err = strconv.Atoi(portStr); err != nil {
+		return "", 0, false, fmt.Errorf("ddbserver: port %q: %w", portStr, err)
 	}
 	if port != 0 {
-		return host, port, nil
+		return host, port, false, nil
 	}
+	if port, err = freePort(host); err != nil {
+		return "", 0, false, fmt.Errorf("ddbserver: pick a free port: %w", err)
+	}
+	return host, port, true, nil
+}
+
+// freePort returns a port of host that nothing listens on now (a variable for the tests).
+var freePort = func(host string) (int, error) {
 	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
-		return "", 0, fmt.Errorf("ddbserver: pick a free port: %w", err)
+		return 0, err
 	}
-	port = l.Addr().(*net.TCPAddr).Port
-	_ = l.Close()
-	return host, port, nil
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // waitReady polls the server's health endpoint (GET /) until it answers 200 or the timeout passes.

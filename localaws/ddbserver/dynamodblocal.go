@@ -116,7 +116,7 @@ func StartDynamoDBLocal(ctx context.Context, opts LocalOptions) (*Server, error)
 	if dir, err = filepath.Abs(dir); err != nil {
 		return nil, fmt.Errorf("ddbserver: %w", err)
 	}
-	host, port, err := resolveAddr(opts.Addr)
+	host, port, _, err := resolveAddr(opts.Addr)
 	if err != nil {
 		return nil, err
 	}

@@ -362,7 +362,9 @@ func TestRetriesUntilSuccess(t *testing.T) {
 }
 
 // TestRecordAgeExceeded: a batch that keeps failing is given up once its records are older than
-// MaximumRecordAge, with the condition RecordAgeExceeded, and the mapping moves on.
+// MaximumRecordAge, with the condition RecordAgeExceeded, and the mapping moves on. The age is 3 s, not less: a
+// record's ApproximateCreationDateTime has whole seconds in Dynoxide, so a record can look up to a second older than
+// it is, and with 1 s one written just before a second's end was given up before its first invocation.
 func TestRecordAgeExceeded(t *testing.T) {
 	f := newFixture(t)
 	f.put("old")
@@ -374,7 +376,7 @@ func TestRecordAgeExceeded(t *testing.T) {
 	})
 	dest := &destination{}
 	cfg := f.config(inv)
-	cfg.MaximumRecordAge, cfg.OnFailure = time.Second, dest
+	cfg.MaximumRecordAge, cfg.OnFailure = 3*time.Second, dest
 	m := f.start(cfg)
 	waitFor(t, "the old record given up", func() bool { return len(dest.all()) == 1 })
 	f.put("new")
