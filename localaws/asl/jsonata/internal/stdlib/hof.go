@@ -38,17 +38,35 @@ func fnFilter(c value.Context, args []any) (any, error) {
 	if fn == nil {
 		return out, nil
 	}
-	whole := asArray(arr)
-	for i, x := range items(arr) {
-		keep, err := hofTest(c, fn, x, float64(i), whole)
-		if err != nil {
-			return nil, err
-		}
-		if keep {
-			out.Items = append(out.Items, x)
-		}
+	err := eachKept(c, fn, arr, func(_ int, x any) error {
+		out.Items = append(out.Items, x)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// eachKept calls yield with each item of arr (and its index) for which the predicate fn is true, every item when fn
+// is nil, in order; it stops at the first error, of the predicate or of yield.
+func eachKept(c value.Context, fn value.Function, arr any, yield func(i int, x any) error) error {
+	whole := asArray(arr)
+	for i, x := range items(arr) {
+		if fn != nil {
+			keep, err := hofTest(c, fn, x, float64(i), whole)
+			if err != nil {
+				return err
+			}
+			if !keep {
+				continue
+			}
+		}
+		if err := yield(i, x); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // fnSingle is $single(array, predicate): the one item for which the predicate is true (every item without a
@@ -59,24 +77,17 @@ func fnSingle(c value.Context, args []any) (any, error) {
 		return nil, nil
 	}
 	fn, _ := arg(args, 1).(value.Function)
-	whole := asArray(arr)
 	var result any
 	matched := false
-	for i, x := range items(arr) {
-		keep := true
-		if fn != nil {
-			var err error
-			if keep, err = hofTest(c, fn, x, float64(i), whole); err != nil {
-				return nil, err
-			}
-		}
-		if !keep {
-			continue
-		}
+	err := eachKept(c, fn, arr, func(i int, x any) error {
 		if matched {
-			return nil, &value.Error{Code: "D3138", Index: i}
+			return &value.Error{Code: "D3138", Index: i}
 		}
 		result, matched = x, true
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if !matched {
 		return nil, &value.Error{Code: "D3139"}
