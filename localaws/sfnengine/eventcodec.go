@@ -3,7 +3,6 @@ package sfnengine
 import (
 	"encoding/json"
 	"errors"
-	"slices"
 	"strconv"
 	"time"
 	"unicode/utf16"
@@ -13,10 +12,10 @@ import (
 )
 
 // The codec of history lines. Every event is encoded once, when it is emitted, and decoded whenever a history is
-// read (DescribeExecution, GetExecutionHistory, Wait), so both directions are written by hand for the shapes the
-// engine emits: details are maps of strings, booleans, numbers and maps. Anything else is encoded by
-// jsonvalue.Marshal, and a line the fast decoder does not accept is decoded by encoding/json, so the result is always
-// what encoding/json would give (numbers in details as float64).
+// read (DescribeExecution, GetExecutionHistory, Wait), so both directions avoid encoding/json's reflection: the line's
+// members are written by hand and its details by jsonvalue (maps of strings, booleans, numbers and maps, without
+// reflection); a line the fast decoder does not accept is decoded by encoding/json, so the result is always what
+// encoding/json would give (numbers in details as float64).
 
 // appendEvent appends e's JSON line to b: the GetExecutionHistory shape (what Event.MarshalJSON writes, members in
 // another order) followed by a newline. The timestamp keeps milliseconds, as the API shows it.
@@ -33,13 +32,23 @@ func appendEvent(b []byte, e *Event) []byte {
 		b = append(b, ',')
 		b = jsonvalue.AppendString(b, e.DetailsKey)
 		b = append(b, ':')
-		if e.Details == nil {
-			b = append(b, "null"...)
-		} else {
-			b = appendMap(b, e.Details)
-		}
+		b = appendDetails(b, e.Details)
 	}
 	return append(b, "}\n"...)
+}
+
+// appendDetails appends d as jsonvalue writes it (keys sorted), null when d is nil as encoding/json writes a nil
+// map. A value jsonvalue cannot encode (a NaN, a channel: the engine's details hold neither) is written as the
+// JSON string of its error, so that the line stays JSON that the history's readers can decode.
+func appendDetails(b []byte, d map[string]any) []byte {
+	if d == nil {
+		return append(b, "null"...)
+	}
+	out, err := jsonvalue.AppendMap(b, d)
+	if err != nil {
+		return jsonvalue.AppendString(b, err.Error())
+	}
+	return out
 }
 
 // appendEpochSeconds appends what epochSeconds returns, without formatting a float (which takes strconv's slow,
@@ -53,44 +62,6 @@ func appendEpochSeconds(b []byte, t time.Time) []byte {
 	b = strconv.AppendInt(b, ms/1000, 10)
 	frac := ms % 1000
 	return append(b, '.', byte('0'+frac/100), byte('0'+frac/10%10), byte('0'+frac%10))
-}
-
-// appendMap appends m as a JSON object with sorted keys.
-func appendMap(b []byte, m map[string]any) []byte {
-	var buf [8]string
-	keys := buf[:0]
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	b = append(b, '{')
-	for i, k := range keys {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = jsonvalue.AppendString(b, k)
-		b = append(b, ':')
-		b = appendValue(b, m[k])
-	}
-	return append(b, '}')
-}
-
-func appendValue(b []byte, v any) []byte {
-	switch t := v.(type) {
-	case string:
-		return jsonvalue.AppendString(b, t)
-	case bool:
-		return strconv.AppendBool(b, t)
-	case int:
-		return strconv.AppendInt(b, int64(t), 10)
-	case int64:
-		return strconv.AppendInt(b, t, 10)
-	case nil:
-		return append(b, "null"...)
-	case map[string]any:
-		return appendMap(b, t)
-	}
-	return append(b, jsonvalue.Marshal(v)...)
 }
 
 const hexDigits = "0123456789abcdef"

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -51,6 +51,10 @@ func appendValue(b []byte, v any) ([]byte, error) {
 		b = strconv.AppendBool(b, t)
 	case string:
 		b = appendString(b, t)
+	case int:
+		b = strconv.AppendInt(b, int64(t), 10)
+	case int64:
+		b = strconv.AppendInt(b, t, 10)
 	case json.Number:
 		if t == "" {
 			b = append(b, '0')
@@ -71,23 +75,7 @@ func appendValue(b []byte, v any) ([]byte, error) {
 		}
 		b = append(b, '}')
 	case map[string]any:
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, k)
-			b = append(b, ':')
-			if b, err = appendValue(b, t[k]); err != nil {
-				return nil, err
-			}
-		}
-		b = append(b, '}')
+		return appendMap(b, t)
 	case []any:
 		b = append(b, '[')
 		for i, x := range t {
@@ -109,6 +97,31 @@ func appendValue(b []byte, v any) ([]byte, error) {
 		b = append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
 	}
 	return b, nil
+}
+
+// AppendMap appends m as Marshal writes it (keys sorted) to dst. Unlike Append, it does not make m escape to the heap.
+func AppendMap(dst []byte, m map[string]any) ([]byte, error) { return appendMap(dst, m) }
+
+func appendMap(b []byte, m map[string]any) ([]byte, error) {
+	var small [8]string // the keys of a small map (the engine's event details) without an allocation
+	keys := small[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, k)
+		b = append(b, ':')
+		var err error
+		if b, err = appendValue(b, m[k]); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, '}'), nil
 }
 
 // appendString appends s as a JSON string, as encoding/json writes it without HTML escaping.
