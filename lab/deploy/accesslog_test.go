@@ -129,10 +129,7 @@ func accessLogProblems(format string) []string {
 // which API Gateway quotes itself, unquoted.
 func TestAccessLogFormatIsJSONForEveryValue(t *testing.T) {
 	tmpl := TransformT(t)
-	stages := tmpl.OfType("AWS::ApiGateway::Stage")
-	if len(stages) == 0 {
-		t.Fatal("no API stage")
-	}
+	stages := apiStages(t, tmpl)
 	for _, id := range stages {
 		format := Render(dig(tmpl.Resources[id].Properties, "AccessLogSetting", "Format"))
 		if got := accessLogProblems(format); len(got) != 0 {

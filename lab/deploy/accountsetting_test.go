@@ -143,10 +143,7 @@ func TestApiGatewayLoggingRoleIsOptIn(t *testing.T) {
 		t.Errorf("%s: managed policies %v, want AmazonAPIGatewayPushToCloudWatchLogs only", role, got)
 	}
 
-	stages := tmpl.OfType("AWS::ApiGateway::Stage")
-	if len(stages) == 0 {
-		t.Fatal("no API stage")
-	}
+	stages := apiStages(t, tmpl)
 	for _, stage := range stages {
 		if deps := dependencies(tmpl, stage, map[string]bool{cond: true}); !slices.Contains(deps, accounts[0]) {
 			t.Errorf("with %s, %s is not created after %s: it depends on %v", cond, stage, accounts[0], deps)

@@ -89,10 +89,7 @@ func TestWorkflowIsLoggedAndTraced(t *testing.T) {
 
 func TestAPIStageIsThrottledTracedAndLogged(t *testing.T) {
 	tmpl := TransformT(t)
-	stages := tmpl.OfType("AWS::ApiGateway::Stage")
-	if len(stages) == 0 {
-		t.Fatal("no API stage")
-	}
+	stages := apiStages(t, tmpl)
 	for _, id := range stages {
 		p := tmpl.Resources[id].Properties
 		if p["TracingEnabled"] != true {
@@ -428,4 +425,15 @@ func dig(v any, keys ...string) any {
 		v = m[k]
 	}
 	return v
+}
+
+// apiStages returns the template's API Gateway stages, and fails the test when it has none (a check of every stage
+// would otherwise pass on a template without one).
+func apiStages(t *testing.T, tmpl *Template) []string {
+	t.Helper()
+	stages := tmpl.OfType("AWS::ApiGateway::Stage")
+	if len(stages) == 0 {
+		t.Fatal("no API stage")
+	}
+	return stages
 }

@@ -92,10 +92,7 @@ func TestAPIExecutionLogsExpire(t *testing.T) {
 	for _, id := range tmpl.OfType("AWS::Logs::LogGroup") {
 		groups[Render(tmpl.Resources[id].Properties["LogGroupName"])] = id
 	}
-	stages := tmpl.OfType("AWS::ApiGateway::Stage")
-	if len(stages) == 0 {
-		t.Fatal("no API stage")
-	}
+	stages := apiStages(t, tmpl)
 	for _, stage := range stages {
 		p := tmpl.Resources[stage].Properties
 		name := fmt.Sprintf("API-Gateway-Execution-Logs_${%s}/%s", ref(p["RestApiId"]), Render(p["StageName"]))

@@ -72,10 +72,7 @@ func TestHistoryRoutesStayWithinTheQuota(t *testing.T) {
 		}
 	}
 
-	stages := tmpl.OfType("AWS::ApiGateway::Stage")
-	if len(stages) == 0 {
-		t.Fatal("no API stage")
-	}
+	stages := apiStages(t, tmpl)
 	for _, id := range stages {
 		settings, _ := tmpl.Resources[id].Properties["MethodSettings"].([]any)
 		byMethod := map[string]map[string]any{}
