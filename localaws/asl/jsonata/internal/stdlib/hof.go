@@ -194,12 +194,8 @@ func fnEach(c value.Context, args []any) (any, error) {
 // all strings (D3070), sorted ascending; a comparator(a, b) returning a true value (JavaScript's truth) puts b
 // before a.
 func fnSort(c value.Context, args []any) (any, error) {
-	arr := arg(args, 0)
-	if arr == nil {
-		return nil, nil
-	}
-	xs := items(arr)
-	if len(xs) <= 1 {
+	arr, xs, done := toReorder(args)
+	if done {
 		return arr, nil
 	}
 	var after func(a, b any) (bool, error)
@@ -271,14 +267,21 @@ func mergeSort(xs []any, after func(a, b any) (bool, error)) ([]any, error) {
 	return xs, sortRange(0, len(xs))
 }
 
+// toReorder returns the first argument of $sort or $shuffle and its items; done is true when there is nothing to
+// reorder (the argument is undefined, or has fewer than two items), and the function returns arr as it is.
+func toReorder(args []any) (arr any, xs []any, done bool) {
+	arr = arg(args, 0)
+	if arr == nil {
+		return nil, nil, true
+	}
+	xs = items(arr)
+	return arr, xs, len(xs) <= 1
+}
+
 // fnShuffle is $shuffle(array): the items in a random order.
 func fnShuffle(_ value.Context, args []any) (any, error) {
-	arr := arg(args, 0)
-	if arr == nil {
-		return nil, nil
-	}
-	xs := items(arr)
-	if len(xs) <= 1 {
+	arr, xs, done := toReorder(args)
+	if done {
 		return arr, nil
 	}
 	out := append([]any(nil), xs...)
