@@ -52,7 +52,7 @@ func parseFlags(args []string, getwd func() (string, error), output io.Writer) (
 	fs.StringVar(&o.cfg.LocalBin, "local-bin", "", "the local stack's binary (default: build ./cmd/local of --local-dir to a temporary file)")
 	fs.StringVar(&o.cfg.LocalDir, "local-dir", "", "the directory the stack runs in, with its template.yaml and statemachine/ (default: this repository)")
 	fs.StringVar(&o.cfg.DynamoDBEndpoint, "dynamodb-endpoint", "", "a fresh DynamoDB server to use (e.g. DynamoDB Local) instead of starting Dynoxide")
-	scale := fs.String("scale", "quick", "how much to measure: quick (under 2 minutes), compare (the closed loop at c=32, 3,000 transfers per pass: two builds side by side), peak (the full run's c=8 and c=32 cells: with --only closed,store, the efficiency at the peak), issue (c=32 over 16 accounts, as main was measured before the performance work) or full (the performance figures)")
+	scale := fs.String("scale", "quick", "how much to measure: quick (under 2 minutes), compare (the closed loop at c=32, 3,000 transfers per pass: two builds side by side), peak (the full run's c=8 and c=32 cells: with --only closed,store, the efficiency at the peak), contention (the closed loop at c=32 over 16 accounts: transfers that contend for the same items) or full (the performance figures)")
 	store := fs.String("store", "memory", "where the stack and Dynoxide keep their data: memory, or disk (temporary folders)")
 	fs.StringVar(&o.out, "out", "", "the JSON file to write, - for none (default: lab/bench/results/latest.json, or latest-quick.json with --scale quick)")
 	fs.StringVar(&o.cfg.NodeDir, "node-dir", "", "where the engine comparison finds the npm engine (default: its own)")

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/transferflow/orchestrator/lab/loadbench"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -62,5 +64,19 @@ func TestParseFlags(t *testing.T) {
 			}
 			tt.check(t, o)
 		})
+	}
+}
+
+// TestScaleUsageNamesEveryScale: --scale's help names each preset of loadbench.Scales, so that the help cannot list
+// a scale that is gone or leave out a new one.
+func TestScaleUsageNamesEveryScale(t *testing.T) {
+	var out strings.Builder
+	if _, err := parseFlags([]string{"--help"}, os.Getwd, &out); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("err = %v, want flag.ErrHelp", err)
+	}
+	for name := range loadbench.Scales {
+		if !strings.Contains(out.String(), name+" (") {
+			t.Errorf("--scale's help does not name the scale %q:\n%s", name, out.String())
+		}
 	}
 }
