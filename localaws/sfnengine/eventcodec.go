@@ -38,15 +38,16 @@ func appendEvent(b []byte, e *Event) []byte {
 }
 
 // appendDetails appends d as jsonvalue writes it (keys sorted), null when d is nil as encoding/json writes a nil
-// map. A value jsonvalue cannot encode (a NaN, a channel: the engine's details hold neither) is written as the
-// JSON string of its error, so that the line stays JSON that the history's readers can decode.
+// map. Details holding a value jsonvalue cannot encode (a NaN, a channel: the engine's details hold neither) are
+// written as {"encodingError": the error}, an object still, so that the history's readers decode the line.
 func appendDetails(b []byte, d map[string]any) []byte {
 	if d == nil {
 		return append(b, "null"...)
 	}
 	out, err := jsonvalue.AppendMap(b, d)
 	if err != nil {
-		return jsonvalue.AppendString(b, err.Error())
+		b = append(b, `{"encodingError":`...)
+		return append(jsonvalue.AppendString(b, err.Error()), '}')
 	}
 	return out
 }

@@ -3,7 +3,9 @@ package sfnengine
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -143,5 +145,21 @@ func BenchmarkAppendEvent(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		buf = appendEvent(buf[:0], &e)
+	}
+}
+
+// Details that cannot be encoded (a NaN) still make a line the history's readers decode: an object naming the error,
+// instead of a history that can no longer be read.
+func TestAppendEventWithUnencodableDetails(t *testing.T) {
+	e := Event{ID: 2, PreviousEventID: 1, Timestamp: time.Unix(1700000000, 0), Type: EventTaskScheduled,
+		DetailsKey: "taskScheduledEventDetails", Details: map[string]any{"name": "Debit", "bad": math.NaN()}}
+	line := appendEvent(nil, &e)
+	got, err := decodeEvent(line[:len(line)-1])
+	if err != nil {
+		t.Fatalf("decode %s: %v", line, err)
+	}
+	msg, _ := got.Details["encodingError"].(string)
+	if got.ID != 2 || got.DetailsKey != "taskScheduledEventDetails" || !strings.Contains(msg, "NaN") {
+		t.Errorf("decoded %+v from %s, want the event with an encodingError naming the NaN", got, line)
 	}
 }
