@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -153,7 +154,9 @@ func direct(ctx context.Context, hc *http.Client, endpoint string, transfers [][
 			mu.Unlock()
 		}
 	)
-	for range c {
+	// Each worker keeps its own requests' times, merged at the end, so that timing adds no lock to the loop.
+	times := make([][]time.Duration, c)
+	for w := range c {
 		wg.Go(func() {
 			for {
 				i := int(next.Add(1) - 1)
@@ -162,7 +165,10 @@ func direct(ctx context.Context, hc *http.Client, endpoint string, transfers [][
 				}
 				for _, r := range transfers[i] {
 					total.Add(1)
-					if kind := send(ctx, hc, endpoint, auth, date, r); kind != "" {
+					sent := time.Now()
+					kind := send(ctx, hc, endpoint, auth, date, r)
+					times[w] = append(times[w], time.Since(sent))
+					if kind != "" {
 						failed(kind)
 					}
 				}
@@ -172,8 +178,11 @@ func direct(ctx context.Context, hc *http.Client, endpoint string, transfers [][
 	wg.Wait()
 	elapsed := time.Since(start)
 	n := int(total.Load())
+	all := slices.Concat(times...)
+	request := Summarize(all) // sorts all
 	cell := StoreCell{Concurrency: c, Transfers: len(transfers), Requests: n, Seconds: elapsed.Seconds(),
-		RequestsPerSec: perSecond(n, elapsed), TransfersPerSec: perSecond(len(transfers), elapsed)}
+		RequestsPerSec: perSecond(n, elapsed), TransfersPerSec: perSecond(len(transfers), elapsed),
+		Request: request, RequestP999Ms: millis(Percentile(all, 99.9))}
 	if len(errs) > 0 {
 		cell.Errors = errs
 	}

@@ -165,10 +165,15 @@ func Report(w io.Writer, r Result) {
 		wf.TransitionsPerTransfer, wf.LambdaInvocationsPerTransfer, wf.Samples, d.CapacitySource))
 
 	if len(r.Store) > 0 {
-		t.heading("STORE LIMIT  (a transfer's requests, new ids, straight to DynamoDB; and the clients' polls as GetItem; efficiency = stack transfers/s × (requests + polls)/transfer ÷ direct requests/s)")
-		t.add("c", "direct requests/s", "direct transfers/s", "stack transfers/s", "efficiency", "errors")
+		t.heading("STORE LIMIT  (a transfer's requests, new ids, straight to DynamoDB; and the clients' polls as GetItem; efficiency = stack transfers/s × (requests + polls)/transfer ÷ direct requests/s; request: one request's time, ms)")
+		t.add("c", "direct requests/s", "direct transfers/s", "stack transfers/s", "efficiency", "request p50", "p99", "p99.9", "max", "store CPU/transfer", "errors")
 		for _, s := range r.Store {
-			t.add(n0(s.Concurrency), f0(s.RequestsPerSec), f1(s.TransfersPerSec), f1(s.StackTransfersPerSec), f2(s.Efficiency), errorList(s.Errors))
+			cpu := "-"
+			if s.StoreCPUMsPerTransfer > 0 {
+				cpu = f2(s.StoreCPUMsPerTransfer) + " ms"
+			}
+			t.add(n0(s.Concurrency), f0(s.RequestsPerSec), f1(s.TransfersPerSec), f1(s.StackTransfersPerSec), f2(s.Efficiency),
+				f1(s.Request.P50), f1(s.Request.P99), f1(s.RequestP999Ms), f1(s.Request.Max), cpu, errorList(s.Errors))
 		}
 	}
 

@@ -209,6 +209,14 @@ type StoreCell struct {
 	StackTransfersPerSec float64 `json:"stackTransfersPerSec"`
 	PollsPerTransfer     float64 `json:"pollsPerTransfer"`
 	Efficiency           float64 `json:"efficiency"`
+	// Request is the time of one request as this client saw it, from sending it to reading the whole answer, and
+	// RequestP999Ms its 99.9th percentile. At c = 1 nothing else is sent to the server, so the tail is the server's
+	// own: the floor under the stack's POST p99 on the same machine.
+	Request       Latency `json:"request,omitzero"`
+	RequestP999Ms float64 `json:"requestP999Ms,omitempty"`
+	// StoreCPUMsPerTransfer is the DynamoDB server's CPU time (user and system) during the cell per transfer's worth
+	// of requests, polls included; 0 when the server is not a process of this run.
+	StoreCPUMsPerTransfer float64 `json:"storeCpuMsPerTransfer,omitempty"`
 }
 
 // RSSSample is the resident memory of the stack and of the DynamoDB server after Transfers transfers.

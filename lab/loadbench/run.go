@@ -137,7 +137,7 @@ func (r *run) run(ctx context.Context) error {
 	var sample histories
 	var store *storeTest
 	if r.cfg.wants("store") {
-		if store = r.newStoreTest(d, attr, upstream); store == nil {
+		if store = r.newStoreTest(d, attr, upstream, storePID); store == nil {
 			r.note("store limit skipped: no template requests were recorded")
 		}
 	}
@@ -385,11 +385,13 @@ type storeTest struct {
 	tpl         template
 	perTransfer float64
 	endpoint    string
-	hc          *http.Client
+	// storePID is the DynamoDB server's process, 0 when it is not ours to measure.
+	storePID int
+	hc       *http.Client
 }
 
 // newStoreTest returns the store test of the attributed template, or nil when no requests were recorded.
-func (r *run) newStoreTest(d *driver, attr attributionResult, endpoint string) *storeTest {
+func (r *run) newStoreTest(d *driver, attr attributionResult, endpoint string, storePID int) *storeTest {
 	if len(attr.template.requests) == 0 {
 		return nil
 	}
@@ -397,7 +399,7 @@ func (r *run) newStoreTest(d *driver, attr attributionResult, endpoint string) *
 	if int(perTransfer+0.5) != len(attr.template.requests) {
 		r.note("store limit: the template has %d requests, the attribution's mean is %.2f per transfer", len(attr.template.requests), perTransfer)
 	}
-	return &storeTest{r: r, d: d, tpl: attr.template, perTransfer: perTransfer, endpoint: endpoint, hc: newHTTPClient()}
+	return &storeTest{r: r, d: d, tpl: attr.template, perTransfer: perTransfer, endpoint: endpoint, storePID: storePID, hc: newHTTPClient()}
 }
 
 // cell sends Scale.DirectTransfers transfers' worth of requests, with the polls the stack's clients made in stack
@@ -412,7 +414,11 @@ func (st *storeTest) cell(ctx context.Context, i, c int, stack ClosedCell) error
 	}
 	r.progress("store limit: %s transfers' requests (%d each, and %.2f GetItem for the polls) straight to DynamoDB at c=%d",
 		n0(n), len(st.tpl.requests), stack.PollsPerTransfer, c)
+	before := st.storeCPU()
 	s := direct(ctx, st.hc, st.endpoint, transfers, c)
+	if after := st.storeCPU(); before >= 0 && after >= before && s.Transfers > 0 {
+		s.StoreCPUMsPerTransfer = float64(after-before) / float64(time.Millisecond) / float64(s.Transfers)
+	}
 	s.StackTransfersPerSec = stack.CompletedPerSec
 	s.PollsPerTransfer = stack.PollsPerTransfer
 	if s.RequestsPerSec > 0 {
@@ -423,6 +429,18 @@ func (st *storeTest) cell(ctx context.Context, i, c int, stack ClosedCell) error
 	}
 	r.res.Store = append(r.res.Store, s)
 	return nil
+}
+
+// storeCPU is the DynamoDB server's CPU time so far, or -1 when it is not ours or cannot be read.
+func (st *storeTest) storeCPU() time.Duration {
+	if st.storePID == 0 {
+		return -1
+	}
+	d, err := ReadCPU(st.storePID)
+	if err != nil {
+		return -1
+	}
+	return d
 }
 
 func sumErrors(errs map[string]int) int {
