@@ -1,9 +1,15 @@
 """Print the CloudFormation that `sam deploy` would create from a SAM template.
 
 Usage: .venv/bin/python tools/sam_transform.py TEMPLATE [PARAMETERS] > transformed.json
+       .venv/bin/python tools/sam_transform.py --serve
 
 PARAMETERS, a JSON object, gives parameter values as CloudFormation hands them to the transform on deploy (a
 CommaDelimitedList as a list of strings); parameters it does not name take their defaults.
+
+With --serve it transforms one template per line of stdin, {"template": PATH, "parameters": OBJECT or null}, and
+answers each with one line on stdout, {"output": CLOUDFORMATION} or {"errors": [MESSAGE, ...]}, until stdin closes.
+Importing the translator is most of a run's second of CPU, so the tests (lab/deploy), which transform the template
+with several sets of parameters and fixtures, start it once per test binary this way.
 
 AWS's own aws-sam-translator (pinned in tools/requirements.txt) does the work: it is the code behind the
 AWS::Serverless-2016-10-31 transform that CloudFormation runs on deploy. This script is only the glue that runs it
@@ -60,9 +66,44 @@ def use_placeholder_artifacts(template):
             props["DefinitionUri"] = {"Bucket": PLACEHOLDER_BUCKET, "Key": f"{logical_id}.asl.json"}
 
 
+def transform(path, parameters):
+    """The CloudFormation of the SAM template at path with the parameter values, and None; or None and the
+    translator's messages when it rejects the template."""
+    with open(path, encoding="utf-8") as f:
+        template = yaml_parse(f.read())
+    use_placeholder_artifacts(template)
+    try:
+        return Translator(None, Parser()).translate(template, parameter_values=parameters,
+                                                    get_managed_policy_map=lambda: {}), None
+    except InvalidDocumentException as err:
+        return None, [err.message] + [cause.message for cause in err.causes]
+
+
+def serve(lines, out):
+    """Answer each request line with one line, until the lines end. A request that fails in any other way (it cannot
+    be read, its template cannot be opened or parsed, the translator raises) is answered with the exception; the
+    next request is served as usual."""
+    for line in lines:
+        try:
+            request = json.loads(line)
+            parameters = request.get("parameters") or {}
+            if not isinstance(parameters, dict):
+                raise ValueError("parameters is a JSON object")
+            output, errors = transform(request["template"], parameters)
+        except Exception as err:  # pylint: disable=broad-except # this request's answer; the server goes on
+            output, errors = None, [f"sam_transform: {type(err).__name__}: {err}"]
+        out.write(json.dumps({"output": output} if errors is None else {"errors": errors}))
+        out.write("\n")
+        out.flush()
+    return 0
+
+
 def main(argv):
+    os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+    if argv[1:] == ["--serve"]:
+        return serve(sys.stdin, sys.stdout)
     if len(argv) not in (2, 3):
-        print("usage: sam_transform.py TEMPLATE [PARAMETERS]", file=sys.stderr)
+        print("usage: sam_transform.py TEMPLATE [PARAMETERS] | --serve", file=sys.stderr)
         return 2
     parameters = {}
     if len(argv) == 3:
@@ -70,17 +111,10 @@ def main(argv):
         if not isinstance(parameters, dict):
             print("sam_transform: PARAMETERS is a JSON object", file=sys.stderr)
             return 2
-    os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
-    with open(argv[1], encoding="utf-8") as f:
-        template = yaml_parse(f.read())
-    use_placeholder_artifacts(template)
-    try:
-        output = Translator(None, Parser()).translate(template, parameter_values=parameters,
-                                                      get_managed_policy_map=lambda: {})
-    except InvalidDocumentException as err:
-        print(err.message, file=sys.stderr)
-        for cause in err.causes:
-            print(cause.message, file=sys.stderr)
+    output, errors = transform(argv[1], parameters)
+    if errors is not None:
+        for message in errors:
+            print(message, file=sys.stderr)
         return 1
     json.dump(output, sys.stdout, indent=2, sort_keys=True)
     print()

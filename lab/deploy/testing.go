@@ -17,12 +17,14 @@ type Tester interface {
 	Fatalf(format string, args ...any)
 }
 
-// transformTimeout bounds one run of the translator (about a second on two cores).
+// transformTimeout bounds one transform (a fraction of a second once the translator has started, about a second
+// with its start).
 const transformTimeout = 2 * time.Minute
 
 // transformed caches the translator's output by absolute template path and parameter values for the life of the
-// test binary: the files do not change while tests run, and each run of the translator costs a Python start. Each
-// caller decodes its own copy, so tests cannot change one another's Template.
+// test binary: the files do not change while tests run, and each transform costs the translator a few tenths of a
+// second. Each caller decodes its own copy, so tests cannot change one another's Template. Its lock is also the
+// translator's (worker): one transform at a time.
 var transformed struct {
 	sync.Mutex
 	out map[string][]byte

@@ -1,20 +1,20 @@
 package deploy
 
 import (
-	"bytes"
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
-	"time"
 
+	"github.com/transferflow/orchestrator/internal/syncio"
 	"github.com/transferflow/orchestrator/localaws/samtemplate"
 )
 
@@ -97,50 +97,127 @@ func repoRoot() (string, error) {
 }
 
 // transformJSON transforms the SAM template at path (relative to the working directory) into the CloudFormation that
-// `sam deploy` would create: it runs tools/sam_transform.py (aws-sam-translator from the .venv of the repository
-// around the working directory) with the parameter values params when not nil (as CloudFormation hands them to the
-// transform: a CommaDelimitedList as a list), and returns its stdout, the CloudFormation as JSON. Local CodeUri and
-// DefinitionUri values become placeholder S3 locations, as `sam package` would upload them. The transform runs in
-// us-east-1 and without the caller's AWS configuration, so its result does not depend on who runs it. It returns
-// ErrNoTranslator (wrapped) when the translator is not installed, and the translator's messages when it rejects the
-// template.
+// `sam deploy` would create, with aws-sam-translator from the .venv of the repository around the working directory,
+// with the parameter values params when not nil (as CloudFormation hands them to the transform: a
+// CommaDelimitedList as a list), and returns the CloudFormation as JSON. Local CodeUri and DefinitionUri values
+// become placeholder S3 locations, as `sam package` would upload them. The transform runs in us-east-1 and without
+// the caller's AWS configuration, so its result does not depend on who runs it. It returns ErrNoTranslator (wrapped)
+// when the translator is not installed, and the translator's messages when it rejects the template. Callers hold
+// transformed's lock, which is also the translator's.
 func transformJSON(ctx context.Context, path string, params map[string]any) ([]byte, error) {
-	root, err := repoRoot()
-	if err != nil {
-		return nil, err
-	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("transform %s: %w", path, err)
+	}
+	if worker == nil {
+		if worker, err = startTranslator(); err != nil {
+			return nil, err
+		}
+	}
+	out, err := worker.transform(ctx, abs, params)
+	var gone *translatorGone
+	if errors.As(err, &gone) {
+		worker = nil // the next transform starts another
+	}
+	return out, err
+}
+
+// worker is the test binary's translator, started by its first transform; guarded by transformed's lock.
+var worker *translator
+
+// translator is tools/sam_transform.py --serve, which transforms one template per request line: Python and the
+// translator start once per test binary instead of once per transform (a second of CPU each). It ends when the
+// test binary does, which closes its stdin.
+type translator struct {
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Reader
+	stderr *syncio.Buffer
+}
+
+// translatorGone reports a translator that stopped answering (it exited, or a transform outlived its context and
+// it was killed); the next transform starts a new one.
+type translatorGone struct{ err error }
+
+func (e *translatorGone) Error() string { return e.err.Error() }
+func (e *translatorGone) Unwrap() error { return e.err }
+
+func startTranslator() (*translator, error) {
+	root, err := repoRoot()
+	if err != nil {
+		return nil, err
 	}
 	python := filepath.Join(root, ".venv", "bin", "python")
 	if _, err := os.Stat(python); errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: no %s", ErrNoTranslator, python)
 	}
-	args := []string{filepath.Join(root, "tools", "sam_transform.py"), abs}
-	if params != nil {
-		b, err := json.Marshal(params)
-		if err != nil {
-			return nil, fmt.Errorf("transform %s: parameters: %w", path, err)
-		}
-		args = append(args, string(b))
-	}
-	cmd := exec.CommandContext(ctx, python, args...)
+	cmd := exec.Command(python, filepath.Join(root, "tools", "sam_transform.py"), "--serve")
 	cmd.Dir = root
 	cmd.Env = hermeticEnv(os.Environ())
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	cmd.WaitDelay = 3 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
-	var exit *exec.ExitError
-	if errors.As(err, &exit) && exit.ExitCode() == exitNoTranslator {
-		return nil, fmt.Errorf("%w: %s", ErrNoTranslator, strings.TrimSpace(stderr.String()))
+	t := &translator{cmd: cmd, stderr: &syncio.Buffer{}}
+	cmd.Stderr = t.stderr
+	if t.in, err = cmd.StdinPipe(); err != nil {
+		return nil, fmt.Errorf("start the translator: %w", err)
 	}
+	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, fmt.Errorf("transform %s: %w: %s", path, err, strings.TrimSpace(stderr.String()))
+		return nil, fmt.Errorf("start the translator: %w", err)
 	}
-	return stdout.Bytes(), nil
+	t.out = bufio.NewReaderSize(stdout, 1<<20)
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start the translator: %w", err)
+	}
+	return t, nil
+}
+
+// transform sends one request and reads its answer. When ctx ends first, the translator is killed.
+func (t *translator) transform(ctx context.Context, abs string, params map[string]any) ([]byte, error) {
+	req, err := json.Marshal(map[string]any{"template": abs, "parameters": params})
+	if err != nil {
+		return nil, fmt.Errorf("transform %s: parameters: %w", abs, err)
+	}
+	t.stderr.Take() // what earlier transforms printed
+	type answer struct {
+		line []byte
+		err  error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		if _, err := t.in.Write(append(req, '\n')); err != nil {
+			done <- answer{err: err}
+			return
+		}
+		line, err := t.out.ReadBytes('\n')
+		done <- answer{line, err}
+	}()
+	var a answer
+	select {
+	case a = <-done:
+	case <-ctx.Done():
+		_ = t.cmd.Process.Kill()
+		_ = t.cmd.Wait()
+		return nil, &translatorGone{fmt.Errorf("transform %s: %w", abs, ctx.Err())}
+	}
+	if a.err != nil {
+		_ = t.in.Close()
+		werr := t.cmd.Wait()
+		var exit *exec.ExitError
+		if errors.As(werr, &exit) && exit.ExitCode() == exitNoTranslator {
+			return nil, &translatorGone{fmt.Errorf("%w: %s", ErrNoTranslator, strings.TrimSpace(t.stderr.Take()))}
+		}
+		return nil, &translatorGone{fmt.Errorf("transform %s: the translator stopped (%v, %v): %s", abs, a.err, werr, strings.TrimSpace(t.stderr.Take()))}
+	}
+	var reply struct {
+		Output json.RawMessage `json:"output"`
+		Errors []string        `json:"errors"`
+	}
+	if err := json.Unmarshal(a.line, &reply); err != nil {
+		return nil, fmt.Errorf("transform %s: the translator's answer: %w", abs, err)
+	}
+	if reply.Errors != nil {
+		return nil, fmt.Errorf("transform %s: %s", abs, strings.Join(reply.Errors, "; "))
+	}
+	return reply.Output, nil
 }
 
 // hermeticEnv is environ without the caller's AWS settings (profile, region, credentials, config files), which the
