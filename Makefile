@@ -21,6 +21,16 @@ PYTHON3    := $(shell command -v python3 2>/dev/null)
 LAMBDA_GOFLAGS := $(shell cat localaws/saminvoke/goflags)
 export DYNOXIDE_BIN ?=
 
+# Everything make compiles for this machine (go vet, the binaries, the test binaries, the stacks and functions the
+# tests build, bench and chaos) is compiled as the functions are for Lambda: cgo off and the compiler's flags of
+# $(LAMBDA_GOFLAGS) (-trimpath, -tags=lambda.norpc; -ldflags only change the linking). So one compile of each package
+# serves vet, bin/local, the tests and every `local invoke` a test runs, where different flags would compile the AWS
+# SDK once more (about 90 s of CPU time on an empty cache). The race detector needs cgo: the race set of make test
+# turns it back on (tools/go-test-sets.sh). A plain `go test ./...` outside make compiles with go's defaults, in
+# entries of its own.
+export CGO_ENABLED ?= 0
+export GOFLAGS := $(strip $(GOFLAGS) $(filter-out $(GOFLAGS) -ldflags=%,$(LAMBDA_GOFLAGS)))
+
 # Bare `make` lists the targets a user runs.
 .DEFAULT_GOAL := help
 
@@ -99,9 +109,8 @@ TEST_JSON := bin/test.json
 # they start. Each step's output is printed whole when the step ends (make's --output-sync, where make has it), and
 # every step runs even when another has failed (-k), so that one run shows every failure. The steps:
 #   fmt-check, lint-asl, lint-template, fuzz-check     the checks (each its own target, below)
-#   test-compile    go vet ./..., then the binaries (make build), then the functions compiled for this machine with
-#                   the flags `local invoke` builds them with (localaws/saminvoke/goflags; no link), so that the tests
-#                   that invoke functions, several at once, find them compiled instead of each compiling them
+#   test-compile    go vet ./..., then the binaries (make build): with the flags above, that compiles every package the
+#                   tests' `local invoke` builds the functions from, so that several invokes at once find them compiled
 #   build-lambdas   the functions as Lambda runs them (linux/arm64)
 #   test-go         go test of every package, once, after test-compile (which compiles what its binaries share)
 # make test does not run the fuzzers: go test runs every Fuzz target on its seed corpus and testdata/fuzz (the inputs
@@ -118,16 +127,17 @@ test-compile: deps
 	$(GO) vet ./...
 	@mkdir -p bin
 	$(GO) build -o bin/ ./cmd/local ./cmd/transferctl ./cmd/smoke
-	CGO_ENABLED=0 GOFLAGS="$${GOFLAGS:-} $(LAMBDA_GOFLAGS)" $(GO) build ./functions/...
 
 # The race detector runs on the packages where concurrency matters (and on their dependencies, compiled into their
 # test binaries with it): the engine, the stack, the gateway, the local Lambda, EventBridge and DynamoDB, txtokens,
 # JSONata (evaluations run at once: localaws/asl/jsonata, its evaluator internal/lang and its functions
 # internal/stdlib), the transfer handlers and the ledger, the metrics, the
 # clients and transferctl, the end-to-end suite and the chaos and load drivers, the browser tests (lab/browser: the
-# page's events arrive on chromedp's goroutine): every package but NORACE_PKGS, so that a new package has it.
+# page's events arrive on chromedp's goroutine), and samtemplate, whose test of finding the repository from the source
+# folder a binary records needs a build without -trimpath, as the race set's is (tools/go-test-sets.sh): every package
+# but NORACE_PKGS, so that a new package has it.
 # NORACE_PKGS are those whose code and tests run on one goroutine (the parsers and evaluators of ASL, JSONPath, the
-# intrinsic functions, JSONata's parser, picture-string functions, values and test suite, event patterns, templates and IAM policies; the console's drawing of state machines; the
+# intrinsic functions, JSONata's parser, picture-string functions, values and test suite, event patterns and IAM policies; the console's drawing of state machines; the
 # functions' thin mains; the tests of the commands' flags and help; the doc examples' parser; the deployment checks, which read the template and run the
 # engine and handlers that race-set packages test under the detector already; streamindex, whose SQL runs on one
 # goroutine, and whose SQLite would add a minute of compiling under the detector to a cold run): the detector would
@@ -147,7 +157,7 @@ NORACE_PKGS := ./cmd/aslcheck ./cmd/bench ./cmd/chaos ./cmd/local ./functions/cr
 	./localaws/asl/jsonata/internal/format ./localaws/asl/jsonata/internal/parse ./localaws/asl/jsonata/internal/suite \
 	./localaws/asl/jsonata/internal/value \
 	./localaws/asl/jsonvalue ./localaws/ddbserver/streamindex ./localaws/eventpattern ./localaws/iampolicy ./localaws/internal/awsjson \
-	./localaws/internal/heaptrim ./localaws/samtemplate
+	./localaws/internal/heaptrim
 
 # TEST_FIRST are the longest packages, which start first (the others follow in go list's order): the end-to-end suite
 # (under a minute: the chaos campaign and schemathesis's budget, its other tests alongside), the transfer handlers'
@@ -320,8 +330,8 @@ lint-asl: node-deps
 # Python keeps the bytecode of what these tools import in the cache too ($(PYCACHE), the tree of the modules' paths),
 # as it would beside the modules without PYTHONDONTWRITEBYTECODE, which many containers and CI images set: without it
 # every start of the AWS CLI, the SAM translator or schemathesis compiles its modules again, about 0.7 s of CPU time
-# each, and make test starts them dozens of times. The environments themselves stay as pip installed them (pip's
-# --no-compile, cached-install.sh), and nothing is written into the clone.
+# each, and make test starts them dozens of times. The environments themselves stay as they were installed, without
+# bytecode (cached-install.sh), and nothing is written into the clone.
 PYCACHE := $(TRANSFERFLOW_CACHE)/pycache
 unexport PYTHONDONTWRITEBYTECODE
 export PYTHONPYCACHEPREFIX := $(PYCACHE)
@@ -366,9 +376,11 @@ $(LINT_TEMPLATE_STAMP): template.yaml tools/requirements.txt tools/checkov-requi
 	done; \
 	rm -rf $$out; [ $$rc = 0 ] && touch $@
 
-# The functions as Lambda runs them (provided.al2023 on arm64, see template.yaml): a build break shows up here, not at deploy.
+# The functions as Lambda runs them (provided.al2023 on arm64, see template.yaml): a build break shows up here, not at
+# deploy. They are kept in bin/lambda-arm64, so that go links one again only when its code changed.
 build-lambdas:
-	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 GOFLAGS="$${GOFLAGS:-} $(LAMBDA_GOFLAGS)" $(GO) build -o /dev/null ./functions/...
+	@mkdir -p bin/lambda-arm64
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 GOFLAGS="$${GOFLAGS:-} $(LAMBDA_GOFLAGS)" $(GO) build -o bin/lambda-arm64/ ./functions/...
 
 # sam build with AWS's own CLI from .venv (no Docker for Go functions). The binaries ($(LAMBDA_GOFLAGS)) are
 # stripped (-s), without build paths (-trimpath) and without the RPC shim that only the retired go1.x runtime used

@@ -60,8 +60,14 @@ if [ -n "$norace" ]; then
 fi
 rc=0
 if [ -n "$racy" ]; then
+	# The race detector needs cgo, which the Makefile turns off for everything else. The set is a variant of its own
+	# anyway, so it is compiled without the Makefile's -trimpath: its binaries record their source folders, which
+	# samtemplate's TestLocateFromElsewhere needs.
+	cgo=${CGO_ENABLED:-}
+	if [ -n "$race" ]; then cgo=1; fi
+	race_goflags=$(sed -E 's/(^| )-trimpath( |$)/ /g' <<<"${GOFLAGS:-}")
 	# shellcheck disable=SC2086 # $race is empty or -race
-	compile race $race "$@" <<<"$racy" >"$out/race.pkgs" || rc=1
+	GOFLAGS=$race_goflags CGO_ENABLED=$cgo compile race $race "$@" <<<"$racy" >"$out/race.pkgs" || rc=1
 fi
 if [ -n "$norace" ]; then
 	wait "$pid" || rc=1

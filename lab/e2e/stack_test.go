@@ -28,6 +28,7 @@ import (
 	"github.com/transferflow/orchestrator/internal/ledger"
 	"github.com/transferflow/orchestrator/internal/syncio"
 	"github.com/transferflow/orchestrator/localaws/ddbserver"
+	stackproc "github.com/transferflow/orchestrator/localaws/stack"
 )
 
 // binary is the local stack, built once by TestMain.
@@ -50,34 +51,22 @@ func TestMain(m *testing.M) {
 	if !parallelSet {
 		_ = flag.Set("test.parallel", strconv.Itoa(parallelPerCPU*runtime.GOMAXPROCS(0)))
 	}
-	code, err := build()
-	if err != nil {
+	if err := build(); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		os.Exit(1)
 	}
-	os.Exit(code(m))
+	os.Exit(m.Run())
 }
 
-func build() (func(*testing.M) int, error) {
+// build builds the stack's binary, kept between runs (stackproc.KeptBinary): an unchanged one is not linked again.
+func build() error {
 	wd, err := os.Getwd()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	root = filepath.Dir(filepath.Dir(wd)) // lab/e2e
-	dir, err := os.MkdirTemp("", "e2e-local-")
-	if err != nil {
-		return nil, err
-	}
-	binary = filepath.Join(dir, "local")
-	cmd := exec.Command("go", "build", "-o", binary, "./cmd/local")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("build cmd/local: %v\n%s", err, out)
-	}
-	return func(m *testing.M) int {
-		defer os.RemoveAll(dir)
-		return m.Run()
-	}, nil
+	binary, err = stackproc.KeptBinary(context.Background(), root, "./cmd/local", "e2e")
+	return err
 }
 
 // localCaller is the principal of the local gateway's unsigned requests, the owner of the seeded accounts.

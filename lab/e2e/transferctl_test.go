@@ -2,24 +2,19 @@ package e2e
 
 import (
 	"bytes"
-	"fmt"
+	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	stackproc "github.com/transferflow/orchestrator/localaws/stack"
 )
 
-// transferctlBuild builds cmd/transferctl once, next to the stack's binary (removed with it by TestMain).
+// transferctlBuild builds cmd/transferctl once a run, kept between runs as the stack's binary is.
 var transferctlBuild = sync.OnceValues(func() (string, error) {
-	out := filepath.Join(filepath.Dir(binary), "transferctl")
-	cmd := exec.Command("go", "build", "-o", out, "./cmd/transferctl")
-	cmd.Dir = root
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build cmd/transferctl: %v\n%s", err, b)
-	}
-	return out, nil
+	return stackproc.KeptBinary(context.Background(), root, "./cmd/transferctl", "e2e")
 })
 
 // transferctlPath returns the freshly built transferctl.

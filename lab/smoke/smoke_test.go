@@ -25,19 +25,12 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	root = filepath.Dir(filepath.Dir(wd))
-	dir, err := os.MkdirTemp("", "smoke-local-")
-	if err != nil {
+	// Kept between runs (stack.KeptBinary): an unchanged stack is not linked again.
+	if binary, err = stack.KeptBinary(context.Background(), root, "./cmd/local", "smoke"); err != nil {
 		fmt.Fprintln(os.Stderr, "smoke:", err)
 		os.Exit(1)
 	}
-	binary = filepath.Join(dir, "local")
-	if err := stack.BuildBinary(context.Background(), root, binary); err != nil {
-		fmt.Fprintln(os.Stderr, "smoke:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(m.Run())
 }
 
 // needDynoxide skips the test when the stack could not start its Dynoxide (fails under CI), as ddbserver.StartT does.

@@ -3,6 +3,7 @@ package stack
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -84,5 +85,58 @@ func TestStartReportsAnEarlyExit(t *testing.T) {
 	bin := fakeStack(t, "exit 2")
 	if _, err := StartProcess(context.Background(), ProcessOptions{Binary: bin, ReadyTimeout: 10 * time.Second}); err == nil || !strings.Contains(err.Error(), "exited before it was ready") {
 		t.Errorf("err = %v, want an early exit", err)
+	}
+}
+
+// TestKeptBinaryIsLinkedOnce: KeptBinary builds into the module's bin/kept, one folder per owner; a second build of
+// unchanged code leaves the binary as it is, a change of the code writes it again.
+func TestKeptBinaryIsLinkedOnce(t *testing.T) {
+	src := t.TempDir()
+	write := func(name, text string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(src, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(src, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("go.mod", "module example.com/kept\n\ngo 1.26\n")
+	write("cmd/hello/main.go", "package main\n\nfunc main() { println(\"one\") }\n")
+	ctx := context.Background()
+
+	bin, err := KeptBinary(ctx, src, "./cmd/hello", "first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(src, "bin", "kept", "first", "hello"); bin != want {
+		t.Fatalf("binary at %s, want %s", bin, want)
+	}
+	built, err := os.Stat(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An unchanged build is not linked again: go build leaves the file in place (it only updates its time), where a
+	// link would put a new file there.
+	again, err := KeptBinary(ctx, src, "./cmd/hello", "first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(again); err != nil || again != bin || !os.SameFile(st, built) {
+		t.Fatalf("second build: %s (%v), want %s as it was", again, err, bin)
+	}
+	other, err := KeptBinary(ctx, src, "./cmd/hello", "second")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other == bin {
+		t.Fatalf("two owners share %s", bin)
+	}
+	write("cmd/hello/main.go", "package main\n\nfunc main() { println(\"two\") }\n")
+	if _, err := KeptBinary(ctx, src, "./cmd/hello", "first"); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(bin).CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "two" {
+		t.Fatalf("after a change of the code the binary says %q (%v), want two", out, err)
 	}
 }
