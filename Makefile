@@ -36,14 +36,14 @@ export GOFLAGS := $(strip $(GOFLAGS) $(filter-out $(GOFLAGS) -ldflags=%,$(LAMBDA
 
 .PHONY: help test run deps node-deps venv fmt-check vet lint-asl lint-template build build-lambdas sam-build deploy deploy-guided \
 	invoke-examples bench bench-quick clean bench-engine-deps bench-engine-moto-deps bench-engine chaos chaos-quick ddblocal-deps java-check \
-	test-ddblocal fuzz fuzz-api fuzz-brief fuzz-check test-steps test-compile test-go smoke browser-deps
+	test-ddblocal fuzz fuzz-api fuzz-brief fuzz-check fuzz-ledger test-steps test-compile test-go smoke browser-deps
 
 help:
 	@echo 'make run          start the local stack with the demo accounts (installs what is missing first)'
 	@echo 'make test         everything CI runs (installs what is missing first; docs/testing.md says what and why)'
 	@echo 'make bench-quick  the benchmark, small (under 2 minutes); make bench: the full one (about 11 minutes)'
 	@echo 'make chaos        the chaos campaign (make chaos-quick: the small one make test runs)'
-	@echo 'make fuzz         every fuzz target for FUZZTIME (60s); go test and make test replay their corpora'
+	@echo 'make fuzz         every fuzz target for FUZZTIME (60s), schemathesis, the randomized ledger test (make test replays the corpora)'
 	@echo 'make deploy       sam build and sam deploy with samconfig.toml (ENV=dev|prod); docs/deploy.md'
 	@echo 'make smoke        smoke-test a local stack it starts; STACK=name PROFILE=p: a deployed one (docs/deploy.md)'
 	@echo 'make clean        the installs and builds of this clone (the install cache stays)'
@@ -273,8 +273,14 @@ for name in $$($(fuzz_targets) | awk '{print $$2}'); do \
 done
 endef
 
-fuzz: deps fuzz-check fuzz-api
+fuzz: deps fuzz-check fuzz-api fuzz-ledger
 	$(call run_fuzz,$(FUZZTIME),$(FUZZFLAGS))
+
+# internal/transfer's randomized ledger test at its full size (make test runs it smaller, under the race detector),
+# LEDGER_RUNS times, each with a seed of its own (a failure prints it; LEDGER_SEED=… replays it).
+LEDGER_RUNS ?= 10
+fuzz-ledger: deps
+	$(GO) test -count=$(LEDGER_RUNS) -run '^TestRandomizedLedgerInvariants$$' ./internal/transfer/
 
 # schemathesis against a fresh local stack for API_FUZZTIME seconds (lab/e2e's TestOpenAPIConformance, which make
 # test runs with its default budget of 10 s: every phase, fewer generated cases).
