@@ -159,10 +159,13 @@ NORACE_PKGS := ./cmd/aslcheck ./cmd/bench ./cmd/chaos ./cmd/local ./functions/cr
 	./localaws/asl/jsonvalue ./localaws/ddbserver/streamindex ./localaws/eventpattern ./localaws/iampolicy ./localaws/internal/awsjson \
 	./localaws/internal/heaptrim
 
-# TEST_FIRST are the longest packages, which start first (the others follow in go list's order): the end-to-end suite
-# (under a minute: the chaos campaign and schemathesis's budget, its other tests alongside), the transfer handlers'
-# DynamoDB tests, the Step Functions API and engine.
-TEST_FIRST := ./lab/e2e ./internal/transfer ./localaws/sfnapi ./localaws/sfnengine
+# TEST_FIRST are the packages that take longest from start to end, which start first, longest first (the others
+# follow in go list's order): the end-to-end suite (under a minute: the chaos campaign and schemathesis's budget, its
+# other tests alongside), the transfer handlers' DynamoDB tests, the Step Functions API and engine, the ledger; then
+# those that mostly wait (the smoke test's retries against a stack that is not there, transferctl's, the browser
+# tests, the SAM translator), so that their waiting overlaps the others' computing instead of ending the run.
+TEST_FIRST := ./lab/e2e ./internal/transfer ./localaws/sfnapi ./localaws/sfnengine ./internal/ledger ./lab/smoke \
+	./cmd/transferctl ./lab/browser ./lab/deploy
 
 # TEST_PKGS_AT_ONCE test binaries run at a time: three per CPU, since most packages spend their time waiting for the
 # Dynoxide, stacks and subprocesses they start, not computing.
