@@ -62,23 +62,24 @@ func (m *Mapping) handle(r *shardReader, first *batch) bool {
 		res := m.invoke(b)
 		switch res.outcome {
 		case succeeded:
-			// The iterator age first, so that a caller who sees the records counted sees their age gone.
+			// The iterator age and the checkpoint first, so that a caller who sees the records counted sees their age
+			// gone and their checkpoint written.
 			if len(queue) > 1 {
 				m.setOldest(r.id, queue[1].records[0].created)
 			} else {
 				r.updateOldest()
 			}
+			r.checkpoint(b.end)
 			m.delivered.Add(int64(len(b.records)))
 			m.logger.Debug("stream: batch delivered", "shard", r.id, "records", len(b.records), "first", b.records[0].awsSeq,
 				"last", b.records[len(b.records)-1].awsSeq, "invocations", b.invokes)
-			r.checkpoint(b.end)
 			queue = queue[1:]
 			pause = m.cfg.RetryPause
 			continue
 		case partial:
 			if res.failedAt > 0 {
-				m.delivered.Add(int64(res.failedAt))
 				r.checkpoint(b.records[res.failedAt].prev)
+				m.delivered.Add(int64(res.failedAt))
 				b.records = b.records[res.failedAt:]
 				pause = m.cfg.RetryPause
 			}
