@@ -436,27 +436,51 @@ func TestRedriveAbortedAndTimedOut(t *testing.T) {
 		}
 	})
 	t.Run("aborted", func(t *testing.T) {
+		// Each step moves the clock only once the timers it means are pending, counted exactly: a timeout's timer
+		// stops as its execution's goroutine ends, after the execution reads as closed, so a count of "at least n"
+		// could be met by a timer about to go, and the clock could then move between a Wait's reading of it and its
+		// timer (which would then never fire).
+		awaitExactlyWaiters(t, clock, 0) // the first subtest's redrive has ended
 		rec, err := eng.StartExecution(ctx, sfnengine.StartInput{StateMachineArn: sm.Arn, Name: "stopped",
 			Input: `{"until":"` + clock.Now().Add(10*time.Second).Format(time.RFC3339) + `"}`})
 		if err != nil {
 			t.Fatal(err)
 		}
-		advanceWhenWaiting(t, clock, 0)
+		clock.MustAwaitWaiters(t, 2) // its timeout and its Wait: it is waiting
 		if _, err := eng.StopExecution(ctx, rec.Arn, "Stopped", "by hand"); err != nil {
 			t.Fatal(err)
 		}
 		if got := waitClosed(t, eng, rec.Arn); got.Status != sfnengine.StatusAborted {
 			t.Fatalf("first run: %s, want ABORTED", got.Status)
 		}
+		awaitExactlyWaiters(t, clock, 1) // the stopped Wait's timer, pending as an unread time.After is
 		if _, err := eng.RedriveExecution(ctx, rec.Arn, ""); err != nil {
 			t.Fatal(err)
 		}
-		advanceWhenWaiting(t, clock, 10*time.Second)
+		clock.MustAwaitWaiters(t, 3) // and the redrive's timeout and Wait
+		clock.Advance(10 * time.Second)
 		got := waitClosed(t, eng, rec.Arn)
 		if got.Status != sfnengine.StatusSucceeded || got.Error != nil || got.RedriveCount() != 1 {
 			t.Fatalf("after the redrive: %s %v, count %d", got.Status, got.Error, got.RedriveCount())
 		}
 	})
+}
+
+// awaitExactlyWaiters waits up to 30 seconds until exactly n timers are pending on clock: timers that stop as
+// goroutines end make the number fall as well as grow.
+func awaitExactlyWaiters(t *testing.T, clock *sfnengine.ManualClock, n int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got, _ := clock.Waiters()
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the engine has %d timers pending, want exactly %d", got, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // TestRedriveAcrossRestart: an execution fails, the engine restarts on its FileStore, the execution is redriven
