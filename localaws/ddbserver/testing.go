@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -140,6 +141,25 @@ func NewClient(endpoint string, httpClient aws.HTTPClient) *dynamodb.Client {
 	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(endpoint) })
 }
 
+// parsedTables keeps each template's tables, by path, as the first StartWithTablesT of the test binary read them:
+// parsing template.yaml took about 20 ms under the race detector, and a package's tests start a server with tables a
+// hundred times or more. A test binary never sees the template change.
+var parsedTables sync.Map // path → func() ([]samtemplate.Table, error)
+
+// templateTables returns a copy of the tables of the template at path, each Create shared with the cache: callers
+// replace an element's Create with a changed copy, never change it in place.
+func templateTables(path string) ([]samtemplate.Table, error) {
+	load, _ := parsedTables.LoadOrStore(path, sync.OnceValues(func() ([]samtemplate.Table, error) {
+		tmpl, err := samtemplate.Load(path)
+		if err != nil {
+			return nil, err
+		}
+		return tmpl.Tables()
+	}))
+	tables, err := load.(func() ([]samtemplate.Table, error))()
+	return slices.Clone(tables), err
+}
+
 // StartWithTablesT starts a server for a test and creates the tables of the repository's template.yaml in it,
 // without their streams. It returns the server and the name of each table by logical id. With Dynoxide the server
 // is the test's own and the tables have the template's names; with DynamoDB Local the server is shared by the test
@@ -164,11 +184,7 @@ func StartWithTablesT(t Tester) (*Server, map[string]string) {
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
-	tmpl, err := samtemplate.Load(filepath.Join(root, "template.yaml"))
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
-	tables, err := tmpl.Tables()
+	tables, err := templateTables(filepath.Join(root, "template.yaml"))
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
