@@ -163,9 +163,12 @@ NORACE_PKGS := ./cmd/aslcheck ./cmd/bench ./cmd/chaos ./cmd/local ./functions/cr
 # follow in go list's order): the end-to-end suite (under a minute: the chaos campaign and schemathesis's budget, its
 # other tests alongside), the transfer handlers' DynamoDB tests, the Step Functions API and engine, the ledger; then
 # those that mostly wait (the smoke test's retries against a stack that is not there, transferctl's, the browser
-# tests, the SAM translator), so that their waiting overlaps the others' computing instead of ending the run.
+# tests, the SAM translator); then the next longest (2 to 5 s alone: JSONata's test suite, the stack, local invoke,
+# the stream mapping, the token keeper, the console), so that the run ends with packages of a second or less instead
+# of one of them starting last.
 TEST_FIRST := ./lab/e2e ./internal/transfer ./localaws/sfnapi ./localaws/sfnengine ./internal/ledger ./lab/smoke \
-	./cmd/transferctl ./lab/browser ./lab/deploy
+	./cmd/transferctl ./lab/browser ./lab/deploy ./localaws/asl/jsonata/internal/suite ./localaws/stack \
+	./localaws/saminvoke ./localaws/streamsource ./localaws/txtokens ./internal/console
 
 # TEST_PKGS_AT_ONCE test binaries run at a time: three per CPU, since most packages spend their time waiting for the
 # Dynoxide, stacks and subprocesses they start, not computing.
