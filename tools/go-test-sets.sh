@@ -7,9 +7,9 @@
 # into $TEST_BIN_DIR (default bin/test), which keeps them: go relinks a binary only when something in it changed, as
 # `go build -o` does, where `go test` links every test binary anew on every run (about 40 s of CPU time for the ~50
 # packages, a third of a warm make test on two cores). Then the binaries run, JOBS at a time (default the number of
-# CPUs), each in its package's folder as go test runs it, through `go tool test2json`; FIRST_PKGS (relative paths) are
-# started before the others. A package's events are printed whole when its binary exits, so that packages never
-# interleave. The exit status is non-zero when a set failed to compile (then nothing runs: a binary left from an
+# CPUs), each in its package's folder as go test runs it, through test2json (`go tool test2json`); FIRST_PKGS
+# (relative paths) are started before the others. A package's events are printed whole when its binary exits, so
+# that packages never interleave. The exit status is non-zero when a set failed to compile (then nothing runs: a binary left from an
 # earlier build must not stand in for one that no longer compiles) or a package failed. GO is the go command (default
 # go); TEST_TIMEOUT is each binary's -test.timeout (default 12m).
 set -uo pipefail
@@ -78,11 +78,16 @@ if [ "$rc" != 0 ]; then
 	exit 1
 fi
 
+# test2json, found once: `go tool test2json` starts the go command for each of the ~60 binaries, about 0.08 s of CPU
+# time each, to find the same tool every time. `go tool -n` builds it into the build cache if it is not there and
+# prints its path.
+test2json=$("$go" tool -n test2json) || exit 1
+
 # run IMPORT-PATH FOLDER BINARY: one test binary, as go test -json runs it.
 run() {
 	local log
 	log=$(mktemp -p "$out")
-	(cd "$2" && PWD=$2 "$go" tool test2json -t -p "$1" "$3" -test.v=test2json -test.paniconexit0 \
+	(cd "$2" && PWD=$2 "$test2json" -t -p "$1" "$3" -test.v=test2json -test.paniconexit0 \
 		-test.timeout="$timeout") >"$log" 2>&1
 	local status=$?
 	# One package's events at a time (mkdir is atomic, and unlike flock it is on every system).
@@ -92,7 +97,7 @@ run() {
 	return $status
 }
 export -f run
-export go out timeout
+export out timeout test2json
 
 # FIRST_PKGS in their order, then the others.
 cat "$out/race.pkgs" "$out/norace.pkgs" 2>/dev/null |
