@@ -20,6 +20,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -151,8 +152,8 @@ func launch(ctx context.Context, bin, host string, port int, opts Options) (*Ser
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 3 * time.Second
 	cmd.SysProcAttr = sysProcAttr(syscall.SIGKILL)
-	var stderr strings.Builder
-	cmd.Stderr = &limitedWriter{w: &stderr, n: 8 << 10}
+	stderr := &startLog{n: 8 << 10, bound: make(chan struct{})}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		if scratch != "" {
 			_ = os.RemoveAll(scratch)
@@ -169,7 +170,7 @@ func launch(ctx context.Context, bin, host string, port int, opts Options) (*Ser
 	if timeout == 0 {
 		timeout = 10 * time.Second
 	}
-	if err := s.waitReady(ctx, timeout); err != nil {
+	if err := s.waitReady(ctx, timeout, stderr.bound); err != nil {
 		_ = s.Close()
 		msg := strings.TrimSpace(stderr.String())
 		if strings.Contains(msg, "already in use") {
@@ -221,8 +222,12 @@ var freePort = func(host string) (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// waitReady polls the server's health endpoint (GET /) until it answers 200 or the timeout passes.
-func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
+// waitReady waits until the server's own process has bound its port (bound, closed when Dynoxide says so), then
+// polls its health endpoint (GET /) until it answers 200 or the timeout passes. Without the first condition another
+// server that took the port between freePort and Dynoxide's start (another test's Dynoxide, on a busy machine) could
+// answer the poll: the stack would then use that server, and stop once its own Dynoxide, which could not listen,
+// had exited.
+func (s *Server) waitReady(ctx context.Context, timeout time.Duration, bound <-chan struct{}) error {
 	deadline := time.Now().Add(timeout)
 	client := &http.Client{Timeout: time.Second}
 	for {
@@ -231,15 +236,24 @@ func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 			return fmt.Errorf("dynoxide exited before it was ready: %v", s.err)
 		default:
 		}
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/", nil)
-		if resp, err := client.Do(req); err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
+		select {
+		case <-bound:
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/", nil)
+			if resp, err := client.Do(req); err == nil {
+				_ = resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					return nil
+				}
 			}
+		default:
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("dynoxide not ready at %s after %s", s.URL, timeout)
+			select {
+			case <-bound:
+				return fmt.Errorf("dynoxide not ready at %s after %s", s.URL, timeout)
+			default:
+				return fmt.Errorf("dynoxide did not say %q within %s", listeningLine+s.URL, timeout)
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -290,19 +304,37 @@ func (s *Server) ExitError() error {
 // /proc/PID/status).
 func (s *Server) PID() int { return s.cmd.Process.Pid }
 
-// limitedWriter keeps at most n bytes, so a chatty child cannot grow memory without bound.
-type limitedWriter struct {
-	w *strings.Builder
-	n int
+// listeningLine is how Dynoxide 1.2 says, on standard error, that it listens (followed by its URL): it says so once
+// it has bound the port, and says "port … is already in use" instead when it cannot.
+const listeningLine = "Dynoxide listening on "
+
+// startLog keeps the first n bytes a server process writes, so a chatty child cannot grow memory without bound, and
+// closes bound, when it is not nil, once they include listeningLine (Dynoxide's standard error). Its methods may be
+// called from any goroutine.
+type startLog struct {
+	mu    sync.Mutex
+	b     strings.Builder
+	n     int
+	bound chan struct{}
+	seen  bool
 }
 
-func (l *limitedWriter) Write(p []byte) (int, error) {
-	if room := l.n - l.w.Len(); room > 0 {
-		if len(p) > room {
-			l.w.Write(p[:room])
-		} else {
-			l.w.Write(p)
-		}
+func (l *startLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if room := l.n - l.b.Len(); room > 0 {
+		l.b.Write(p[:min(len(p), room)])
+	}
+	if l.bound != nil && !l.seen && strings.Contains(l.b.String(), listeningLine) {
+		l.seen = true
+		close(l.bound)
 	}
 	return len(p), nil
+}
+
+// String returns what was kept.
+func (l *startLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

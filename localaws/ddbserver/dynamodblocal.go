@@ -137,9 +137,8 @@ func StartDynamoDBLocal(ctx context.Context, opts LocalOptions) (*Server, error)
 	// java.io.tmpdir at every start (sqlite-392-<uuid>-libsqlite4java.so, 0.8 MB) and deletes it in a shutdown hook,
 	// which a SIGKILL skips. The shared server of a test binary ends this way.
 	cmd.SysProcAttr = sysProcAttr(syscall.SIGTERM)
-	var out strings.Builder
-	w := &limitedWriter{w: &out, n: 16 << 10}
-	cmd.Stdout, cmd.Stderr = w, w
+	out := &startLog{n: 16 << 10}
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("ddbserver: start %s: %w", java, err)
 	}
