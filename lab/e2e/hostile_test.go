@@ -182,7 +182,8 @@ func TestInMemoryDynoxideCrashStopsTheStack(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-s.done:
+	case <-s.exited:
+		err := s.waitErr
 		var status syscall.WaitStatus
 		if s.cmd.ProcessState != nil {
 			status, _ = s.cmd.ProcessState.Sys().(syscall.WaitStatus)

@@ -90,7 +90,10 @@ type stack struct {
 	cmd      *exec.Cmd
 	stdout   *stdoutBuffer
 	stderr   *syncio.Buffer
-	done     chan error
+	// exited is closed once the process has exited and waitErr holds what cmd.Wait returned. Only the waiting
+	// goroutine touches cmd.ProcessState before that; readers go through exited, which orders them after it.
+	exited  chan struct{}
+	waitErr error
 }
 
 // stdoutBuffer keeps everything the stack prints on stdout and hands its ready line to ready, once.
@@ -174,7 +177,7 @@ func launchStack(t testing.TB, args []string) *stack {
 // runStack starts the stack in dir (empty: the test's directory) with exactly args and waits for its ready line.
 func runStack(t testing.TB, dir string, args []string) *stack {
 	t.Helper()
-	s := &stack{t: t, stdout: &stdoutBuffer{ready: make(chan string, 1)}, stderr: &syncio.Buffer{}, done: make(chan error, 1)}
+	s := &stack{t: t, stdout: &stdoutBuffer{ready: make(chan string, 1)}, stderr: &syncio.Buffer{}, exited: make(chan struct{})}
 	s.cmd = exec.Command(binary, args...)
 	s.cmd.Dir = dir
 	s.cmd.Stdout = s.stdout
@@ -182,7 +185,10 @@ func runStack(t testing.TB, dir string, args []string) *stack {
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go func() { s.done <- s.cmd.Wait() }()
+	go func() {
+		s.waitErr = s.cmd.Wait()
+		close(s.exited)
+	}()
 	t.Cleanup(func() { s.stop(syscall.SIGTERM) })
 
 	select {
@@ -200,8 +206,8 @@ func runStack(t testing.TB, dir string, args []string) *stack {
 				s.Events = v
 			}
 		}
-	case err := <-s.done:
-		t.Fatalf("local stack exited before ready: %v\n%s", err, s.stderr)
+	case <-s.exited:
+		t.Fatalf("local stack exited before ready: %v\n%s", s.waitErr, s.stderr)
 	case <-time.After(30 * time.Second):
 		t.Fatalf("local stack not ready after 30s\n%s", s.stderr)
 	}
@@ -210,16 +216,29 @@ func runStack(t testing.TB, dir string, args []string) *stack {
 
 // stop signals the stack and waits for it to exit; it must stop within the 5 seconds docs/local-stack.md promises.
 func (s *stack) stop(sig syscall.Signal) {
-	if s.cmd.ProcessState != nil {
+	select {
+	case <-s.exited:
 		return
+	default:
 	}
 	_ = s.cmd.Process.Signal(sig)
 	select {
-	case <-s.done:
+	case <-s.exited:
 	case <-time.After(5 * time.Second):
 		_ = s.cmd.Process.Kill()
-		<-s.done
+		<-s.exited
 		s.t.Errorf("local stack did not stop within 5 seconds of %v", sig)
+	}
+}
+
+// condition says whether the stack is still running, and when it is not, how it ended and the end of its log: for
+// a request that found no server, whose own error ("connection refused") does not say why.
+func (s *stack) condition() string {
+	select {
+	case <-s.exited:
+		return fmt.Sprintf("the stack has exited (%v); the end of its log:\n%s", s.waitErr, tail(s.stderr.String(), 4000))
+	default:
+		return "the stack is still running"
 	}
 }
 
@@ -271,7 +290,7 @@ func (s *stack) send(req *http.Request) response {
 	s.t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		s.t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
+		s.t.Fatalf("%s %s: %v; %s", req.Method, req.URL.Path, err, s.condition())
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
