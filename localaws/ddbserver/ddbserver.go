@@ -304,8 +304,9 @@ func (s *Server) ExitError() error {
 // /proc/PID/status).
 func (s *Server) PID() int { return s.cmd.Process.Pid }
 
-// listeningLine is how Dynoxide 1.2 says, on standard error, that it listens (followed by its URL): it says so once
-// it has bound the port, and says "port … is already in use" instead when it cannot.
+// listeningLine starts the line Dynoxide writes on standard error once it has bound its port (followed by its URL);
+// when it cannot bind, it writes "port … is already in use" instead and exits. Its maintainers document the line as
+// a promise that container tooling waits on, as this package does.
 const listeningLine = "Dynoxide listening on "
 
 // startLog keeps the first n bytes a server process writes, so a chatty child cannot grow memory without bound, and
