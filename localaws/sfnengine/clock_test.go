@@ -44,13 +44,7 @@ func TestTimeoutTimerLeavesWithExecution(t *testing.T) {
 	if rec.Status != sfnengine.StatusSucceeded {
 		t.Fatalf("status %s", rec.Status)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for n, _ := clock.Waiters(); n != 0; n, _ = clock.Waiters() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d timers still pending after the execution closed", n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	awaitExactlyWaiters(t, clock, 0) // the timeout's timer stops as the execution's goroutine ends
 	timedOut := start(t, eng, `{"StartAt":"W","TimeoutSeconds":60,"States":{"W":{"Type":"Wait","Seconds":3600,"End":true}}}`, `{}`)
 	clock.MustAwaitWaiters(t, 2)
 	clock.Advance(time.Minute)

@@ -218,6 +218,23 @@ func advanceWhenWaiting(t *testing.T, clock *sfnengine.ManualClock, d time.Durat
 	clock.Advance(d)
 }
 
+// awaitExactlyWaiters waits up to 30 seconds until exactly n timers are pending on clock: timers that stop as
+// goroutines end make the number fall as well as grow.
+func awaitExactlyWaiters(t *testing.T, clock *sfnengine.ManualClock, n int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got, _ := clock.Waiters()
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the engine has %d timers pending, want exactly %d", got, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 func TestRetryBackoffFollowsTheClock(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := sfnengine.NewManualClock(t0)

@@ -466,23 +466,6 @@ func TestRedriveAbortedAndTimedOut(t *testing.T) {
 	})
 }
 
-// awaitExactlyWaiters waits up to 30 seconds until exactly n timers are pending on clock: timers that stop as
-// goroutines end make the number fall as well as grow.
-func awaitExactlyWaiters(t *testing.T, clock *sfnengine.ManualClock, n int) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		got, _ := clock.Waiters()
-		if got == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the engine has %d timers pending, want exactly %d", got, n)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // TestRedriveAcrossRestart: an execution fails, the engine restarts on its FileStore, the execution is redriven
 // there and succeeds; a second restart shows the redriven execution as it ended.
 func TestRedriveAcrossRestart(t *testing.T) {
