@@ -34,8 +34,8 @@ export GOFLAGS := $(strip $(GOFLAGS) $(filter-out $(GOFLAGS) -ldflags=%,$(LAMBDA
 # Bare `make` lists the targets a user runs.
 .DEFAULT_GOAL := help
 
-.PHONY: help test run deps node-deps venv fmt-check vet lint-asl lint-template build build-lambdas sam-build deploy deploy-guided \
-	invoke-examples bench bench-quick clean bench-engine-deps bench-engine-moto-deps bench-engine chaos chaos-quick ddblocal-deps java-check \
+.PHONY: help test run deps node-deps venv fmt-check vet lint-asl lint-template build sam-build deploy deploy-guided \
+	check-lambdas invoke-examples bench bench-quick clean bench-engine-deps bench-engine-moto-deps bench-engine chaos chaos-quick ddblocal-deps java-check \
 	test-ddblocal fuzz fuzz-api fuzz-brief fuzz-check fuzz-ledger test-steps test-compile test-go smoke browser-deps
 
 help:
@@ -100,18 +100,22 @@ RACE := $(shell command -v "$$($(GO) env CC)" >/dev/null 2>&1 && echo -race)
 # go test runs under gotestsum (a well-kept wrapper of go test -json) for its summary: the failures again at the end,
 # and every skipped test with its reason, which go test ./... prints only with -v. The raw events, with each
 # package's time, are kept in $(TEST_JSON). It is a tool of go.mod (`go get -tool`), so its version is pinned and
-# checked with the module's and nothing is fetched at test time once the module cache has it.
-GOTESTSUM := $(GO) tool gotestsum
+# checked with the module's and nothing is fetched at test time once the module cache has it. test-compile builds it
+# into bin/ with the flags below, as it builds the other tools make test runs: `go tool gotestsum` would build it
+# with go's defaults, compiling the standard library once more on an empty cache (about 50 s of CPU time).
+GOTESTSUM := bin/gotestsum
 TEST_JSON := bin/test.json
 
 # make test runs its steps TEST_JOBS at a time (-j): the installs (mostly network and disk) and the template linters
 # (mostly starting Python) overlap Go's compiling and the tests, which spend much of their time waiting for the stacks
 # they start. Each step's output is printed whole when the step ends (make's --output-sync, where make has it), and
 # every step runs even when another has failed (-k), so that one run shows every failure. The steps:
-#   fmt-check, lint-asl, lint-template, fuzz-check     the checks (each its own target, below)
-#   test-compile    go vet ./..., then the binaries (make build): with the flags above, that compiles every package the
-#                   tests' `local invoke` builds the functions from, so that several invokes at once find them compiled
-#   build-lambdas   the functions as Lambda runs them (linux/arm64)
+#   fmt-check, lint-template, fuzz-check     the checks (each its own target, below)
+#   test-compile    go vet ./..., then the binaries (make build) and the tools make test runs (gotestsum, aslcheck,
+#                   archcheck): with the flags above, that compiles every package the tests' `local invoke` builds the
+#                   functions from, so that several invokes at once find them compiled
+#   lint-asl, check-lambdas    the checks that run those tools, after test-compile (run before it, they would
+#                   compile the standard library at the same time as it, once each)
 #   test-go         go test of every package, once, after test-compile (which compiles what its binaries share)
 # make test does not run the fuzzers: go test runs every Fuzz target on its seed corpus and testdata/fuzz (the inputs
 # that found a bug stay there), as it runs any test; `make fuzz` is the long run that looks for new inputs.
@@ -121,12 +125,15 @@ OUTPUT_SYNC := $(if $(filter output-sync,$(.FEATURES)),--output-sync=target)
 test:
 	@$(MAKE) --no-print-directory -k -j$(TEST_JOBS) $(OUTPUT_SYNC) test-steps
 
-test-steps: test-go fmt-check lint-asl lint-template build-lambdas fuzz-check
+test-steps: test-go fmt-check lint-asl lint-template check-lambdas fuzz-check
+
+# The tools make test runs, built into bin/ by test-compile.
+TEST_TOOLS := gotest.tools/gotestsum ./cmd/aslcheck ./cmd/archcheck
 
 test-compile: deps
 	$(GO) vet ./...
 	@mkdir -p bin
-	$(GO) build -o bin/ ./cmd/local ./cmd/transferctl ./cmd/smoke
+	$(GO) build -o bin/ ./cmd/local ./cmd/transferctl ./cmd/smoke $(TEST_TOOLS)
 
 # The race detector runs on the packages where concurrency matters (and on their dependencies, compiled into their
 # test binaries with it): the engine, the stack, the gateway, the local Lambda, EventBridge and DynamoDB, txtokens,
@@ -140,7 +147,9 @@ test-compile: deps
 # intrinsic functions, JSONata's parser, picture-string functions, values and test suite, event patterns and IAM policies; the console's drawing of state machines; the
 # functions' thin mains; the tests of the commands' flags and help; the doc examples' parser; the deployment checks, which read the template and run the
 # engine and handlers that race-set packages test under the detector already; streamindex, whose SQL runs on one
-# goroutine, and whose SQLite would add a minute of compiling under the detector to a cold run): the detector would
+# goroutine, and whose SQLite would add a minute of compiling under the detector to a cold run; the smoke test, whose
+# checks run one after another against a stack it starts as a process, and whose CloudFormation client would add
+# 15 s): the detector would
 # find nothing there and slows them. Their code is still checked by it wherever a race-set package runs it under
 # concurrency (the gateway evaluates policies, the engine ASL, the stack its functions in-process). They run without
 # it, alongside the race set. tools/go-test-sets.sh compiles each set's test binaries with `go test -c` into bin/test,
@@ -151,9 +160,9 @@ test-compile: deps
 # tools whose files it does not track. go vet ran already (all of its analyzers), so go test's own (-vet=off) would
 # only repeat a subset of it. The test binaries are linked without DWARF (-ldflags=-w), a third less linking for each
 # of the ~50: nothing in a test run reads it (tracebacks and race reports use the symbol table).
-NORACE_PKGS := ./cmd/aslcheck ./cmd/bench ./cmd/chaos ./cmd/local ./functions/credit ./functions/debit \
+NORACE_PKGS := ./cmd/archcheck ./cmd/aslcheck ./cmd/bench ./cmd/chaos ./cmd/local ./functions/credit ./functions/debit \
 	./functions/orchestrator ./functions/timeout-reconciler ./internal/apigw ./internal/clitest ./internal/console/diagram ./internal/fnconfig \
-	./lab/deploy ./lab/docexample ./lab/statediagram ./localaws/asl ./localaws/asl/intrinsic ./localaws/asl/jsonpath \
+	./lab/deploy ./lab/docexample ./lab/smoke ./lab/statediagram ./localaws/asl ./localaws/asl/intrinsic ./localaws/asl/jsonpath \
 	./localaws/asl/jsonata/internal/format ./localaws/asl/jsonata/internal/parse ./localaws/asl/jsonata/internal/suite \
 	./localaws/asl/jsonata/internal/value \
 	./localaws/asl/jsonvalue ./localaws/ddbserver/streamindex ./localaws/eventpattern ./localaws/iampolicy ./localaws/internal/awsjson \
@@ -322,9 +331,9 @@ vet:
 
 # asl-validator checks the definition against the specification; cmd/aslcheck, our own, also against what the AWS
 # integrations really report (e.g. DynamoDB error names in Retry and Catch).
-lint-asl: node-deps
+lint-asl: node-deps test-compile
 	@for f in statemachine/*.asl.json; do [ -f "$$f" ] || continue; node_modules/.bin/asl-validator --json-path "$$f" || exit 1; done
-	$(GO) run ./cmd/aslcheck statemachine/*.asl.json
+	bin/aslcheck statemachine/*.asl.json
 
 # AWS's own Python tools live in private virtual environments, as few as their pins allow: .venv has
 # tools/requirements.txt (cfn-lint, aws-sam-translator for the template transform test in lab/deploy, the SAM CLI for
@@ -388,16 +397,32 @@ $(LINT_TEMPLATE_STAMP): template.yaml tools/requirements.txt tools/checkov-requi
 	done; \
 	rm -rf $$out; [ $$rc = 0 ] && touch $@
 
-# The functions as Lambda runs them (provided.al2023 on arm64, see template.yaml): a build break shows up here, not at
-# deploy. They are kept in bin/lambda-arm64, so that go links one again only when its code changed.
-build-lambdas:
-	@mkdir -p bin/lambda-arm64
-	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 GOFLAGS="$${GOFLAGS:-} $(LAMBDA_GOFLAGS)" $(GO) build -o bin/lambda-arm64/ ./functions/...
+# The functions for the platform Lambda runs them on (provided.al2023 on arm64, see template.yaml), so that a build
+# break there shows up here, not at deploy: cmd/archcheck type-checks them and everything they import for linux/arm64,
+# from source, with cgo off and their build tags, and finds what only that platform breaks (build constraints, cgo,
+# assembly that is not there). It does not compile them: compiling them and the AWS SDK for arm64 cost about 90 s of
+# CPU time on an empty cache, the check about 7 (cmd/archcheck says what only a compiler would find). `make sam-build`
+# compiles them for arm64, as sam build does on deploy.
+# The check runs again only when the code the functions can import (the product's: functions/ and internal/, as
+# lab/deploy's layout test holds), go.mod, go.sum or archcheck's code changed since it last passed (the stamp
+# bin/.check-lambdas.ok, as make rebuilds a target): on unchanged code it would print the same verdict after about 5 s
+# of CPU time.
+CHECK_LAMBDAS_STAMP := bin/.check-lambdas.ok
+PRODUCT_GO := $(shell find functions internal -name '*.go' 2>/dev/null)
+
+check-lambdas: test-compile
+	@if $(MAKE) -s -q $(CHECK_LAMBDAS_STAMP); then echo "check-lambdas: passed before on this code"; \
+	else $(MAKE) --no-print-directory -s $(CHECK_LAMBDAS_STAMP); fi
+
+$(CHECK_LAMBDAS_STAMP): $(PRODUCT_GO) $(wildcard cmd/archcheck/*.go) go.mod go.sum
+	@rm -f $@
+	CGO_ENABLED=0 GOFLAGS="$${GOFLAGS:-} $(LAMBDA_GOFLAGS)" bin/archcheck -goos linux -goarch arm64 ./functions/...
+	@touch $@
 
 # sam build with AWS's own CLI from .venv (no Docker for Go functions). The binaries ($(LAMBDA_GOFLAGS)) are
 # stripped (-s), without build paths (-trimpath) and without the RPC shim that only the retired go1.x runtime used
 # (lambda.norpc), for faster cold starts (sizes in docs/deploy.md); CGO_ENABLED=0, so that a machine with a C
-# toolchain still builds static binaries, as build-lambdas does. samconfig.toml does not cache builds: SAM's
+# toolchain still builds static binaries. samconfig.toml does not cache builds: SAM's
 # cache ignores these flags.
 sam-build: venv
 	CGO_ENABLED=0 GOFLAGS="$${GOFLAGS:-} $(LAMBDA_GOFLAGS)" $(SAM) build

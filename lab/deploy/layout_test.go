@@ -13,7 +13,8 @@ import (
 // The module is one house of three wings, told apart by the top-level folder:
 //   - the product: what is deployed to AWS and the CLI people use (functions/, internal/, cmd/transferctl);
 //   - the local AWS: the emulators the product runs on without an AWS account (localaws/, cmd/local);
-//   - the lab: what measures and checks the other two (lab/, cmd/bench, cmd/chaos, cmd/aslcheck, cmd/smoke).
+//   - the lab: what measures and checks the other two (lab/, cmd/bench, cmd/chaos, cmd/aslcheck, cmd/archcheck,
+//     cmd/smoke).
 const module = "github.com/transferflow/orchestrator"
 
 // wing names the wing of a module package (its import path without the module's).
@@ -21,7 +22,8 @@ func wing(pkg string) string {
 	switch {
 	case strings.HasPrefix(pkg, "localaws/"), pkg == "cmd/local":
 		return "local AWS"
-	case strings.HasPrefix(pkg, "lab/"), pkg == "cmd/bench", pkg == "cmd/chaos", pkg == "cmd/aslcheck", pkg == "cmd/smoke":
+	case strings.HasPrefix(pkg, "lab/"), pkg == "cmd/bench", pkg == "cmd/chaos", pkg == "cmd/aslcheck", pkg == "cmd/archcheck",
+		pkg == "cmd/smoke":
 		return "lab"
 	}
 	return "product"

@@ -1,0 +1,3 @@
+package constrained
+
+func onlyOnAmd64() int { return 1 }
