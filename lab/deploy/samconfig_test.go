@@ -203,7 +203,7 @@ func TestSamconfigEnvironments(t *testing.T) {
 	}
 }
 
-// TestSamBuildIsStatic: `make sam-build` builds the functions with cgo off, as build-lambdas does, whatever the
+// TestSamBuildIsStatic: `make sam-build` builds the functions with cgo off, as make test checks them, whatever the
 // machine's C toolchain.
 func TestSamBuildIsStatic(t *testing.T) {
 	root, err := repoRoot()
