@@ -25,6 +25,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/transferflow/orchestrator/localaws/samtemplate"
 	"github.com/transferflow/orchestrator/localaws/sfnengine"
@@ -203,6 +204,7 @@ func target() (goos, goarch string) {
 // build builds the function in dir into a cache folder named after the function's folder, the target and the flags,
 // in the temporary directory (where go build's own work directory is, so the finished binary is renamed into place
 // atomically). go build rewrites the binary only when the code changed, so an invoke of unchanged code only checks.
+// The folder's time is set to now on every use, and the cache is trimmed of folders unused for a while (trimCache).
 func build(ctx context.Context, dir string, logger *slog.Logger) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -210,10 +212,61 @@ func build(ctx context.Context, dir string, logger *slog.Logger) (string, error)
 	}
 	goos, goarch := target()
 	key := sha256.Sum256([]byte(abs + "\x00" + goos + "/" + goarch + "\x00" + GOFLAGS()))
-	out := filepath.Join(os.TempDir(), "transferflow-invoke", hex.EncodeToString(key[:8]), "bootstrap")
+	cache := filepath.Join(os.TempDir(), "transferflow-invoke")
+	out := filepath.Join(cache, hex.EncodeToString(key[:8]), "bootstrap")
 	logger.Info("building", "dir", abs, "GOOS", goos, "GOARCH", goarch, "GOFLAGS", GOFLAGS(), "output", out)
 	if err := Build(ctx, BuildOptions{Dir: abs, Out: out, GOOS: goos, GOARCH: goarch}); err != nil {
 		return "", err
 	}
+	now := time.Now()
+	_ = os.Chtimes(filepath.Dir(out), now, now)
+	if n, err := trimCache(cache, now); err != nil {
+		logger.Warn("trimming the build cache", "dir", cache, "error", err.Error())
+	} else if n > 0 {
+		logger.Info("trimmed the build cache", "dir", cache, "removed", n)
+	}
 	return out, nil
+}
+
+// The build cache keeps a binary for each function folder, target and flags ever invoked, about 10 MB each, and every
+// clone of the repository has folders of its own. As Go's build cache does, trimCache removes the binaries not used
+// for cacheUnused, and looks at most once per trimInterval (the time of the file trimStamp says when it last did).
+const (
+	cacheUnused  = 5 * 24 * time.Hour
+	trimInterval = 24 * time.Hour
+	trimStamp    = "trimmed"
+)
+
+// trimCache removes the folders of cache whose time (build sets it on every use) is older than cacheUnused, unless it
+// did so within trimInterval, and returns how many it removed.
+func trimCache(cache string, now time.Time) (int, error) {
+	stamp := filepath.Join(cache, trimStamp)
+	if fi, err := os.Stat(stamp); err == nil && now.Sub(fi.ModTime()) < trimInterval {
+		return 0, nil
+	}
+	if err := os.WriteFile(stamp, nil, 0o644); err != nil {
+		return 0, err
+	}
+	if err := os.Chtimes(stamp, now, now); err != nil {
+		return 0, err
+	}
+	entries, err := os.ReadDir(cache)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil || now.Sub(fi.ModTime()) < cacheUnused {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(cache, e.Name())); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }
