@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -507,5 +508,22 @@ func TestSubmitToAStoppedStack(t *testing.T) {
 	stderr := h.stderr.String()
 	if code != exitUnavailable || !strings.Contains(stderr, "nothing was sent: no transfer was made") || strings.Contains(stderr, "may have been") {
 		t.Errorf("exit %d, stderr:\n%s\nwant %d and that nothing was sent", code, stderr, exitUnavailable)
+	}
+	if want := "hint: nothing answered at " + closed + ": is the local stack running? (make run starts it"; !strings.Contains(stderr, want) {
+		t.Errorf("stderr:\n%s\nwant the hint %q", stderr, want)
+	}
+	// A read says the same, and a remote endpoint gets the hint to check it, not the local stack's.
+	h = newHarness(t, nil)
+	if code := h.run("history", "tr_1", "--max-attempts", "1", "--endpoint", closed); code != exitUnavailable || !strings.Contains(h.stderr.String(), "is the local stack running?") {
+		t.Errorf("history: exit %d, stderr:\n%s\nwant %d and the hint", code, h.stderr.String(), exitUnavailable)
+	}
+	h = newHarness(t, nil)
+	h.deps.http = &http.Client{Transport: &http.Transport{DialContext: func(context.Context, string, string) (net.Conn, error) {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED} // as a remote host that refuses
+	}}}
+	remote := "https://api.example.com/v1"
+	if code := h.run("get", "tr_1", "--max-attempts", "1", "--endpoint", remote); code != exitUnavailable ||
+		!strings.Contains(h.stderr.String(), "hint: nothing answered at "+remote+"; check --endpoint") || strings.Contains(h.stderr.String(), "local stack") {
+		t.Errorf("get from %s: exit %d, stderr:\n%s\nwant %d and the hint to check --endpoint", remote, code, h.stderr.String(), exitUnavailable)
 	}
 }
