@@ -80,8 +80,9 @@ func writeHints(w io.Writer, h hints) {
 		}
 		p("  %s events tail        # Transfer Completed / Transfer Failed", ctl)
 	}
+	awsCLI, note := h.awsCLI()
 	p("  AWS_DEFAULT_REGION=%s AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local \\", Region)
-	p("    aws stepfunctions list-executions --endpoint-url %s --state-machine-arn %s", sfn, h.machine)
+	p("    %s stepfunctions list-executions --endpoint-url %s --state-machine-arn %s%s", awsCLI, sfn, h.machine, note)
 	if sfn == defaultSFNURL && ddb == defaultDynamoDBURL {
 		p("  %s invoke OrchestratorFunction --event %s --env-vars %s", local,
 			h.path("events/orchestrator-new-transfer.json"), h.path("events/env.json"))
@@ -91,4 +92,14 @@ func writeHints(w io.Writer, h hints) {
 	}
 	p("")
 	_, _ = io.WriteString(w, b.String())
+}
+
+// awsCLI is the AWS CLI the examples run: the one `make venv` installs in .venv-awscli when it is there, else aws from
+// PATH, with a note saying where to get one.
+func (h hints) awsCLI() (cmd, note string) {
+	rel := filepath.Join(".venv-awscli", "bin", "aws")
+	if _, err := os.Stat(filepath.Join(h.root, rel)); err == nil {
+		return h.path(rel), ""
+	}
+	return "aws", "        # the AWS CLI: make venv installs one in .venv-awscli"
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -56,6 +57,37 @@ func TestWriteHints(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHintsAWSCLI: the example runs the AWS CLI of .venv-awscli when make venv installed it, and otherwise aws from
+// PATH with a note saying where to get one.
+func TestHintsAWSCLI(t *testing.T) {
+	root := t.TempDir()
+	const ready = "ready api=http://127.0.0.1:3000 sfn=http://127.0.0.1:8083 dynamodb=http://127.0.0.1:8000"
+	hintsAt := func(cwd string) string {
+		h := hintsFor(ready, root, "arn:aws:states:us-east-1:000000000000:stateMachine:M")
+		h.cwd = cwd
+		var b strings.Builder
+		writeHints(&b, h)
+		return b.String()
+	}
+	if out := hintsAt(root); !strings.Contains(out, "    aws stepfunctions list-executions ") || !strings.Contains(out, "make venv installs one in .venv-awscli") {
+		t.Errorf("without .venv-awscli, want aws from PATH and the note:\n%s", out)
+	}
+	cli := filepath.Join(root, ".venv-awscli", "bin", "aws")
+	if err := os.MkdirAll(filepath.Dir(cli), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cli, nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := hintsAt(root)
+	if !strings.Contains(out, "    "+filepath.Join(".venv-awscli", "bin", "aws")+" stepfunctions list-executions ") || strings.Contains(out, "make venv installs") {
+		t.Errorf("with .venv-awscli, want its aws and no note:\n%s", out)
+	}
+	if out := hintsAt(t.TempDir()); !strings.Contains(out, "    "+cli+" stepfunctions") {
+		t.Errorf("from outside the repository, want the CLI's absolute path %s:\n%s", cli, out)
 	}
 }
 
