@@ -39,14 +39,18 @@ export GOFLAGS := $(strip $(GOFLAGS) $(filter-out $(GOFLAGS) -ldflags=%,$(LAMBDA
 	test-ddblocal fuzz fuzz-api fuzz-brief fuzz-check fuzz-ledger test-steps test-compile test-go smoke browser-deps
 
 help:
-	@echo 'make run          start the local stack with the demo accounts (installs what is missing first)'
-	@echo 'make test         everything CI runs (installs what is missing first; docs/testing.md says what and why)'
-	@echo 'make bench-quick  the benchmark, small (under 2 minutes); make bench: the full one (about 11 minutes)'
-	@echo 'make chaos        the chaos campaign (make chaos-quick: the small one make test runs)'
-	@echo 'make fuzz         every fuzz target for FUZZTIME (60s), schemathesis, the randomized ledger test (make test replays the corpora)'
-	@echo 'make deploy       sam build and sam deploy with samconfig.toml (ENV=dev|prod); docs/deploy.md'
-	@echo 'make smoke        smoke-test a local stack it starts; STACK=name PROFILE=p: a deployed one (docs/deploy.md)'
-	@echo 'make clean        the installs and builds of this clone (the install cache stays)'
+	@echo 'make run              start the local stack with the demo accounts (installs what is missing first)'
+	@echo 'make test             everything CI runs (installs what is missing first; docs/testing.md says what and why)'
+	@echo 'make bench-quick      the benchmark, small (under 2 minutes); make bench: the full one (about 15 minutes)'
+	@echo 'make chaos            the chaos campaign (make chaos-quick: the small one make test runs)'
+	@echo 'make fuzz             every fuzz target for FUZZTIME (60s), schemathesis, the randomized ledger test (make test replays the corpora)'
+	@echo 'make test-ddblocal    the DynamoDB tests against AWS'"'"'s DynamoDB Local instead of Dynoxide (needs Java 17, Maven)'
+	@echo 'make invoke-examples  every event of events/ through bin/local invoke (sam local invoke without Docker)'
+	@echo 'make bench-engine     the Step Functions engine against aws-local-stepfunctions and moto (docs/asl-engine.md)'
+	@echo 'make sam-build        sam build, the functions for arm64 into .aws-sam'
+	@echo 'make deploy           sam build and sam deploy with samconfig.toml: the dev stack, or ENV=prod; docs/deploy.md'
+	@echo 'make smoke            smoke-test a local stack it starts; STACK=name PROFILE=p: a deployed one (docs/deploy.md)'
+	@echo 'make clean            the installs and builds of this clone (the install cache stays)'
 
 deps: node-deps
 	$(GO) mod download
@@ -427,8 +431,8 @@ $(CHECK_LAMBDAS_STAMP): $(PRODUCT_GO) $(wildcard cmd/archcheck/*.go) go.mod go.s
 sam-build: venv
 	CGO_ENABLED=0 GOFLAGS="$${GOFLAGS:-} $(LAMBDA_GOFLAGS)" $(SAM) build
 
-# Deploys the stack of samconfig.toml's environment ENV (default: dev; `make deploy ENV=prod`) with the caller's AWS
-# credentials, to REGION if given (else the profile's region or AWS_DEFAULT_REGION). See docs/deploy.md.
+# Deploys the stack of samconfig.toml's environment ENV (`default`, the dev stack, unless `make deploy ENV=prod`) with
+# the caller's AWS credentials, to REGION if given (else the profile's region or AWS_DEFAULT_REGION). docs/deploy.md.
 deploy: sam-build
 	$(SAM) deploy --config-env $(ENV) $(if $(REGION),--region $(REGION))
 
@@ -450,7 +454,7 @@ run: deps build
 # c = 1, 8, 32, 128, burst drain, latencies, DynamoDB requests and units per POST, replay and workflow, the store's own
 # limit, memory, the engine against the npm engine, the cost of 1M transfers on AWS) whose last line is the verdicts
 # against the stack's performance targets; the same figures go to lab/bench/results/latest.json. Exit status 0 when a target is
-# missed (a measurement), 1 when the harness fails. `make bench` takes about 11 minutes on 2 cores and wants the
+# missed (a measurement), 1 when the harness fails. `make bench` takes about 15 minutes on 2 cores and wants the
 # machine to itself; `make bench-quick` runs everything small in under 2 minutes (indicative figures, written to
 # lab/bench/results/latest-quick.json, which git ignores). ARGS adds flags, e.g. an older build of main:
 #   make bench ARGS='--local-bin /work/baseline/local --local-dir /work/baseline/src'
