@@ -214,12 +214,18 @@ func build(ctx context.Context, dir string, logger *slog.Logger) (string, error)
 	key := sha256.Sum256([]byte(abs + "\x00" + goos + "/" + goarch + "\x00" + GOFLAGS()))
 	cache := filepath.Join(os.TempDir(), "transferflow-invoke")
 	out := filepath.Join(cache, hex.EncodeToString(key[:8]), "bootstrap")
+	// Marked as used before the build, so that another invoke's trim cannot take it away in between.
+	now := time.Now()
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return "", err
+	}
+	if err := os.Chtimes(filepath.Dir(out), now, now); err != nil {
+		return "", err
+	}
 	logger.Info("building", "dir", abs, "GOOS", goos, "GOARCH", goarch, "GOFLAGS", GOFLAGS(), "output", out)
 	if err := Build(ctx, BuildOptions{Dir: abs, Out: out, GOOS: goos, GOARCH: goarch}); err != nil {
 		return "", err
 	}
-	now := time.Now()
-	_ = os.Chtimes(filepath.Dir(out), now, now)
 	if n, err := trimCache(cache, now); err != nil {
 		logger.Warn("trimming the build cache", "dir", cache, "error", err.Error())
 	} else if n > 0 {
@@ -238,11 +244,14 @@ const (
 )
 
 // trimCache removes the folders of cache whose time (build sets it on every use) is older than cacheUnused, unless it
-// did so within trimInterval, and returns how many it removed.
+// did so within trimInterval, and returns how many it removed. A stamp from the future (a clock set back) counts as
+// old. A folder it cannot remove does not stop it; the errors are returned together.
 func trimCache(cache string, now time.Time) (int, error) {
 	stamp := filepath.Join(cache, trimStamp)
-	if fi, err := os.Stat(stamp); err == nil && now.Sub(fi.ModTime()) < trimInterval {
-		return 0, nil
+	if fi, err := os.Stat(stamp); err == nil {
+		if age := now.Sub(fi.ModTime()); age >= 0 && age < trimInterval {
+			return 0, nil
+		}
 	}
 	if err := os.WriteFile(stamp, nil, 0o644); err != nil {
 		return 0, err
@@ -255,6 +264,7 @@ func trimCache(cache string, now time.Time) (int, error) {
 		return 0, err
 	}
 	n := 0
+	var errs []error
 	for _, e := range entries {
 		if !e.IsDir() {
 			continue
@@ -264,9 +274,10 @@ func trimCache(cache string, now time.Time) (int, error) {
 			continue
 		}
 		if err := os.RemoveAll(filepath.Join(cache, e.Name())); err != nil {
-			return n, err
+			errs = append(errs, err)
+			continue
 		}
 		n++
 	}
-	return n, nil
+	return n, errors.Join(errs...)
 }
