@@ -185,16 +185,13 @@ const (
 var gatewayRefusals = map[string]bool{"": true, "MISSING_AUTHENTICATION_TOKEN": true, "INVALID_SIGNATURE": true,
 	"EXPIRED_TOKEN": true, codeAccessDenied: true}
 
-// report writes an error of the client to stderr, with the invalid fields of a VALIDATION_ERROR, a hint for API
-// Gateway's 403s and one for an API nothing answers at, and returns its exit code.
+// report writes an error of the client to stderr, with the invalid fields of a VALIDATION_ERROR and a hint for API
+// Gateway's 403s, and returns its exit code. An API nothing answered at gets its hint once, at the end of the run
+// (hintUnreachable).
 func (a *app) report(err error) int {
 	fmt.Fprintf(a.stderr, "transferctl: %s\n", describe(err))
 	if retry := (*transferclient.RetryError)(nil); errors.As(err, &retry) && retry.NotSent {
-		hint := "hint: nothing answered at " + a.g.endpoint + "; check --endpoint (or TRANSFERCTL_ENDPOINT)"
-		if u, err := url.Parse(a.g.endpoint); err == nil && isLoopback(u.Hostname()) {
-			hint = "hint: nothing answered at " + a.g.endpoint + ": is the local stack running? (make run starts it; --endpoint or TRANSFERCTL_ENDPOINT names another)"
-		}
-		fmt.Fprintln(a.stderr, hint)
+		a.unreachable = true
 	}
 	var apiErr *transferclient.APIError
 	if errors.As(err, &apiErr) {
@@ -217,4 +214,14 @@ func (a *app) report(err error) int {
 		}
 	}
 	return exitCode(err)
+}
+
+// hintUnreachable says what to check when no attempt of a request reached the API: for a loopback endpoint, whether
+// the local stack is running; for another, the endpoint.
+func (a *app) hintUnreachable() {
+	hint := "hint: nothing answered at " + a.g.endpoint + "; check --endpoint (or TRANSFERCTL_ENDPOINT)"
+	if u, err := url.Parse(a.g.endpoint); err == nil && isLoopback(u.Hostname()) {
+		hint = "hint: nothing answered at " + a.g.endpoint + ": is the local stack running? (make run starts it; --endpoint or TRANSFERCTL_ENDPOINT names another)"
+	}
+	fmt.Fprintln(a.stderr, hint)
 }

@@ -77,6 +77,7 @@ type app struct {
 	getenv         func(string) string
 	deps           deps
 	g              globals
+	unreachable    bool // a request was given up with no attempt reaching the API: hintUnreachable, once, at the end
 }
 
 func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string, d deps) int {
@@ -85,6 +86,9 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	if code != exitOK && ctx.Err() != nil {
 		fmt.Fprintln(stderr, "transferctl: interrupted")
 		return exitInterrupted
+	}
+	if a.unreachable {
+		a.hintUnreachable()
 	}
 	return code
 }

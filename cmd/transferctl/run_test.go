@@ -509,8 +509,15 @@ func TestSubmitToAStoppedStack(t *testing.T) {
 	if code != exitUnavailable || !strings.Contains(stderr, "nothing was sent: no transfer was made") || strings.Contains(stderr, "may have been") {
 		t.Errorf("exit %d, stderr:\n%s\nwant %d and that nothing was sent", code, stderr, exitUnavailable)
 	}
-	if want := "hint: nothing answered at " + closed + ": is the local stack running? (make run starts it"; !strings.Contains(stderr, want) {
-		t.Errorf("stderr:\n%s\nwant the hint %q", stderr, want)
+	if want := "hint: nothing answered at " + closed + ": is the local stack running? (make run starts it"; !strings.Contains(stderr, want) ||
+		!strings.HasPrefix(lastLine(stderr), want) {
+		t.Errorf("stderr:\n%s\nwant the hint %q, last", stderr, want)
+	}
+	// Several requests that reach nothing get the hint once.
+	h = newHarness(t, nil)
+	if code := h.run("accounts", "get", "acc-a", "acc-b", "--max-attempts", "1", "--endpoint", closed); code != exitUnavailable ||
+		strings.Count(h.stderr.String(), "hint: nothing answered") != 1 {
+		t.Errorf("accounts get of two: exit %d, stderr:\n%s\nwant %d and the hint once", code, h.stderr.String(), exitUnavailable)
 	}
 	// A read says the same, and a remote endpoint gets the hint to check it, not the local stack's.
 	h = newHarness(t, nil)
@@ -526,4 +533,10 @@ func TestSubmitToAStoppedStack(t *testing.T) {
 		!strings.Contains(h.stderr.String(), "hint: nothing answered at "+remote+"; check --endpoint") || strings.Contains(h.stderr.String(), "local stack") {
 		t.Errorf("get from %s: exit %d, stderr:\n%s\nwant %d and the hint to check --endpoint", remote, code, h.stderr.String(), exitUnavailable)
 	}
+}
+
+// lastLine is the last line of s.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return lines[len(lines)-1]
 }
