@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 )
@@ -23,12 +24,13 @@ type hints struct {
 	machine   string            // the ARN of the state machine the examples list executions of
 	root      string            // the template's directory: bin/ and events/ are there
 	cwd       string            // paths under it are printed relative to it
+	lookPath  func(string) (string, error)
 }
 
 // hintsFor reads the endpoints from the ready line the stack printed, so that the examples name exactly what it
 // serves.
 func hintsFor(ready, root, machine string) hints {
-	h := hints{endpoints: map[string]string{}, root: root, machine: machine}
+	h := hints{endpoints: map[string]string{}, root: root, machine: machine, lookPath: exec.LookPath}
 	for _, f := range strings.Fields(ready)[1:] {
 		if k, v, ok := strings.Cut(f, "="); ok {
 			h.endpoints[k] = v
@@ -95,11 +97,14 @@ func writeHints(w io.Writer, h hints) {
 }
 
 // awsCLI is the AWS CLI the examples run: the one `make venv` installs in .venv-awscli when it is there, else aws from
-// PATH, with a note saying where to get one.
+// PATH, with a note saying where to get one when PATH has none.
 func (h hints) awsCLI() (cmd, note string) {
 	rel := filepath.Join(".venv-awscli", "bin", "aws")
 	if _, err := os.Stat(filepath.Join(h.root, rel)); err == nil {
 		return h.path(rel), ""
+	}
+	if _, err := h.lookPath("aws"); err == nil {
+		return "aws", ""
 	}
 	return "aws", "        # the AWS CLI: make venv installs one in .venv-awscli"
 }

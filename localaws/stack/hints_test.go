@@ -5,6 +5,7 @@ import (
 	"flag"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -61,20 +62,32 @@ func TestWriteHints(t *testing.T) {
 }
 
 // TestHintsAWSCLI: the example runs the AWS CLI of .venv-awscli when make venv installed it, and otherwise aws from
-// PATH with a note saying where to get one.
+// PATH, with a note saying where to get one when PATH has none.
 func TestHintsAWSCLI(t *testing.T) {
 	root := t.TempDir()
 	const ready = "ready api=http://127.0.0.1:3000 sfn=http://127.0.0.1:8083 dynamodb=http://127.0.0.1:8000"
+	onPath := false
 	hintsAt := func(cwd string) string {
 		h := hintsFor(ready, root, "arn:aws:states:us-east-1:000000000000:stateMachine:M")
 		h.cwd = cwd
+		h.lookPath = func(name string) (string, error) {
+			if onPath {
+				return "/usr/bin/" + name, nil
+			}
+			return "", exec.ErrNotFound
+		}
 		var b strings.Builder
 		writeHints(&b, h)
 		return b.String()
 	}
 	if out := hintsAt(root); !strings.Contains(out, "    aws stepfunctions list-executions ") || !strings.Contains(out, "make venv installs one in .venv-awscli") {
-		t.Errorf("without .venv-awscli, want aws from PATH and the note:\n%s", out)
+		t.Errorf("without .venv-awscli and with no aws on PATH, want aws and the note:\n%s", out)
 	}
+	onPath = true
+	if out := hintsAt(root); !strings.Contains(out, "    aws stepfunctions list-executions ") || strings.Contains(out, "make venv installs") {
+		t.Errorf("with aws on PATH, want aws and no note:\n%s", out)
+	}
+	onPath = false
 	cli := filepath.Join(root, ".venv-awscli", "bin", "aws")
 	if err := os.MkdirAll(filepath.Dir(cli), 0o755); err != nil {
 		t.Fatal(err)
