@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // mdLink is a Markdown inline link or image: the target up to a closing parenthesis or a title.
@@ -129,21 +130,21 @@ func headingAnchors(doc string) map[string]bool {
 	out := map[string]bool{}
 	seen := map[string]int{}
 	for _, l := range unfenced(doc) {
-		t := strings.TrimSpace(l)
 		for _, m := range htmlAnchor.FindAllStringSubmatch(l, -1) {
 			out[m[1]] = true
 		}
-		if !strings.HasPrefix(t, "#") {
+		m := atxHeading.FindStringSubmatch(l)
+		if m == nil {
 			continue
 		}
-		text := strings.TrimSpace(strings.TrimLeft(t, "#"))
+		text := closingHashes.ReplaceAllString(strings.TrimSpace(m[1]), "")
 		text = mdLinkText.ReplaceAllString(text, "$1") // [text](target) reads as text
 		var b strings.Builder
 		for _, r := range strings.ToLower(text) {
 			switch {
 			case r == ' ':
 				b.WriteRune('-')
-			case r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127 && !isPunct(r):
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.Is(unicode.M, r):
 				b.WriteRune(r)
 			}
 		}
@@ -159,9 +160,35 @@ func headingAnchors(doc string) map[string]bool {
 }
 
 var (
-	htmlAnchor = regexp.MustCompile(`<a (?:name|id)="([^"]+)"`)
-	mdLinkText = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`)
+	htmlAnchor    = regexp.MustCompile(`<a (?:name|id)="([^"]+)"`)
+	mdLinkText    = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`)
+	atxHeading    = regexp.MustCompile(`^ {0,3}#{1,6}(?:\s+(.*))?$`) // CommonMark: up to six #, then a space or the end
+	closingHashes = regexp.MustCompile(`\s+#+$`)
 )
 
-// isPunct reports the non-ASCII punctuation GitHub drops from anchors (the typographic marks these documents use).
-func isPunct(r rune) bool { return strings.ContainsRune("…–—‘’“”·×→←≤≥§", r) }
+// TestHeadingAnchors pins the slug rules on the kinds of headings these documents have.
+func TestHeadingAnchors(t *testing.T) {
+	doc := "# Title\n" +
+		"## `local invoke`: `sam local invoke` without Docker\n" +
+		"## Express workflows, StartSyncExecution and TestState\n" +
+		"## Faults (`--fault`)\n" +
+		"### Step 1 — the reserve, €\n" +
+		"## Faults (`--fault`)\n" +
+		"#operator = :true (a wrapped line, not a heading)\n" +
+		"```sh\n# a comment in code, not a heading\n```\n" +
+		"## [Linked](other.md) heading ##\n" +
+		"<a name=\"explicit\"></a>\n"
+	got := headingAnchors(doc)
+	for _, want := range []string{"title", "local-invoke-sam-local-invoke-without-docker",
+		"express-workflows-startsyncexecution-and-teststate",
+		"faults---fault", "faults---fault-1", "step-1--the-reserve-", "linked-heading", "explicit"} {
+		if !got[want] {
+			t.Errorf("no anchor %q; have %v", want, got)
+		}
+	}
+	for _, absent := range []string{"operator--true-a-wrapped-line-not-a-heading", "a-comment-in-code-not-a-heading"} {
+		if got[absent] {
+			t.Errorf("anchor %q from a line that is not a heading", absent)
+		}
+	}
+}
