@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/transferflow/orchestrator/lab/docexample"
 )
 
 // mdLink is a Markdown inline link or image: the target up to a closing parenthesis or a title.
@@ -92,29 +94,9 @@ func TestDocLinksResolve(t *testing.T) {
 	}
 }
 
-// unfenced returns the document's lines with those of fenced code blocks blanked, whose text is not Markdown.
-func unfenced(doc string) []string {
-	lines := strings.Split(doc, "\n")
-	fence := ""
-	for i, l := range lines {
-		t := strings.TrimSpace(l)
-		switch {
-		case fence == "" && (strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~")):
-			fence = t[:3]
-			lines[i] = ""
-		case fence != "":
-			if strings.HasPrefix(t, fence) {
-				fence = ""
-			}
-			lines[i] = ""
-		}
-	}
-	return lines
-}
-
 // stripCode blanks fenced code blocks and inline code spans, keeping the line count.
 func stripCode(doc string) string {
-	lines := unfenced(doc)
+	lines := docexample.Unfenced(doc)
 	for i, l := range lines {
 		lines[i] = inlineCode.ReplaceAllString(l, "``")
 	}
@@ -129,7 +111,7 @@ var inlineCode = regexp.MustCompile("`[^`]*`")
 func headingAnchors(doc string) map[string]bool {
 	out := map[string]bool{}
 	seen := map[string]int{}
-	for _, l := range unfenced(doc) {
+	for _, l := range docexample.Unfenced(doc) {
 		for _, m := range htmlAnchor.FindAllStringSubmatch(l, -1) {
 			out[m[1]] = true
 		}

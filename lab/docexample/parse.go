@@ -194,6 +194,28 @@ func closeBlock(doc *Document, f *fence, lastSh int, fail func(int, string, ...a
 	return -1
 }
 
+// Unfenced returns the lines of a Markdown document with those of its fenced code blocks (fences included) made
+// empty, so that what is left is Markdown text, line for line: fences are read as Parse reads them.
+func Unfenced(doc string) []string {
+	lines := strings.Split(doc, "\n")
+	var open *fence
+	for i, line := range lines {
+		switch {
+		case open != nil:
+			if closes(strings.TrimSuffix(line, "\r"), open) {
+				open = nil
+			}
+			lines[i] = ""
+		default:
+			if f, ok := opening(strings.TrimSuffix(line, "\r")); ok {
+				open = f
+				lines[i] = ""
+			}
+		}
+	}
+	return lines
+}
+
 // opening reads an opening fence: up to three spaces (more are accepted, for blocks inside list items), then three
 // or more backticks or tildes, then the info string. A backtick fence's info string has no backtick.
 func opening(line string) (*fence, bool) {

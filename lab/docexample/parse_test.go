@@ -2,6 +2,7 @@ package docexample
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -132,5 +133,25 @@ func TestParseCRLF(t *testing.T) {
 	}
 	if len(doc.Blocks) != 1 || doc.Blocks[0].Code != "echo hi\n" || doc.Blocks[0].Expect == nil {
 		t.Errorf("blocks = %+v", doc.Blocks)
+	}
+}
+
+// TestUnfenced: the lines of fenced blocks are emptied, fences included, as Parse reads fences (a longer fence is
+// closed only by one at least as long; tildes and info strings), and the other lines are kept where they were.
+func TestUnfenced(t *testing.T) {
+	doc := "# Title\n" +
+		"````md\n" +
+		"```sh\n" +
+		"# not a heading\n" +
+		"```\n" +
+		"````\n" +
+		"text [link](a.md)\n" +
+		"~~~ json expect\n" +
+		"{}\n" +
+		"~~~\n" +
+		"## After"
+	want := []string{"# Title", "", "", "", "", "", "text [link](a.md)", "", "", "", "## After"}
+	if got := Unfenced(doc); !slices.Equal(got, want) {
+		t.Errorf("Unfenced:\n got %q\nwant %q", got, want)
 	}
 }
