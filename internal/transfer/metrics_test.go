@@ -143,7 +143,7 @@ func TestReconcilerMetrics(t *testing.T) {
 		{timedOut, "TIMED_OUT", "FAILED", CodeTimedOut},
 		{completed, "FAILED", "COMPLETED", "NONE"},
 	} {
-		if err := r.Handle(context.Background(), statusEvent(t, e.record(t, tt.id), tt.status, reconcilerMachine)); err != nil {
+		if err := r.Handle(context.Background(), x.statusEvent(t, e.record(t, tt.id), tt.status, reconcilerMachine)); err != nil {
 			t.Fatal(err)
 		}
 		lines := lastLines(t, e.metrics, &seen)
@@ -159,7 +159,7 @@ func TestReconcilerMetrics(t *testing.T) {
 	}
 
 	// The same event again settles nothing: a run, and no settlement.
-	if err := r.Handle(context.Background(), statusEvent(t, e.record(t, timedOut), "TIMED_OUT", reconcilerMachine)); err != nil {
+	if err := r.Handle(context.Background(), x.statusEvent(t, e.record(t, timedOut), "TIMED_OUT", reconcilerMachine)); err != nil {
 		t.Fatal(err)
 	}
 	if lines := lastLines(t, e.metrics, &seen); len(lines) != 1 || lines[0].Metrics[MetricReconcilerRuns].Value != 1 {

@@ -111,8 +111,23 @@ func (r *Reconciler) Handle(ctx context.Context, ev events.CloudWatchEvent) erro
 	}
 }
 
+// failureCodes are the codes the reconciler settles an execution's transfer with, by the execution's status.
+var failureCodes = map[sfntypes.ExecutionStatus]string{
+	sfntypes.ExecutionStatusTimedOut: CodeTimedOut,
+	sfntypes.ExecutionStatusAborted:  CodeAborted,
+	sfntypes.ExecutionStatusFailed:   CodeWorkflowFailed,
+}
+
+// ErrExecutionNotEnded is returned for a status change event whose execution Step Functions still reports running:
+// Lambda retries the event (DescribeExecution is eventually consistent), and a forged one ends, after the retries,
+// at the function's failure destination and in its errors alarm.
+var ErrExecutionNotEnded = errors.New("the execution has not ended")
+
+// statusChanged settles the transfer of an execution that timed out, was aborted or failed. The event only says
+// which execution to look at: whoever may invoke the function could write one. What settles the transfer is the
+// execution's own status and failure, from DescribeExecution.
 func (r *Reconciler) statusChanged(ctx context.Context, d statusDetail) error {
-	code, ok := map[string]string{"TIMED_OUT": CodeTimedOut, "ABORTED": CodeAborted, "FAILED": CodeWorkflowFailed}[d.Status]
+	_, ok := failureCodes[sfntypes.ExecutionStatus(d.Status)]
 	if !ok || d.StateMachineArn != r.StateMachineArn {
 		return nil
 	}
@@ -132,7 +147,30 @@ func (r *Reconciler) statusChanged(ctx context.Context, d statusDetail) error {
 		// event. The settling write published its outcome event through the table's stream (OutcomeRelay).
 		return nil
 	}
-	return r.settle(ctx, rec, ledger.Failure{Code: code, Error: d.Error, Cause: d.Cause}, TriggerStatusChange)
+	out, err := r.SFN.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(d.ExecutionArn)})
+	var missing *sfntypes.ExecutionDoesNotExist
+	switch {
+	case errors.As(err, &missing):
+		r.Logger.WarnContext(ctx, "status change for an execution Step Functions does not have", "transferId", rec.TransferID,
+			"executionArn", d.ExecutionArn)
+		return nil
+	case err != nil:
+		return fmt.Errorf("status change of %s: describe the execution: %w", d.Name, err)
+	}
+	code, ok := failureCodes[out.Status]
+	switch {
+	case ok:
+		return r.settle(ctx, rec, ledger.Failure{Code: code, Error: aws.ToString(out.Error), Cause: aws.ToString(out.Cause)}, TriggerStatusChange)
+	case out.Status == sfntypes.ExecutionStatusRunning || out.Status == sfntypes.ExecutionStatusPendingRedrive:
+		r.Logger.WarnContext(ctx, "status change for an execution that has not ended", "transferId", rec.TransferID,
+			"executionArn", d.ExecutionArn, "eventStatus", d.Status, "executionStatus", string(out.Status))
+		return fmt.Errorf("status change of %s to %s: %w (%s)", d.Name, d.Status, ErrExecutionNotEnded, out.Status)
+	default:
+		// SUCCEEDED: not the reconciler's (the sweep settles a workflow that succeeded without settling its record).
+		r.Logger.WarnContext(ctx, "status change that the execution contradicts", "transferId", rec.TransferID,
+			"executionArn", d.ExecutionArn, "eventStatus", d.Status, "executionStatus", string(out.Status))
+		return nil
+	}
 }
 
 // Sweep finds transfers stuck IN_PROGRESS past OrphanAfter and re-drives or settles each: a workflow that never
@@ -263,13 +301,10 @@ func (r *Reconciler) sweepOne(ctx context.Context, rec ledger.Transfer, now time
 	case err != nil:
 		return fmt.Errorf("describe %s: %w", rec.TransferID, err)
 	}
-	code := map[sfntypes.ExecutionStatus]string{
-		sfntypes.ExecutionStatusTimedOut: CodeTimedOut,
-		sfntypes.ExecutionStatusAborted:  CodeAborted,
-		sfntypes.ExecutionStatusFailed:   CodeWorkflowFailed,
-		// A workflow that succeeded without settling its record: the ledger decides.
-		sfntypes.ExecutionStatusSucceeded: CodeWorkflowFailed,
-	}[out.Status]
+	code := failureCodes[out.Status]
+	if out.Status == sfntypes.ExecutionStatusSucceeded {
+		code = CodeWorkflowFailed // a workflow that succeeded without settling its record: the ledger decides
+	}
 	if code == "" {
 		return nil // still running (or pending redrive): its end will be reported
 	}

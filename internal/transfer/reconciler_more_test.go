@@ -76,7 +76,7 @@ func TestStaleDebitIsSettledNeverOverwritten(t *testing.T) {
 }
 
 // TestReconcilerKeepsTheExecutionsError: a transfer settled because its execution failed, timed out or was stopped
-// carries the execution's error and cause (from the status change event, or from DescribeExecution in the sweep), so
+// carries the execution's error and cause (from DescribeExecution, for a status change event as in the sweep), so
 // its failure message says what happened.
 func TestReconcilerKeepsTheExecutionsError(t *testing.T) {
 	e, r, x := newReconcilerEnv(t)
@@ -85,6 +85,8 @@ func TestReconcilerKeepsTheExecutionsError(t *testing.T) {
 
 	byEvent := e.transfer(t, "src", "dst", 10, "EUR")
 	rec := e.record(t, byEvent)
+	x.status[rec.ExecutionArn] = sfntypes.ExecutionStatusFailed
+	x.failure[rec.ExecutionArn] = [2]string{"SettlementRejected", "The transfer record was already settled."}
 	detail, _ := json.Marshal(map[string]any{"executionArn": rec.ExecutionArn, "stateMachineArn": reconcilerMachine,
 		"name": byEvent, "status": "FAILED", "error": "SettlementRejected", "cause": "The transfer record was already settled."})
 	if err := r.Handle(context.Background(), events.CloudWatchEvent{DetailType: DetailTypeStatusChange, Detail: detail}); err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -65,8 +66,13 @@ func newReconcilerEnv(t *testing.T) (*ledgerEnv, *Reconciler, *executions) {
 	return e, r, x
 }
 
-func statusEvent(t *testing.T, rec ledger.Transfer, status, machine string) events.CloudWatchEvent {
+// statusEvent is the status change event of rec's execution ending with status (TIMED_OUT, ABORTED, FAILED,
+// SUCCEEDED) on machine, and Step Functions' record of that end, which the reconciler reads before it acts.
+func (x *executions) statusEvent(t *testing.T, rec ledger.Transfer, status, machine string) events.CloudWatchEvent {
 	t.Helper()
+	x.mu.Lock()
+	x.status[rec.ExecutionArn] = sfntypes.ExecutionStatus(status)
+	x.mu.Unlock()
 	detail, err := json.Marshal(map[string]any{
 		"executionArn": rec.ExecutionArn, "stateMachineArn": machine, "name": rec.TransferID, "status": status,
 	})
@@ -100,7 +106,7 @@ func TestReconcilerSettlesFromTheLedger(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e, r, _ := newReconcilerEnv(t)
+			e, r, x := newReconcilerEnv(t)
 			e.account(t, "src", "EUR", 1000)
 			e.account(t, "dst", "EUR", 0)
 			id := e.transfer(t, "src", "dst", 300, "EUR")
@@ -111,7 +117,7 @@ func TestReconcilerSettlesFromTheLedger(t *testing.T) {
 			if machine == "" {
 				machine = reconcilerMachine
 			}
-			ev := statusEvent(t, e.record(t, id), tt.status, machine)
+			ev := x.statusEvent(t, e.record(t, id), tt.status, machine)
 			for range 2 { // the same event twice is harmless
 				if err := r.Handle(context.Background(), ev); err != nil {
 					t.Fatal(err)
@@ -140,7 +146,7 @@ func TestReconcilerSettlesFromTheLedger(t *testing.T) {
 // TestReconcilerRacesALateCredit settles timed-out transfers while their CREDIT arrives late from a Lambda the
 // workflow gave up on: each transfer must end COMPLETED with its CREDIT or FAILED with a REFUND, never both.
 func TestReconcilerRacesALateCredit(t *testing.T) {
-	e, r, _ := newReconcilerEnv(t)
+	e, r, x := newReconcilerEnv(t)
 	const n = 30
 	e.account(t, "src", "EUR", 100*n)
 	e.account(t, "dst", "EUR", 0)
@@ -152,10 +158,11 @@ func TestReconcilerRacesALateCredit(t *testing.T) {
 	var wg sync.WaitGroup
 	for _, id := range ids {
 		rec := e.record(t, id)
+		ev := x.statusEvent(t, rec, "TIMED_OUT", reconcilerMachine)
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			if err := r.Handle(context.Background(), statusEvent(t, rec, "TIMED_OUT", reconcilerMachine)); err != nil {
+			if err := r.Handle(context.Background(), ev); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -215,13 +222,13 @@ func (l *lateCreditRecords) Entries(ctx context.Context, transferID string) ([]l
 // (the credit won) and its settlement finds the record settled, which it leaves: the CREDIT's settling write is the
 // record of the outcome event, which the table's stream publishes (TestRelayPublishesSettlements).
 func TestLateSettlingCreditStands(t *testing.T) {
-	e, r, _ := newReconcilerEnv(t)
+	e, r, x := newReconcilerEnv(t)
 	e.account(t, "src", "EUR", 1000)
 	e.account(t, "dst", "EUR", 0)
 	id := e.transfer(t, "src", "dst", 250, "EUR")
 	e.leg(t, id, ledger.LegDebit)
 	r.Records = &lateCreditRecords{recordFinder: r.Records, e: e, late: id, t: t}
-	if err := r.Handle(context.Background(), statusEvent(t, e.record(t, id), "TIMED_OUT", reconcilerMachine)); err != nil {
+	if err := r.Handle(context.Background(), x.statusEvent(t, e.record(t, id), "TIMED_OUT", reconcilerMachine)); err != nil {
 		t.Fatal(err)
 	}
 	if rec := e.record(t, id); rec.Status != ledger.StatusCompleted {
@@ -314,5 +321,61 @@ func TestSweepSettlesWhatCannotStart(t *testing.T) {
 	}
 	if rec := e.record(t, id2); rec.Status != "IN_PROGRESS" {
 		t.Errorf("record settled after a transient failure: %s", rec.Status)
+	}
+}
+
+// TestReconcilerTakesTheExecutionsWord: a status change event only says which execution to look at, since whoever
+// may invoke the reconciler could write one. A transfer is settled by what DescribeExecution reports: an event for an
+// execution still running changes nothing and is answered ErrExecutionNotEnded (so Lambda retries it); one for an
+// execution that succeeded, or that Step Functions does not have, changes nothing; one whose execution ended
+// otherwise than it says is settled as the execution ended.
+func TestReconcilerTakesTheExecutionsWord(t *testing.T) {
+	tests := []struct {
+		name       string
+		execution  sfntypes.ExecutionStatus // "": Step Functions has no such execution
+		failure    [2]string
+		wantErr    error
+		wantStatus string
+		wantCode   string
+		wantError  string
+	}{
+		{name: "running", execution: sfntypes.ExecutionStatusRunning, wantErr: ErrExecutionNotEnded, wantStatus: "IN_PROGRESS"},
+		{name: "pending redrive", execution: sfntypes.ExecutionStatusPendingRedrive, wantErr: ErrExecutionNotEnded, wantStatus: "IN_PROGRESS"},
+		{name: "succeeded", execution: sfntypes.ExecutionStatusSucceeded, wantStatus: "IN_PROGRESS"},
+		{name: "unknown to Step Functions", wantStatus: "IN_PROGRESS"},
+		{name: "timed out, not aborted", execution: sfntypes.ExecutionStatusTimedOut, failure: [2]string{"States.Timeout", "real"},
+			wantStatus: "FAILED", wantCode: CodeTimedOut, wantError: "States.Timeout"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, r, x := newReconcilerEnv(t)
+			e.account(t, "src", "EUR", 1000)
+			e.account(t, "dst", "EUR", 0)
+			id := e.transfer(t, "src", "dst", 300, "EUR")
+			e.leg(t, id, ledger.LegDebit)
+			rec := e.record(t, id)
+			detail, err := json.Marshal(map[string]any{"executionArn": rec.ExecutionArn, "stateMachineArn": reconcilerMachine,
+				"name": id, "status": "ABORTED", "error": "Forged", "cause": "by whoever invoked the function"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.execution != "" {
+				x.status[rec.ExecutionArn] = tt.execution
+				x.failure[rec.ExecutionArn] = tt.failure
+			}
+			err = r.Handle(context.Background(), events.CloudWatchEvent{DetailType: DetailTypeStatusChange, Source: "aws.states", Detail: detail})
+			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) {
+				t.Fatalf("Handle: %v, want %v", err, tt.wantErr)
+			}
+			got := e.record(t, id)
+			if got.Status != tt.wantStatus || got.FailureCode != tt.wantCode || (got.FailureError == "") != (tt.wantError == "") ||
+				!strings.Contains(got.FailureError, tt.wantError) || strings.Contains(got.FailureError, "Forged") {
+				t.Errorf("record %s %q %q, want %s %q %q", got.Status, got.FailureCode, got.FailureError, tt.wantStatus, tt.wantCode, tt.wantError)
+			}
+			wantLegs := map[string]int{"IN_PROGRESS": 1, "FAILED": 2}[tt.wantStatus] // the DEBIT, and its REFUND once settled
+			if legs := e.entries(t, id); len(legs) != wantLegs {
+				t.Errorf("legs %v, want %d", legs, wantLegs)
+			}
+		})
 	}
 }

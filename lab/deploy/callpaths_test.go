@@ -69,6 +69,7 @@ type callEnv struct {
 	store  *ledger.Store
 	ledger *ledger.Ledger
 	sfn    *sfn.Client
+	clock  *sfnengine.ManualClock // the engine's
 	keys   int
 }
 
@@ -86,7 +87,8 @@ func newCallEnv(t *testing.T, tmpl *Template) *callEnv {
 		t.Fatalf("tables %v: the functions use exactly one", tables)
 	}
 	t0 := time.Now().UTC().Truncate(time.Second)
-	api := stepfunctions.RunT(t, stepfunctions.WithEngineOptions(sfnengine.Options{Clock: sfnengine.NewManualClock(t0), Region: callRegion, AccountID: callAccount}))
+	clock := sfnengine.NewManualClock(t0)
+	api := stepfunctions.RunT(t, stepfunctions.WithEngineOptions(sfnengine.Options{Clock: clock, Region: callRegion, AccountID: callAccount}))
 	buses := tmpl.OfType("AWS::Events::EventBus")
 	if len(buses) != 1 {
 		t.Fatalf("event buses %v: the functions publish to exactly one", buses)
@@ -104,6 +106,7 @@ func newCallEnv(t *testing.T, tmpl *Template) *callEnv {
 		machineArn: fmt.Sprintf("arn:aws:states:%s:%s:stateMachine:%s", callRegion, callAccount, machines[0]),
 		startArn:   fmt.Sprintf("arn:aws:states:%s:%s:stateMachine:%s", callRegion, callAccount, machines[0]),
 		t0:         t0,
+		clock:      clock,
 		sfn:        api.Client(),
 	}
 	// The orchestrator starts executions through the alias the template gives it, if any (AutoPublishAlias).
@@ -170,6 +173,54 @@ func (e *callEnv) createMachine(t *testing.T) {
 	if _, err := e.sfn.CreateStateMachineAlias(context.Background(), &sfn.CreateStateMachineAliasInput{Name: aws.String(alias),
 		RoutingConfiguration: []sfntypes.RoutingConfigurationListItem{{StateMachineVersionArn: v.StateMachineVersionArn, Weight: 100}}}); err != nil {
 		t.Fatalf("create alias %s: %v", alias, err)
+	}
+}
+
+// endExecution runs rec's execution on the state machine until it ends with status, as the reconciler's status
+// change paths need it (the reconciler settles what DescribeExecution reports): FAILED through a Fail state,
+// TIMED_OUT through the machine's TimeoutSeconds (the engine's clock moved past it once the execution waits on it),
+// ABORTED by StopExecution. The machine is the hold again after.
+func (e *callEnv) endExecution(t *testing.T, rec ledger.Transfer, status sfntypes.ExecutionStatus) {
+	t.Helper()
+	ctx := context.Background()
+	definition := map[sfntypes.ExecutionStatus]string{
+		sfntypes.ExecutionStatusFailed:   `{"StartAt":"F","States":{"F":{"Type":"Fail","Error":"States.TaskFailed","Cause":"the call paths' failure"}}}`,
+		sfntypes.ExecutionStatusTimedOut: `{"TimeoutSeconds":1,"StartAt":"Hold","States":{"Hold":{"Type":"Wait","Seconds":3600,"End":true}}}`,
+		sfntypes.ExecutionStatusAborted:  holdDefinition,
+	}[status]
+	update := func(def string) {
+		t.Helper()
+		if _, err := e.sfn.UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(e.machineArn), Definition: aws.String(def)}); err != nil {
+			t.Fatalf("update the state machine: %v", err)
+		}
+	}
+	update(definition)
+	defer update(holdDefinition)
+	waiting, _ := e.clock.Waiters()
+	if _, err := e.sfn.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(e.machineArn),
+		Name: aws.String(rec.TransferID), Input: aws.String("{}")}); err != nil {
+		t.Fatal(err)
+	}
+	if status == sfntypes.ExecutionStatusTimedOut {
+		e.clock.MustAwaitWaiters(t, waiting+2) // the execution's timeout and its Wait
+		e.clock.Advance(2 * time.Second)
+	}
+	if status == sfntypes.ExecutionStatusAborted {
+		if _, err := e.sfn.StopExecution(ctx, &sfn.StopExecutionInput{ExecutionArn: aws.String(rec.ExecutionArn)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		out, err := e.sfn.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(rec.ExecutionArn)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Status == status {
+			return
+		}
+		if out.Status != sfntypes.ExecutionStatusRunning || time.Now().After(deadline) {
+			t.Fatalf("execution %s: %s, want %s", rec.ExecutionArn, out.Status, status)
+		}
 	}
 }
 
@@ -601,6 +652,7 @@ func reconcilerPaths(t *testing.T, env *callEnv, cfg aws.Config) {
 	} {
 		rec := env.transfer(t, "acc-src", "acc-dst", 100, env.t0)
 		env.applyLeg(t, rec, ledger.LegDebit)
+		env.endExecution(t, rec, sfntypes.ExecutionStatus(st.status))
 		detail := fmt.Sprintf(`{"executionArn":%q,"stateMachineArn":%q,"name":%q,"status":%q}`,
 			rec.ExecutionArn, env.machineArn, rec.TransferID, st.status)
 		path := st.status + " execution of a transfer debited, not credited: refunded and settled"
