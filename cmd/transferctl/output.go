@@ -202,8 +202,9 @@ func (a *app) report(err error) int {
 		case apiErr.Status == http.StatusForbidden && apiErr.Code == codeOperatorRequired:
 			fmt.Fprintln(a.stderr, "hint: this takes the operator routes: run it with --operator, signed as a principal allowed on them")
 		case apiErr.Status == http.StatusForbidden && apiErr.Code == codeAccessDenied && a.g.operator:
-			// IAM refused the route: the principal does not have the operator policy.
-			hint := "hint: IAM does not let this principal invoke the operator routes; sign (--sign) with an operator's credentials, or drop --operator to act as a client"
+			// API Gateway refused the route: the principal does not have the operator policy, or the API's resource
+			// policy does not name it.
+			hint := "hint: this principal may not invoke the operator routes (an operator needs TransferOperatorPolicy and a place in the stack's OperatorPrincipalArns); sign (--sign) with an operator's credentials, or drop --operator to act as a client"
 			if u, err := url.Parse(a.g.endpoint); err == nil && isLoopback(u.Hostname()) {
 				hint += "; make run's operator is AWS_ACCESS_KEY_ID=operator AWS_SECRET_ACCESS_KEY=local transferctl --sign true --operator …"
 			}

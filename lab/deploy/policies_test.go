@@ -110,14 +110,16 @@ func principal(account, arn, org string) map[string][]string {
 
 // TestAPIResourcePolicy: SAM writes the API's resource policy into its OpenAPI body: an explicit deny of every
 // principal of another account, and, only when their parameters are not empty, of the principals whose ARN matches
-// none of ApiAllowedPrincipalArns and of those outside ApiAllowedOrgId. It allows nothing: which routes a principal
-// of the account may call is its IAM policies' decision. Evaluated as API Gateway evaluates it, for each parameter
-// value CloudFormation would hand the transform.
+// none of ApiAllowedPrincipalArns and of those outside ApiAllowedOrgId; and on the operator routes alone, of every
+// principal whose ARN matches none of OperatorPrincipalArns (every principal when it is empty). It allows nothing:
+// which routes a principal of the account may call within that is its IAM policies' decision. Evaluated as API
+// Gateway evaluates it, for each parameter value CloudFormation would hand the transform.
 func TestAPIResourcePolicy(t *testing.T) {
 	tmpl := TransformT(t)
 	for name, want := range map[string]map[string]any{
 		"ApiAllowedPrincipalArns": {"Type": "CommaDelimitedList", "Default": ""},
 		"ApiAllowedOrgId":         {"Type": "String", "Default": ""},
+		"OperatorPrincipalArns":   {"Type": "CommaDelimitedList", "Default": ""},
 	} {
 		for k, v := range want {
 			if got := tmpl.Parameters[name][k]; got != v {
@@ -131,6 +133,7 @@ func TestAPIResourcePolicy(t *testing.T) {
 	for name, want := range map[string]any{
 		"HasApiAllowedPrincipalArns": notEmpty(map[string]any{"Fn::Join": []any{"", map[string]any{"Ref": "ApiAllowedPrincipalArns"}}}),
 		"HasApiAllowedOrgId":         notEmpty(map[string]any{"Ref": "ApiAllowedOrgId"}),
+		"HasOperatorPrincipalArns":   notEmpty(map[string]any{"Fn::Join": []any{"", map[string]any{"Ref": "OperatorPrincipalArns"}}}),
 	} {
 		if got := tmpl.Conditions[name]; !reflect.DeepEqual(got, want) {
 			t.Errorf("condition %s = %v, want %v", name, got, want)
@@ -150,29 +153,41 @@ func TestAPIResourcePolicy(t *testing.T) {
 		intruder  = "arn:aws:iam::" + otherAccount + ":role/payments-batch"
 		org       = "o-abcdefghij"
 		paymentsP = "arn:aws:iam::" + deployAccount + ":role/payments-*"
+		ops       = "arn:aws:iam::" + deployAccount + ":role/ops-oncall"
+		opsP      = "arn:aws:iam::" + deployAccount + ":role/ops-*"
 	)
 	tests := []struct {
 		name       string
 		params     map[string]any // the parameter values CloudFormation hands the transform; nil: the defaults
 		principals bool           // HasApiAllowedPrincipalArns holds
 		org        bool           // HasApiAllowedOrgId holds
+		operators  bool           // HasOperatorPrincipalArns holds
 		caller     map[string][]string
-		want       iampolicy.Decision
+		want       iampolicy.Decision // on a client route
+		operator   iampolicy.Decision // on an operator route
 	}{
-		{name: "defaults: a user of the account is left to IAM", caller: principal(deployAccount, user, ""), want: iampolicy.NotApplicable},
-		{name: "defaults: a role of another account is denied", caller: principal(otherAccount, intruder, ""), want: iampolicy.Deny},
+		{name: "defaults: a user of the account is left to IAM on the client routes, denied the operator routes", caller: principal(deployAccount, user, ""), want: iampolicy.NotApplicable, operator: iampolicy.Deny},
+		{name: "defaults: a role of another account is denied", caller: principal(otherAccount, intruder, ""), want: iampolicy.Deny, operator: iampolicy.Deny},
+		{name: "operators: a named role is left to IAM on every route", params: map[string]any{"OperatorPrincipalArns": []any{user + "-admin", opsP}},
+			operators: true, caller: principal(deployAccount, ops, ""), want: iampolicy.NotApplicable, operator: iampolicy.NotApplicable},
+		{name: "operators: another user of the account is denied the operator routes", params: map[string]any{"OperatorPrincipalArns": []any{user + "-admin", opsP}},
+			operators: true, caller: principal(deployAccount, user, ""), want: iampolicy.NotApplicable, operator: iampolicy.Deny},
+		{name: "operators: a named role of another account is denied", params: map[string]any{"OperatorPrincipalArns": []any{"arn:aws:iam::*:role/ops-*"}},
+			operators: true, caller: principal(otherAccount, "arn:aws:iam::"+otherAccount+":role/ops-oncall", ""), want: iampolicy.Deny, operator: iampolicy.Deny},
+		{name: "operators and allowed principals: a named operator outside ApiAllowedPrincipalArns is denied", params: map[string]any{"OperatorPrincipalArns": []any{opsP}, "ApiAllowedPrincipalArns": []any{paymentsP}},
+			operators: true, principals: true, caller: principal(deployAccount, ops, ""), want: iampolicy.Deny, operator: iampolicy.Deny},
 		{name: "allowed principals: a matching role", params: map[string]any{"ApiAllowedPrincipalArns": []any{user + "-admin", paymentsP}},
-			principals: true, caller: principal(deployAccount, payments, ""), want: iampolicy.NotApplicable},
+			principals: true, caller: principal(deployAccount, payments, ""), want: iampolicy.NotApplicable, operator: iampolicy.Deny},
 		{name: "allowed principals: another user of the account", params: map[string]any{"ApiAllowedPrincipalArns": []any{user + "-admin", paymentsP}},
-			principals: true, caller: principal(deployAccount, user, ""), want: iampolicy.Deny},
+			principals: true, caller: principal(deployAccount, user, ""), want: iampolicy.Deny, operator: iampolicy.Deny},
 		{name: "allowed principals: a role of that name in another account", params: map[string]any{"ApiAllowedPrincipalArns": []any{paymentsP}},
-			principals: true, caller: principal(otherAccount, intruder, ""), want: iampolicy.Deny},
+			principals: true, caller: principal(otherAccount, intruder, ""), want: iampolicy.Deny, operator: iampolicy.Deny},
 		{name: "organization: a principal of it", params: map[string]any{"ApiAllowedOrgId": org},
-			org: true, caller: principal(deployAccount, user, org), want: iampolicy.NotApplicable},
+			org: true, caller: principal(deployAccount, user, org), want: iampolicy.NotApplicable, operator: iampolicy.Deny},
 		{name: "organization: a principal of another", params: map[string]any{"ApiAllowedOrgId": org},
-			org: true, caller: principal(deployAccount, user, "o-zyxwvutsrq"), want: iampolicy.Deny},
+			org: true, caller: principal(deployAccount, user, "o-zyxwvutsrq"), want: iampolicy.Deny, operator: iampolicy.Deny},
 		{name: "organization: a principal of none", params: map[string]any{"ApiAllowedOrgId": org},
-			org: true, caller: principal(deployAccount, user, ""), want: iampolicy.Deny},
+			org: true, caller: principal(deployAccount, user, ""), want: iampolicy.Deny, operator: iampolicy.Deny},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -182,22 +197,75 @@ func TestAPIResourcePolicy(t *testing.T) {
 				t.Fatal("TransferApi has no resource policy in its OpenAPI body")
 			}
 			values := cfnValues{refs: map[string]string{"AWS::AccountId": deployAccount},
-				conditions: map[string]bool{"HasApiAllowedPrincipalArns": tt.principals, "HasApiAllowedOrgId": tt.org}}
+				conditions: map[string]bool{"HasApiAllowedPrincipalArns": tt.principals, "HasApiAllowedOrgId": tt.org,
+					"HasOperatorPrincipalArns": tt.operators}}
 			doc := values.resolve(t, raw)
 			for _, s := range doc.(map[string]any)["Statement"].([]any) {
-				if s := s.(map[string]any); s["Effect"] != "Deny" || s["Principal"] != "*" || s["Action"] != "execute-api:Invoke" ||
-					s["Resource"] != "execute-api:/*" {
-					t.Errorf("statement %v: want a Deny of execute-api:Invoke on the whole API (execute-api:/*) for any principal", s)
+				s := s.(map[string]any)
+				whole := s["Resource"] == "execute-api:/*"
+				operatorRoutes := s["Resource"] == "execute-api:/*/*/operator/*" && (s["Sid"] == "OnlyNamedOperators" || s["Sid"] == "NoOperators")
+				if s["Effect"] != "Deny" || s["Principal"] != "*" || s["Action"] != "execute-api:Invoke" || !whole && !operatorRoutes {
+					t.Errorf("statement %v: want a Deny of execute-api:Invoke on the whole API (execute-api:/*), or on the operator routes, for any principal", s)
 				}
 			}
 			policy, err := iampolicy.FromValue(doc)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, route := range []string{"execute-api:/v1/GET/transfers/tr_1", "execute-api:/v1/POST/operator/accounts"} {
+			for route, want := range map[string]iampolicy.Decision{
+				"execute-api:/v1/GET/transfers/tr_1": tt.want, "execute-api:/v1/POST/transfers": tt.want,
+				"execute-api:/v1/POST/operator/accounts": tt.operator, "execute-api:/v1/GET/operator/transfers/tr_1/history": tt.operator,
+			} {
 				got := policy.Evaluate(iampolicy.Request{Action: "execute-api:Invoke", Resource: route, Context: tt.caller})
-				if got != tt.want {
-					t.Errorf("%s: %v, want %v; policy %v", route, got, tt.want, doc)
+				if got != want {
+					t.Errorf("%s: %v, want %v; policy %v", route, got, want, doc)
+				}
+			}
+		})
+	}
+}
+
+// TestBroadInvokeGrantMakesNoOperator: a principal of the account whose IAM policy grants execute-api:Invoke on every
+// API (AWS's managed AmazonAPIGatewayInvokeFullAccess; AdministratorAccess and execute-api:* grant as much) may call
+// the client routes, where it acts on its own accounts only, and is refused every operator route unless
+// OperatorPrincipalArns names it. Decided as API Gateway decides for a principal of the API's account: an explicit
+// deny in either policy refuses, else an allow in either is enough.
+func TestBroadInvokeGrantMakesNoOperator(t *testing.T) {
+	invokeFullAccess, err := iampolicy.FromValue(map[string]any{"Version": "2012-10-17", "Statement": []any{map[string]any{
+		"Effect": "Allow", "Action": []any{"execute-api:Invoke", "execute-api:ManageConnections"}, "Resource": "arn:aws:execute-api:*:*:*"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const (
+		holder = "arn:aws:iam::" + deployAccount + ":role/reporting"
+		ops    = "arn:aws:iam::" + deployAccount + ":role/ops-oncall"
+	)
+	for _, tt := range []struct {
+		name      string
+		params    map[string]any
+		operators bool
+		caller    string
+		operator  bool // may call the operator routes
+	}{
+		{name: "no operators named", caller: holder},
+		{name: "others named", params: map[string]any{"OperatorPrincipalArns": []any{ops}}, operators: true, caller: holder},
+		{name: "the holder named", params: map[string]any{"OperatorPrincipalArns": []any{ops, holder}}, operators: true, caller: holder, operator: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			values := cfnValues{refs: map[string]string{"AWS::AccountId": deployAccount},
+				conditions: map[string]bool{"HasApiAllowedPrincipalArns": false, "HasApiAllowedOrgId": false, "HasOperatorPrincipalArns": tt.operators}}
+			resource, err := iampolicy.FromValue(values.resolve(t, TransformWithParametersT(t, tt.params).ResourcePolicy("TransferApi")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := principal(deployAccount, tt.caller, "")
+			for _, route := range []string{"GET/transfers/tr_1", "POST/transfers", "POST/operator/accounts", "PUT/operator/accounts/acc-1/owner", "POST/operator/transfers"} {
+				identity := invokeFullAccess.Evaluate(iampolicy.Request{Action: "execute-api:Invoke",
+					Resource: "arn:aws:execute-api:us-east-1:" + deployAccount + ":a1b2c3d4e5/v1/" + route, Context: ctx})
+				res := resource.Evaluate(iampolicy.Request{Action: "execute-api:Invoke", Resource: "execute-api:/v1/" + route, Context: ctx})
+				allowed := identity != iampolicy.Deny && res != iampolicy.Deny && (identity == iampolicy.Allow || res == iampolicy.Allow)
+				if want := !strings.Contains(route, "/operator/") || tt.operator; allowed != want {
+					t.Errorf("%s: identity %v, resource policy %v: allowed %v, want %v", route, identity, res, allowed, want)
 				}
 			}
 		})

@@ -52,10 +52,11 @@ func (r apiRoute) path() string {
 
 // TestAuthorizationThroughTheStack: the stack's gateway evaluates template.yaml's TransferClientPolicy,
 // TransferOperatorPolicy (for the --operator principals) and the API's resource policy before any function runs. An
-// unsigned caller reaches the client routes and is refused the operator routes with API Gateway's ACCESS_DENIED; an
-// --operator caller reaches an operator route; another account's role is refused every route with an explicit
-// deny, and the orchestrator never runs for it (its one metrics record per request counts the requests that
-// reached it).
+// unsigned caller reaches the client routes and is refused the operator routes with API Gateway's ACCESS_DENIED, an
+// explicit deny: the resource policy denies them to every principal OperatorPrincipalArns (the --operator patterns)
+// does not name, whatever its IAM policies; an --operator caller reaches an operator route; another account's role
+// is refused every route with an explicit deny, and the orchestrator never runs for it (its one metrics record per
+// request counts the requests that reached it).
 func TestAuthorizationThroughTheStack(t *testing.T) {
 	t.Parallel()
 	s := startStack(t, "--operator", "arn:aws:iam::000000000000:user/operator", "--metrics")
@@ -93,7 +94,7 @@ func TestAuthorizationThroughTheStack(t *testing.T) {
 			t.Errorf("unsigned %s %s: %d %s, want 403 ACCESS_DENIED", r.method, r.resource, resp.Status, resp.RawBody)
 		default:
 			want := "User: arn:aws:iam::000000000000:user/local is not authorized to perform: execute-api:Invoke on resource: " +
-				prefix + r.method + r.path()
+				prefix + r.method + r.path() + " with an explicit deny"
 			if resp.Body["detail"] != want {
 				t.Errorf("unsigned %s %s: detail %q, want %q", r.method, r.resource, resp.Body["detail"], want)
 			}

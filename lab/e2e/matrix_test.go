@@ -195,14 +195,14 @@ func matrixRows() []matrixRow {
 		}},
 		{id: "O1", forbidden: true, run: func(t *testing.T, m *matrix) {
 			m.denied(t, m.alice.send(m.s, http.MethodPost, "/operator/accounts", map[string]any{"accountId": "funding-x", "currency": "EUR", "kind": "funding"},
-				map[string]string{"Idempotency-Key": "o1"}), false)
+				map[string]string{"Idempotency-Key": "o1"}), true)
 		}},
 		{id: "O2", forbidden: true, run: func(t *testing.T, m *matrix) {
 			m.denied(t, m.alice.send(m.s, http.MethodPost, "/operator/transfers", transferBody("funding-EUR", "acc-alice-1", 10, "EUR"),
-				map[string]string{"Idempotency-Key": "o2"}), false)
+				map[string]string{"Idempotency-Key": "o2"}), true)
 		}},
 		{id: "O3", forbidden: true, run: func(t *testing.T, m *matrix) {
-			m.denied(t, m.bob.send(m.s, http.MethodGet, "/operator/accounts/acc-alice-1", nil, nil), false)
+			m.denied(t, m.bob.send(m.s, http.MethodGet, "/operator/accounts/acc-alice-1", nil, nil), true)
 		}},
 		{id: "O4", run: func(t *testing.T, m *matrix) {
 			r := m.operator.send(m.s, http.MethodPost, "/operator/accounts",

@@ -126,14 +126,15 @@ func (templateResolver) GetAtt(id, attr string) (string, error) {
 }
 
 // templatePolicies reads template.yaml's two managed policies and the API's resource policy, as the local stack
-// does.
+// does: the operator user is the one principal OperatorPrincipalArns names.
 func templatePolicies(t *testing.T) (client, operator *iampolicy.Policy, resource map[string]any) {
 	t.Helper()
 	tmpl, err := samtemplate.Load(filepath.Join("..", "..", "template.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := samtemplate.Env{Region: "us-east-1", AccountID: localAccount}
+	env := samtemplate.Env{Region: "us-east-1", AccountID: localAccount,
+		Parameters: map[string]string{"OperatorPrincipalArns": "arn:aws:iam::" + localAccount + ":user/operator"}}
 	policy := func(id string) *iampolicy.Policy {
 		doc, err := tmpl.ManagedPolicy(id, env, templateResolver{})
 		if err != nil {
@@ -152,12 +153,17 @@ func templatePolicies(t *testing.T) (client, operator *iampolicy.Policy, resourc
 }
 
 // TestGatewayAuthorizesWithTheTemplatePolicies: with template.yaml's policies (the operator user has
-// TransferOperatorPolicy, every other caller TransferClientPolicy) and its resource policy, a refused request is
-// answered with the template's ACCESS_DENIED document carrying API Gateway's message, and never reaches the function.
+// TransferOperatorPolicy, every other caller TransferClientPolicy) and its resource policy (which names the operator
+// user in OperatorPrincipalArns), a refused request is answered with the template's ACCESS_DENIED document carrying
+// API Gateway's message, and never reaches the function. The resource policy's deny of the operator routes is
+// explicit; a client route the identity policy does not grant is refused implicitly.
 func TestGatewayAuthorizesWithTheTemplatePolicies(t *testing.T) {
 	client, operator, resource := templatePolicies(t)
 	responses, _ := templateResponses(t)
-	const operatorArn = "arn:aws:iam::" + localAccount + ":user/operator"
+	const (
+		operatorArn = "arn:aws:iam::" + localAccount + ":user/operator"
+		granted     = "arn:aws:iam::" + localAccount + ":user/reporting" // both policies, not named an operator
+	)
 	fn := &recorder{resp: events.APIGatewayProxyResponse{StatusCode: 200, Body: "{}"}}
 	g, err := New([]Route{
 		{Method: "POST", Resource: "/transfers", Function: "Orchestrator"},
@@ -166,8 +172,11 @@ func TestGatewayAuthorizesWithTheTemplatePolicies(t *testing.T) {
 		{Method: "PUT", Resource: "/operator/accounts/{accountId}/owner", Function: "Orchestrator"},
 	}, fn, Options{Stage: "v1", NewID: func() string { return "req-1" }, Responses: responses, ResourcePolicy: resource,
 		IdentityPolicies: func(p Principal) []*iampolicy.Policy {
-			if p.ARN == operatorArn {
+			switch p.ARN {
+			case operatorArn:
 				return []*iampolicy.Policy{operator}
+			case granted: // as a principal with a broad grant of execute-api:Invoke would be
+				return []*iampolicy.Policy{client, operator}
 			}
 			return []*iampolicy.Policy{client}
 		}})
@@ -197,10 +206,13 @@ func TestGatewayAuthorizesWithTheTemplatePolicies(t *testing.T) {
 	}{
 		{name: "unsigned: a client route", method: "POST", path: "/transfers"},
 		{name: "unsigned: an operator route", method: "GET", path: "/operator/accounts/acc-1", wantCode: ResponseAccessDenied,
-			wantDetail: denied("arn:aws:iam::"+localAccount+":user/local", "GET", "/operator/accounts/acc-1")},
+			wantDetail: denied("arn:aws:iam::"+localAccount+":user/local", "GET", "/operator/accounts/acc-1") + " with an explicit deny"},
 		{name: "a signed client: an operator route", method: "PUT", path: "/operator/accounts/acc-1/owner", headers: signed("alice", ""),
-			wantCode: ResponseAccessDenied, wantDetail: denied("arn:aws:iam::"+localAccount+":user/alice", "PUT", "/operator/accounts/acc-1/owner")},
+			wantCode: ResponseAccessDenied, wantDetail: denied("arn:aws:iam::"+localAccount+":user/alice", "PUT", "/operator/accounts/acc-1/owner") + " with an explicit deny"},
 		{name: "the operator: an operator route", method: "GET", path: "/operator/accounts/acc-1", headers: signed("operator", "")},
+		{name: "granted every route but not named an operator: a client route", method: "POST", path: "/transfers", headers: signed("reporting", "")},
+		{name: "granted every route but not named an operator: an operator route", method: "GET", path: "/operator/accounts/acc-1",
+			headers: signed("reporting", ""), wantCode: ResponseAccessDenied, wantDetail: denied(granted, "GET", "/operator/accounts/acc-1") + " with an explicit deny"},
 		{name: "the operator: a client route, which its policy does not grant", method: "GET", path: "/transfers/tr_1", headers: signed("operator", ""),
 			wantCode: ResponseAccessDenied, wantDetail: denied(operatorArn, "GET", "/transfers/tr_1")},
 		{name: "another account's role: a client route", method: "POST", path: "/transfers",

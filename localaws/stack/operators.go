@@ -18,11 +18,17 @@ const (
 	ClientPolicy   = "TransferClientPolicy"
 )
 
-// isOperator reports whether a caller is an operator: its userArn or its principal's ARN (a role session's role)
-// matches one of the --operator patterns.
+// OperatorPrincipalArnsParameter is the template's parameter of the principals the API's resource policy lets
+// through to the operator routes; the stack gives it the --operator patterns.
+const OperatorPrincipalArnsParameter = "OperatorPrincipalArns"
+
+// isOperator reports whether a caller is an operator: its principal's ARN (aws:PrincipalArn: a user's, or a role
+// session's role's) matches one of the --operator patterns. The API's resource policy matches the same key with the
+// same patterns (OperatorPrincipalArns), so a pattern of a session's own ARN (arn:aws:sts::…:assumed-role/…) names
+// no operator, here as on AWS.
 func isOperator(patterns []string, p gateway.Principal) bool {
 	for _, pattern := range patterns {
-		if iampolicy.Match(pattern, p.UserARN) || iampolicy.Match(pattern, p.ARN) {
+		if iampolicy.Match(pattern, p.ARN) {
 			return true
 		}
 	}

@@ -37,7 +37,8 @@ func localUser(name string) gateway.Principal {
 
 // TestTemplatePoliciesLocally reads template.yaml's two managed policies as the stack does and gives them by
 // --operator: an operator may invoke the operator routes and no other, every other caller the client routes and no
-// other, on the gateway's API and stage.
+// other, on the gateway's API and stage. The API's resource policy lets through to the operator routes the same
+// principals.
 func TestTemplatePoliciesLocally(t *testing.T) {
 	tmpl, err := samtemplate.Load(filepath.Join("..", "..", "template.yaml"))
 	if err != nil {
@@ -62,7 +63,7 @@ func TestTemplatePoliciesLocally(t *testing.T) {
 		{name: "the operator user", principal: localUser("operator"), operator: true},
 		{name: "a user whose name starts as the operator's: a client", principal: localUser("operator2")},
 		{name: "a session of a role matched by its role ARN", principal: session("ops-oncall", "ASIA1"), operator: true},
-		{name: "a session matched by its assumed-role ARN", principal: session("oncall", "ASIA2"), operator: true},
+		{name: "a session matched only by its assumed-role ARN: a client, as API Gateway matches the role's ARN", principal: session("oncall", "ASIA2")},
 		{name: "a session of another role: a client", principal: session("payments", "ASIA3")},
 	}
 	for _, tt := range tests {
@@ -79,6 +80,37 @@ func TestTemplatePoliciesLocally(t *testing.T) {
 				t.Errorf("client route %v, operator route %v; want an operator %v", client, operator, tt.operator)
 			}
 		})
+	}
+
+	// The API's resource policy names the same patterns: it denies the operator routes to every principal whose ARN
+	// matches none of them, and to every principal without --operator.
+	for _, operators := range [][]string{s.cfg.Operators, nil} {
+		s := &stack{tmpl: tmpl, names: newNames(tmpl), cfg: Config{Operators: operators}}
+		doc, err := tmpl.APIResourcePolicy(s.env(), s.names)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var found bool
+		for _, st := range doc["Statement"].([]any) {
+			st := st.(map[string]any)
+			if st["Resource"] != "execute-api:/*/*/operator/*" {
+				continue
+			}
+			found = true
+			cond, _ := st["Condition"].(map[string]any)
+			var got []string
+			if like, ok := cond["ArnNotLike"].(map[string]any); ok {
+				for _, v := range like["aws:PrincipalArn"].([]any) {
+					got = append(got, v.(string))
+				}
+			}
+			if st["Effect"] != "Deny" || !slices.Equal(got, operators) || (operators == nil) != (cond == nil) {
+				t.Errorf("--operator %q: the operator routes' statement %v: want a Deny unless aws:PrincipalArn matches them", operators, st)
+			}
+		}
+		if !found {
+			t.Errorf("--operator %q: the resource policy %v has no statement on the operator routes", operators, doc)
+		}
 	}
 
 	s.tmpl = &samtemplate.Template{Resources: map[string]samtemplate.Resource{}}

@@ -118,7 +118,8 @@ type Config struct {
 	// ConsoleAddr, when set, is where the audit console is served (the ready line then names it console=).
 	ConsoleAddr string
 	// Operators are the --operator patterns: a caller whose principal ARN matches one has the template's
-	// TransferOperatorPolicy, every other caller its TransferClientPolicy.
+	// TransferOperatorPolicy, every other caller its TransferClientPolicy. They are also the template's
+	// OperatorPrincipalArns, which the API's resource policy lets through to the operator routes.
 	Operators []string
 	// MockConfig is the --mock-config file: Step Functions Local's mocked service integrations, which executions
 	// started with <state machine ARN>#<TestCase> run with. Empty: the file SFN_MOCK_CONFIG names, if any
@@ -168,7 +169,8 @@ the default is read next to the template, a path given relative to the current d
 		"followed by #TestCase get its mocked service responses (default: the file the "+sfnmock.Env+" environment variable names; none without it)")
 	fs.StringVar(&c.PprofAddr, "pprof-addr", "", "serve Go's net/http/pprof profiles (/debug/pprof/) on this address, e.g. 127.0.0.1:6060 or :0 (default: off)")
 	fs.Func("operator", "a principal with the template's TransferOperatorPolicy, repeatable: an ARN, * and ? wildcards allowed, matched against the caller's\n"+
-		"userArn and, for a role session, its role's ARN arn:aws:iam::ACCOUNT:role/NAME; every other caller has TransferClientPolicy", func(s string) error {
+		"principal ARN (a user's, or for a role session its role's, arn:aws:iam::ACCOUNT:role/NAME); the patterns are also the template's\n"+
+		"OperatorPrincipalArns, which the API's resource policy lets through to the operator routes; every other caller has TransferClientPolicy", func(s string) error {
 		if s == "" {
 			return errors.New("an empty pattern names no principal")
 		}
@@ -644,6 +646,11 @@ func (s *stack) gateway() (*gateway.Gateway, error) {
 		NewID: s.newID, Logger: s.logger, Responses: responses, ResourcePolicy: resource, IdentityPolicies: identity})
 }
 
+// env is what the template's intrinsics resolve against: the local region and account, the defaults of its
+// parameters but OperatorPrincipalArns, which is the --operator patterns (so that the API's resource policy lets
+// through to the operator routes the principals that have their IAM policy, as a deployment that names its operators
+// there does; none without --operator).
 func (s *stack) env() samtemplate.Env {
-	return samtemplate.Env{Region: Region, AccountID: AccountID}
+	return samtemplate.Env{Region: Region, AccountID: AccountID,
+		Parameters: map[string]string{OperatorPrincipalArnsParameter: strings.Join(s.cfg.Operators, ",")}}
 }
