@@ -11,12 +11,15 @@ import (
 	"time"
 
 	"github.com/transferflow/orchestrator/internal/ledger"
+	"github.com/transferflow/orchestrator/internal/transfer"
 	"github.com/transferflow/orchestrator/localaws/ddbserver"
+	"github.com/transferflow/orchestrator/localaws/sfnengine"
 )
 
 // TestSeedTransfers seeds events/local-transfers.json through the ledger's code and checks what the sam local
 // invoke events rely on: each transfer's status and legs, the balances they leave, that no fixture is in the
-// InProgress index the reconciler's sweep reads, and that seeding again leaves changed fixtures alone.
+// InProgress index the reconciler's sweep reads, the closed executions the fixtures give Step Functions (the
+// timed-out one's, which the reconciler asks for), and that seeding again leaves changed fixtures alone.
 func TestSeedTransfers(t *testing.T) {
 	srv, tables := ddbserver.StartWithTablesT(t)
 	db := ddbserver.NewClient(srv.URL, nil)
@@ -25,7 +28,8 @@ func TestSeedTransfers(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now()
 	sd := newSeeder(db, table, stateMachineArn("TransferStateMachine"), slog.New(slog.DiscardHandler))
-	if err := seedTransfers(ctx, db, table, sd, path, now); err != nil {
+	closed, err := seedTransfers(ctx, db, table, sd, path, now)
+	if err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(path)
@@ -77,6 +81,39 @@ func TestSeedTransfers(t *testing.T) {
 	if f, err := store.GetAccount(ctx, ledger.FundingAccountID("EUR")); err != nil || f.Balance != -10000 || f.AccountKind() != ledger.KindFunding {
 		t.Errorf("funding-EUR: %+v, %v; want a funding account at -10000", f, err)
 	}
+	// The fixtures' closed executions, in an engine with the template's state machine; a second import (a restart
+	// on --data-dir) leaves them as they are.
+	eng := sfnengine.New(sfnengine.Options{Region: Region, AccountID: AccountID})
+	t.Cleanup(eng.Close)
+	if _, err := eng.CreateStateMachine(ctx, sfnengine.CreateInput{Name: "TransferStateMachine", RoleArn: "arn:aws:iam::" + AccountID + ":role/r",
+		Definition: `{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}}`}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := importFixtureExecutions(ctx, eng, stateMachineArn("TransferStateMachine"), closed); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var executions int
+	for _, ft := range f.Transfers {
+		d, err := eng.DescribeExecution(ctx, ft.ExecutionArn)
+		if ft.Execution == nil {
+			if err == nil {
+				t.Errorf("%s: an execution %s, where the fixture has none", ft.TransferID, d.Status)
+			}
+			continue
+		}
+		executions++
+		var in transfer.ExecutionInput
+		if err != nil || d.Status != ft.Execution.Status || json.Unmarshal([]byte(d.Input), &in) != nil || in.TransferID != ft.TransferID ||
+			in.Amount != ft.Amount {
+			t.Errorf("%s: execution %+v, %v; want %s with the transfer's input", ft.TransferID, d, err, ft.Execution.Status)
+		}
+	}
+	if executions == 0 {
+		t.Error("no fixture has a closed execution: the reconciler's status change event has none to read")
+	}
+
 	for shard := range ledger.SweepShards {
 		stale, _, err := store.StaleInShard(ctx, shard, now.Add(time.Hour), 100, nil)
 		if err != nil {
@@ -92,7 +129,7 @@ func TestSeedTransfers(t *testing.T) {
 		Amount: refund.Amount, Currency: refund.Currency, ExecutionArn: refund.ExecutionArn}, now); err != nil {
 		t.Fatal(err)
 	}
-	if err := seedTransfers(ctx, db, table, sd, path, now.Add(time.Minute)); err != nil {
+	if _, err := seedTransfers(ctx, db, table, sd, path, now.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	if s, d := balances(); s != 4500+refund.Amount || d != 500 {

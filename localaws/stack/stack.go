@@ -402,7 +402,8 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	if err := sd.seed(ctx, c.Seed); err != nil {
 		return err
 	}
-	if err := seedTransfers(ctx, ddb, s.names.table(), sd, c.SeedTransfers, time.Now()); err != nil {
+	fixtureExecutions, err := seedTransfers(ctx, ddb, s.names.table(), sd, c.SeedTransfers, time.Now())
+	if err != nil {
 		return err
 	}
 	// The engine's events:putEvents tasks call the local EventBridge in-process (eventbus.Server.PutEvents): the
@@ -412,6 +413,9 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer s.sfn.Close()
+	if err := importFixtureExecutions(ctx, s.sfn.Engine(), s.names.stateMachine(), fixtureExecutions); err != nil {
+		return err
+	}
 
 	gw, err := s.gateway()
 	if err != nil {
