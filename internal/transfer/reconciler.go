@@ -118,14 +118,12 @@ var failureCodes = map[sfntypes.ExecutionStatus]string{
 	sfntypes.ExecutionStatusFailed:   CodeWorkflowFailed,
 }
 
-// ErrExecutionNotEnded is returned for a status change event whose execution Step Functions still reports running:
-// Lambda retries the event (DescribeExecution is eventually consistent), and a forged one ends, after the retries,
-// at the function's failure destination and in its errors alarm.
-var ErrExecutionNotEnded = errors.New("the execution has not ended")
-
 // statusChanged settles the transfer of an execution that timed out, was aborted or failed. The event only says
 // which execution to look at: whoever may invoke the function could write one. What settles the transfer is the
-// execution's own status and failure, from DescribeExecution.
+// execution's own status and failure, from DescribeExecution. An execution it reports running (DescribeExecution is
+// eventually consistent, and a redriven execution runs again) is left to the sweep, which settles an ended one
+// within ORPHAN_AFTER and a sweep's interval: an error here would make Lambda retry the event, and every retry would
+// count in the function's errors alarm, which also stops its gradual deployment.
 func (r *Reconciler) statusChanged(ctx context.Context, d statusDetail) error {
 	_, ok := failureCodes[sfntypes.ExecutionStatus(d.Status)]
 	if !ok || d.StateMachineArn != r.StateMachineArn {
@@ -161,13 +159,10 @@ func (r *Reconciler) statusChanged(ctx context.Context, d statusDetail) error {
 	switch {
 	case ok:
 		return r.settle(ctx, rec, ledger.Failure{Code: code, Error: aws.ToString(out.Error), Cause: aws.ToString(out.Cause)}, TriggerStatusChange)
-	case out.Status == sfntypes.ExecutionStatusRunning || out.Status == sfntypes.ExecutionStatusPendingRedrive:
-		r.Logger.WarnContext(ctx, "status change for an execution that has not ended", "transferId", rec.TransferID,
-			"executionArn", d.ExecutionArn, "eventStatus", d.Status, "executionStatus", string(out.Status))
-		return fmt.Errorf("status change of %s to %s: %w (%s)", d.Name, d.Status, ErrExecutionNotEnded, out.Status)
 	default:
-		// SUCCEEDED: not the reconciler's (the sweep settles a workflow that succeeded without settling its record).
-		r.Logger.WarnContext(ctx, "status change that the execution contradicts", "transferId", rec.TransferID,
+		// RUNNING or PENDING_REDRIVE: left to the sweep. SUCCEEDED: not the reconciler's either (the sweep settles a
+		// workflow that succeeded without settling its record).
+		r.Logger.WarnContext(ctx, "status change that the execution does not confirm", "transferId", rec.TransferID,
 			"executionArn", d.ExecutionArn, "eventStatus", d.Status, "executionStatus", string(out.Status))
 		return nil
 	}

@@ -326,21 +326,20 @@ func TestSweepSettlesWhatCannotStart(t *testing.T) {
 
 // TestReconcilerTakesTheExecutionsWord: a status change event only says which execution to look at, since whoever
 // may invoke the reconciler could write one. A transfer is settled by what DescribeExecution reports: an event for an
-// execution still running changes nothing and is answered ErrExecutionNotEnded (so Lambda retries it); one for an
-// execution that succeeded, or that Step Functions does not have, changes nothing; one whose execution ended
-// otherwise than it says is settled as the execution ended.
+// execution still running (or pending a redrive), for one that succeeded, or for one Step Functions does not have,
+// changes nothing and is no error (the sweep settles the transfer once its execution has ended); one whose
+// execution ended otherwise than it says is settled as the execution ended.
 func TestReconcilerTakesTheExecutionsWord(t *testing.T) {
 	tests := []struct {
 		name       string
 		execution  sfntypes.ExecutionStatus // "": Step Functions has no such execution
 		failure    [2]string
-		wantErr    error
 		wantStatus string
 		wantCode   string
 		wantError  string
 	}{
-		{name: "running", execution: sfntypes.ExecutionStatusRunning, wantErr: ErrExecutionNotEnded, wantStatus: "IN_PROGRESS"},
-		{name: "pending redrive", execution: sfntypes.ExecutionStatusPendingRedrive, wantErr: ErrExecutionNotEnded, wantStatus: "IN_PROGRESS"},
+		{name: "running", execution: sfntypes.ExecutionStatusRunning, wantStatus: "IN_PROGRESS"},
+		{name: "pending redrive", execution: sfntypes.ExecutionStatusPendingRedrive, wantStatus: "IN_PROGRESS"},
 		{name: "succeeded", execution: sfntypes.ExecutionStatusSucceeded, wantStatus: "IN_PROGRESS"},
 		{name: "unknown to Step Functions", wantStatus: "IN_PROGRESS"},
 		{name: "timed out, not aborted", execution: sfntypes.ExecutionStatusTimedOut, failure: [2]string{"States.Timeout", "real"},
@@ -363,9 +362,8 @@ func TestReconcilerTakesTheExecutionsWord(t *testing.T) {
 				x.status[rec.ExecutionArn] = tt.execution
 				x.failure[rec.ExecutionArn] = tt.failure
 			}
-			err = r.Handle(context.Background(), events.CloudWatchEvent{DetailType: DetailTypeStatusChange, Source: "aws.states", Detail: detail})
-			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) {
-				t.Fatalf("Handle: %v, want %v", err, tt.wantErr)
+			if err := r.Handle(context.Background(), events.CloudWatchEvent{DetailType: DetailTypeStatusChange, Source: "aws.states", Detail: detail}); err != nil {
+				t.Fatalf("Handle: %v", err)
 			}
 			got := e.record(t, id)
 			if got.Status != tt.wantStatus || got.FailureCode != tt.wantCode || (got.FailureError == "") != (tt.wantError == "") ||
@@ -375,6 +373,18 @@ func TestReconcilerTakesTheExecutionsWord(t *testing.T) {
 			wantLegs := map[string]int{"IN_PROGRESS": 1, "FAILED": 2}[tt.wantStatus] // the DEBIT, and its REFUND once settled
 			if legs := e.entries(t, id); len(legs) != wantLegs {
 				t.Errorf("legs %v, want %d", legs, wantLegs)
+			}
+			if tt.execution != sfntypes.ExecutionStatusRunning {
+				return
+			}
+			// Once the execution has ended, the sweep settles what the event could not.
+			x.status[rec.ExecutionArn] = sfntypes.ExecutionStatusTimedOut
+			r.Now = func() time.Time { return ledgerT0.Add(10 * time.Minute) }
+			if err := r.Sweep(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if got := e.record(t, id); got.Status != "FAILED" || got.FailureCode != CodeTimedOut {
+				t.Errorf("after the sweep: %s %q, want FAILED %s", got.Status, got.FailureCode, CodeTimedOut)
 			}
 		})
 	}

@@ -25,7 +25,7 @@ type ClosedExecution struct {
 // --seed-transfers): its record, with the history of its start and its end, is saved and kept as every closed
 // execution is, so DescribeExecution, GetExecutionHistory and ListExecutions report it and retention forgets it in
 // its turn. Nothing runs and no status change is published: it ended before anyone was listening. It ends at the
-// engine clock's now. A name that is not valid is ErrInvalidName, a state machine that does not exist (or is Express)
+// engine clock's now. It cannot be redriven: the engine has no record of where it stopped. A name that is not valid is ErrInvalidName, a state machine that does not exist (or is Express)
 // ErrStateMachineDoesNotExist, a name already used ErrExecutionAlreadyExists.
 func (e *Engine) ImportClosedExecution(ctx context.Context, in ClosedExecution) (*ExecutionRecord, error) {
 	var typ, key string
@@ -45,10 +45,7 @@ func (e *Engine) ImportClosedExecution(ctx context.Context, in ClosedExecution) 
 	if in.Input == "" {
 		in.Input = "{}"
 	}
-	stop := e.opts.Clock.Now()
-	start := stop.Add(-max(in.Ran, 0))
-	rec := &ExecutionRecord{StateMachineArn: in.StateMachineArn, Name: in.Name, Status: in.Status, Input: in.Input,
-		StartDate: start, StopDate: &stop}
+	rec := &ExecutionRecord{StateMachineArn: in.StateMachineArn, Name: in.Name, Status: in.Status, Input: in.Input}
 	ended := map[string]any{}
 	if in.Error != "" {
 		rec.Error, ended["error"] = &in.Error, in.Error
@@ -58,28 +55,34 @@ func (e *Engine) ImportClosedExecution(ctx context.Context, in ClosedExecution) 
 	}
 
 	// Under the engine's lock from the name's check to the summary, so that no StartExecution of the name comes in
-	// between; an import is a start-up's seed, not a hot path.
+	// between, and summaries stay in the order of their stop dates; an import is a start-up's seed, not a hot path.
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	m, ok := e.sms[in.StateMachineArn]
 	if !ok || m.sm.Type == TypeExpress {
+		e.mu.Unlock()
 		return nil, fmt.Errorf("%w: %s (a standard state machine of the engine)", ErrStateMachineDoesNotExist, in.StateMachineArn)
 	}
 	rec.Arn = e.executionArn(m.sm.Name, in.Name)
-	if _, running := e.exec[rec.Arn]; running {
+	_, running := e.exec[rec.Arn]
+	_, closed := e.closed[rec.Arn]
+	if running || closed {
+		e.mu.Unlock()
 		return nil, fmt.Errorf("%w: %s", ErrExecutionAlreadyExists, rec.Arn)
 	}
-	if _, closed := e.closed[rec.Arn]; closed {
-		return nil, fmt.Errorf("%w: %s", ErrExecutionAlreadyExists, rec.Arn)
-	}
-	events := appendEvent(nil, &Event{ID: 1, Timestamp: start, Type: EventExecutionStarted, DetailsKey: "executionStartedEventDetails",
+	stop := e.opts.Clock.Now()
+	rec.StartDate, rec.StopDate = stop.Add(-max(in.Ran, 0)), &stop
+	events := appendEvent(nil, &Event{ID: 1, Timestamp: rec.StartDate, Type: EventExecutionStarted, DetailsKey: "executionStartedEventDetails",
 		Details: map[string]any{"input": in.Input, "inputDetails": notTruncated, "roleArn": m.sm.RoleArn}})
 	events = appendEvent(events, &Event{ID: 2, PreviousEventID: 1, Timestamp: stop, Type: typ, DetailsKey: key, Details: ended})
 	if err := e.opts.Store.SaveExecution(ctx, rec, events); err != nil {
+		e.mu.Unlock()
 		return nil, fmt.Errorf("import execution %s: %w", rec.Arn, err)
 	}
 	c := summarize(rec)
 	c.stateMachineArn = m.sm.Arn
 	e.addClosedLocked(c)
+	gone := e.expireLocked()
+	e.mu.Unlock()
+	e.forget(gone)
 	return rec.Clone(), nil
 }

@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"fmt"
 	"io"
 	"path/filepath"
 	"slices"
@@ -21,6 +22,9 @@ func TestOperatorFlag(t *testing.T) {
 	}
 	if _, err := ParseFlags([]string{"--operator", ""}, io.Discard); err == nil {
 		t.Error("an empty --operator accepted")
+	}
+	if _, err := ParseFlags([]string{"--operator", "arn:aws:iam::000000000000:user/a,b"}, io.Discard); err == nil {
+		t.Error("an --operator with a comma accepted: it would be two patterns of OperatorPrincipalArns")
 	}
 }
 
@@ -93,7 +97,7 @@ func TestTemplatePoliciesLocally(t *testing.T) {
 		var found bool
 		for _, st := range doc["Statement"].([]any) {
 			st := st.(map[string]any)
-			if st["Resource"] != "execute-api:/*/*/operator/*" {
+			if fmt.Sprint(st["Resource"]) != "[execute-api:/*/GET/operator/* execute-api:/*/POST/operator/* execute-api:/*/PUT/operator/*]" {
 				continue
 			}
 			found = true

@@ -174,6 +174,10 @@ the default is read next to the template, a path given relative to the current d
 		if s == "" {
 			return errors.New("an empty pattern names no principal")
 		}
+		if strings.Contains(s, ",") {
+			// The patterns are also the template's OperatorPrincipalArns, a comma-delimited list, as on AWS.
+			return errors.New("a pattern with a comma cannot be one of OperatorPrincipalArns (a comma-delimited list)")
+		}
 		c.Operators = append(c.Operators, s)
 		return nil
 	})
