@@ -66,6 +66,15 @@ func newReconcilerEnv(t *testing.T) (*ledgerEnv, *Reconciler, *executions) {
 	return e, r, x
 }
 
+// newReconcilerTransfer is newReconcilerEnv with a transfer of 300 from src (1000) to dst (0) reserved, no leg yet.
+func newReconcilerTransfer(t *testing.T) (*ledgerEnv, *Reconciler, *executions, string) {
+	t.Helper()
+	e, r, x := newReconcilerEnv(t)
+	e.account(t, "src", "EUR", 1000)
+	e.account(t, "dst", "EUR", 0)
+	return e, r, x, e.transfer(t, "src", "dst", 300, "EUR")
+}
+
 // statusEvent is the status change event of rec's execution ending with status (TIMED_OUT, ABORTED, FAILED,
 // SUCCEEDED) on machine, and Step Functions' record of that end, which the reconciler reads before it acts.
 func (x *executions) statusEvent(t *testing.T, rec ledger.Transfer, status, machine string) events.CloudWatchEvent {
@@ -106,10 +115,7 @@ func TestReconcilerSettlesFromTheLedger(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e, r, x := newReconcilerEnv(t)
-			e.account(t, "src", "EUR", 1000)
-			e.account(t, "dst", "EUR", 0)
-			id := e.transfer(t, "src", "dst", 300, "EUR")
+			e, r, x, id := newReconcilerTransfer(t)
 			for _, leg := range tt.legs {
 				e.leg(t, id, leg)
 			}
@@ -347,10 +353,7 @@ func TestReconcilerTakesTheExecutionsWord(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e, r, x := newReconcilerEnv(t)
-			e.account(t, "src", "EUR", 1000)
-			e.account(t, "dst", "EUR", 0)
-			id := e.transfer(t, "src", "dst", 300, "EUR")
+			e, r, x, id := newReconcilerTransfer(t)
 			e.leg(t, id, ledger.LegDebit)
 			rec := e.record(t, id)
 			detail, err := json.Marshal(map[string]any{"executionArn": rec.ExecutionArn, "stateMachineArn": reconcilerMachine,
