@@ -156,16 +156,14 @@ func (r *Reconciler) statusChanged(ctx context.Context, d statusDetail) error {
 		return fmt.Errorf("status change of %s: describe the execution: %w", d.Name, err)
 	}
 	code, ok := failureCodes[out.Status]
-	switch {
-	case ok:
-		return r.settle(ctx, rec, ledger.Failure{Code: code, Error: aws.ToString(out.Error), Cause: aws.ToString(out.Cause)}, TriggerStatusChange)
-	default:
+	if !ok {
 		// RUNNING or PENDING_REDRIVE: left to the sweep. SUCCEEDED: not the reconciler's either (the sweep settles a
 		// workflow that succeeded without settling its record).
 		r.Logger.WarnContext(ctx, "status change that the execution does not confirm", "transferId", rec.TransferID,
 			"executionArn", d.ExecutionArn, "eventStatus", d.Status, "executionStatus", string(out.Status))
 		return nil
 	}
+	return r.settle(ctx, rec, ledger.Failure{Code: code, Error: aws.ToString(out.Error), Cause: aws.ToString(out.Cause)}, TriggerStatusChange)
 }
 
 // Sweep finds transfers stuck IN_PROGRESS past OrphanAfter and re-drives or settles each: a workflow that never
