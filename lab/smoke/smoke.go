@@ -194,18 +194,30 @@ func (r *run) fundSource(ctx context.Context) error {
 	funding := FundingAccountPrefix + r.cfg.Currency
 	if _, err := r.cfg.Operator.OpenAccount(ctx, funding+"-open", transferclient.OpenAccountRequest{
 		AccountID: funding, Currency: r.cfg.Currency, Kind: transferclient.KindFunding}); err != nil {
-		return err
+		return operatorRefused(err)
 	}
 	res, err := r.cfg.Operator.Submit(ctx, r.key+"-fund", transferclient.SubmitRequest{SourceAccountID: funding,
 		DestinationAccountID: r.src, Amount: fundAmount, Currency: r.cfg.Currency, Reference: "smoke " + r.cfg.RunID + " funding"})
 	if err != nil {
-		return err
+		return operatorRefused(err)
 	}
 	t, err := r.cfg.Operator.Wait(ctx, res.Transfer.TransferID, time.Now().Add(r.cfg.Timeout))
 	if err != nil {
 		return fmt.Errorf("funding transfer %s: %w", res.Transfer.TransferID, err)
 	}
 	return wantCompleted(t)
+}
+
+// operatorRefused says, of an operator route refused by an explicit deny, what to change: the API's resource
+// policy names the operators (OperatorPrincipalArns; locally, the stack's --operator), which a stack deployed
+// before that parameter existed does not until a deploy gives it.
+func operatorRefused(err error) error {
+	var apiErr *transferclient.APIError
+	if errors.As(err, &apiErr) && apiErr.Status == http.StatusForbidden && strings.HasSuffix(apiErr.Detail, "with an explicit deny") {
+		return fmt.Errorf("%w; the API's resource policy refuses this principal the operator routes: name it in the stack's "+
+			"OperatorPrincipalArns (locally, --operator)", err)
+	}
+	return err
 }
 
 // wantCompleted is nil for a COMPLETED transfer and says how it ended otherwise.

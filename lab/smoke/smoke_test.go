@@ -91,13 +91,17 @@ func TestSmokeFailsOnBrokenDeployment(t *testing.T) {
 	}
 }
 
-// TestSmokeFailsWithoutOperator: a stack that names no operator refuses the funding, so the transfer cannot complete.
+// TestSmokeFailsWithoutOperator: a stack that names no operator refuses the funding, so the transfer cannot complete;
+// the funding check's failure says where operators are named.
 func TestSmokeFailsWithoutOperator(t *testing.T) {
 	res, out := runAgainst(t, ProcessArgs{})
 	for _, c := range []string{CheckFundSource, CheckCompleted} {
 		if !slices.Contains(res.Failed, c) {
 			t.Errorf("%q did not fail without an operator:\n%s", c, out)
 		}
+	}
+	if !strings.Contains(out, "name it in the stack's OperatorPrincipalArns") {
+		t.Errorf("the funding check's failure does not say where operators are named:\n%s", out)
 	}
 }
 
