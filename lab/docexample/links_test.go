@@ -1,4 +1,4 @@
-package deploy
+package docexample_test
 
 import (
 	"io/fs"
@@ -22,6 +22,10 @@ var skippedDirs = map[string]bool{".git": true, "node_modules": true, "bin": tru
 // TestDocLinksResolve reads every Markdown file of the repository and fails on a link to a file of the repository that
 // is not there, or to a heading (#anchor) that the target document does not have, as GitHub makes anchors of
 // headings. Links to the web are not followed.
+//
+// It lives here, in a package whose tests are quick, rather than beside slower ones: it reads the repository's root,
+// and go test keys its cached result on every entry of what it reads, the modification time of .git included, so
+// any git command that writes the index (git status, the go command's version stamping) makes this package run again.
 func TestDocLinksResolve(t *testing.T) {
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
